@@ -1,0 +1,38 @@
+// swift-tools-version:6.0
+
+import PackageDescription
+
+let package = Package(
+    name: "Sluice",
+    platforms: [.macOS(.v13), .iOS(.v16)],
+    products: [
+        .library(name: "Store", targets: ["Store"]),
+        .library(name: "ViewModels", targets: ["ViewModels"]),
+        .executable(name: "sluice", targets: ["sluice"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/yaslab/CSV.swift", from: "2.5.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite3"])]
+        ),
+        .target(name: "Store", dependencies: ["CSQLite"]),
+        .target(name: "ViewModels", dependencies: ["Store"]),
+        .executableTarget(
+            name: "sluice",
+            dependencies: [
+                "Store",
+                "ViewModels",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "CSV", package: "CSV.swift"),
+            ]
+        ),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "ViewModels"]),
+        .testTarget(name: "CLITests", dependencies: ["Store", "ViewModels", "sluice"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

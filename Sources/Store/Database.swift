@@ -1,0 +1,481 @@
+import CSQLite
+import Foundation
+
+/// A connection inside a transaction: what `store.write { tx in ... }` and
+/// `store.read { db in ... }` hand to their closures.
+///
+/// Do not keep it past the closure: it belongs to the store's writer or
+/// reader queue.
+///
+/// ```swift
+/// let saved = try store.write { tx in
+///     try tx.insert(Person(firstName: "Zoë", lastName: "Ng"))
+/// }
+/// let people = try store.read { db in
+///     try db.fetchAll(Person.self, filter: Filter("age > $0", 30), orderBy: [Ordering("last_name")])
+/// }
+/// ```
+public final class Database {
+    let connection: Connection
+    /// Whether this connection refuses writes (a reader).
+    public let isReadOnly: Bool
+    private var tableInfoCache: [String: TableInfo] = [:]
+    private var tableNamesCache: [String]?
+    private var cachedSchemaVersion: Int64 = -1
+    private var writePlans: [WritePlanKey: WritePlan] = [:]
+    private var savepointDepth = 0
+
+    init(connection: Connection, isReadOnly: Bool) {
+        self.connection = connection
+        self.isReadOnly = isReadOnly
+    }
+
+    // MARK: - Raw SQL
+
+    /// Runs one SQL statement with positional arguments (`?`), discarding any rows.
+    ///
+    /// - Throws: `StoreError` with SQLite's code, message and the SQL.
+    public func execute(sql: String, arguments: [SQLiteValue] = []) throws {
+        try connection.execute(sql: sql, arguments: arguments)
+    }
+
+    /// Runs a script of several SQL statements, without arguments.
+    public func execute(script sql: String) throws {
+        try connection.execute(script: sql)
+        refreshSchemaIfChanged()
+    }
+
+    /// Fetches every row of an SQL query.
+    public func fetchRows(sql: String, arguments: [SQLiteValue] = []) throws -> [Row] {
+        let statement = try connection.cachedStatement(sql: sql)
+        defer { statement.reset() }
+        try statement.bind(arguments)
+        var rows: [Row] = []
+        while try statement.step() {
+            rows.append(statement.row())
+        }
+        return rows
+    }
+
+    /// Fetches models with an SQL query whose columns match the model's keys.
+    public func fetchAll<M: Model>(_ type: M.Type, sql: String, arguments: [SQLiteValue] = []) throws -> [M] {
+        let statement = try connection.cachedStatement(sql: sql)
+        defer { statement.reset() }
+        try statement.bind(arguments)
+        let decoder = StatementDecoder(statement: statement, tableName: M.tableName)
+        var models: [M] = []
+        while try statement.step() {
+            models.append(try decoder.decode(M.self))
+        }
+        return models
+    }
+
+    /// The rowid of the last inserted row on this connection.
+    public var lastInsertedRowID: Int64 { connection.lastInsertRowID }
+
+    /// The number of rows the last INSERT, UPDATE or DELETE changed.
+    public var changesCount: Int { connection.changes }
+
+    // MARK: - Schema
+
+    /// The names of the app's tables, sorted (SQLite's and Sluice's own tables left out).
+    public func tableNames() throws -> [String] {
+        if let tableNamesCache { return tableNamesCache }
+        let rows = try fetchRows(sql: """
+            SELECT name FROM sqlite_schema
+            WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE 'sluice\\_%' ESCAPE '\\'
+            ORDER BY name
+            """)
+        let names = rows.compactMap { String(sqliteValue: $0[0]) }
+        tableNamesCache = names
+        return names
+    }
+
+    /// A table's columns and primary key.
+    ///
+    /// - Throws: `StoreError.Code.unknownTable`, listing the tables there are.
+    public func tableInfo(_ table: String) throws -> TableInfo {
+        if let info = tableInfoCache[table] { return info }
+        let names = try tableNames()
+        guard let name = names.first(where: { $0 == table }) ?? names.first(where: { $0.lowercased() == table.lowercased() }) else {
+            let list = names.isEmpty ? "the database has no tables; run the migrations first" : "tables: \(names.joined(separator: ", "))"
+            throw StoreError(code: .unknownTable, message: "unknown table '\(table)' (\(list))")
+        }
+        let rows = try fetchRows(sql: "PRAGMA table_info(\(quoteIdentifier(name)))")
+        var columns: [TableInfo.Column] = []
+        var keyParts: [(Int64, String)] = []
+        for row in rows {
+            let columnName = try row.value("name", as: String.self)
+            let pk = try row.value("pk", as: Int64.self)
+            columns.append(TableInfo.Column(
+                name: columnName,
+                declaredType: (try? row.value("type", as: String.self)) ?? "",
+                isNotNull: try row.value("notnull", as: Int64.self) != 0,
+                hasDefault: !(row["dflt_value"]?.isNull ?? true),
+                isPrimaryKey: pk > 0))
+            if pk > 0 { keyParts.append((pk, columnName)) }
+        }
+        let primaryKey = keyParts.isEmpty ? ["rowid"] : keyParts.sorted { $0.0 < $1.0 }.map(\.1)
+        let info = TableInfo(name: name, columns: columns, primaryKey: primaryKey)
+        tableInfoCache[table] = info
+        return info
+    }
+
+    /// Drops cached schema knowledge when the schema changed (a migration,
+    /// another process). Called at the start of each transaction.
+    func refreshSchemaIfChanged() {
+        let version: Int64 = (try? connection.scalarInt(sql: "PRAGMA schema_version")) ?? -2
+        guard version != cachedSchemaVersion else { return }
+        cachedSchemaVersion = version
+        tableInfoCache.removeAll()
+        tableNamesCache = nil
+        writePlans.removeAll()
+    }
+
+    // MARK: - Transactions
+
+    /// Runs `body` in a savepoint: its changes are kept when it returns and
+    /// undone when it throws, while the enclosing transaction goes on.
+    ///
+    /// Related SQLite documentation: <https://www.sqlite.org/lang_savepoint.html>
+    public func savepoint<T>(_ body: (Database) throws -> T) throws -> T {
+        savepointDepth += 1
+        let name = "sluice_savepoint_\(savepointDepth)"
+        defer { savepointDepth -= 1 }
+        try connection.execute(script: "SAVEPOINT \(name)")
+        do {
+            let result = try body(self)
+            try connection.execute(script: "RELEASE SAVEPOINT \(name)")
+            return result
+        } catch {
+            try? connection.execute(script: "ROLLBACK TO SAVEPOINT \(name); RELEASE SAVEPOINT \(name)")
+            throw error
+        }
+    }
+
+    func begin(immediate: Bool) throws {
+        try connection.execute(script: immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
+    }
+
+    func commit() throws {
+        try connection.execute(script: "COMMIT")
+    }
+
+    func rollback() {
+        if connection.isInTransaction {
+            try? connection.execute(script: "ROLLBACK")
+        }
+    }
+
+    // MARK: - Queries
+
+    /// SQL for `SELECT columns FROM table [WHERE filter] ORDER BY ..., pk [LIMIT n]`.
+    func selectSQL(
+        table: TableInfo, columns: String = "*", filter: Filter?, orderBy: [Ordering], limit: Int?
+    ) throws -> (sql: String, arguments: [SQLiteValue]) {
+        var sql = "SELECT \(columns) FROM \(quoteIdentifier(table.name))"
+        var arguments: [SQLiteValue] = []
+        if let filter {
+            let compiled = try FilterCompiler.compile(filter, table: table)
+            sql += " WHERE " + compiled.sql
+            arguments = compiled.arguments
+        }
+        sql += " ORDER BY " + (try orderClause(table: table, orderBy: orderBy))
+        if let limit {
+            guard limit >= 0 else { throw StoreError(code: .invalidQuery, message: "limit must not be negative, got \(limit)") }
+            sql += " LIMIT ?"
+            arguments.append(.integer(Int64(limit)))
+        }
+        return (sql, arguments)
+    }
+
+    /// `a DESC, b, pk`: the orderings, checked against the table, then the
+    /// primary key so that ties always come out in the same order.
+    func orderClause(table: TableInfo, orderBy: [Ordering]) throws -> String {
+        var terms: [String] = []
+        var used = Set<String>()
+        for ordering in orderBy {
+            guard let column = table.column(named: ordering.column) else {
+                let message = "unknown column '\(ordering.column)' in table \(table.name) (columns: \(table.columnNames.joined(separator: ", ")))"
+                if let source = ordering.source, let position = ordering.position {
+                    var error = QueryParser.error(message, in: source, at: position)
+                    error.code = .unknownColumn
+                    throw error
+                }
+                throw StoreError(code: .unknownColumn, message: message)
+            }
+            terms.append(quoteIdentifier(column.name) + (ordering.descending ? " DESC" : ""))
+            used.insert(column.name)
+        }
+        for key in table.primaryKey where !used.contains(key) {
+            terms.append(quoteIdentifier(key))
+        }
+        return terms.joined(separator: ", ")
+    }
+
+    /// Rows of a table, filtered, ordered (ties broken by primary key) and limited.
+    public func fetchRows(table: String, filter: Filter? = nil, orderBy: [Ordering] = [], limit: Int? = nil) throws -> [Row] {
+        let info = try tableInfo(table)
+        let (sql, arguments) = try selectSQL(table: info, filter: filter, orderBy: orderBy, limit: limit)
+        return try fetchRows(sql: sql, arguments: arguments)
+    }
+
+    /// Models of a type, filtered, ordered (ties broken by primary key) and limited.
+    ///
+    /// - Complexity: one SQL query; decoding reads columns directly.
+    public func fetchAll<M: Model>(_ type: M.Type, filter: Filter? = nil, orderBy: [Ordering] = [], limit: Int? = nil) throws -> [M] {
+        let info = try tableInfo(M.tableName)
+        let (sql, arguments) = try selectSQL(table: info, filter: filter, orderBy: orderBy, limit: limit)
+        return try fetchAll(M.self, sql: sql, arguments: arguments)
+    }
+
+    /// The model with this primary key, or nil.
+    public func fetchOne<M: Model>(_ type: M.Type, id: M.ID) throws -> M? {
+        let info = try tableInfo(M.tableName)
+        let key = try primaryKeyColumn(of: M.self, in: info)
+        let sql = "SELECT * FROM \(quoteIdentifier(info.name)) WHERE \(quoteIdentifier(key)) = ?"
+        return try fetchAll(M.self, sql: sql, arguments: [id.sqliteValue]).first
+    }
+
+    /// The number of rows of a model's table that match a filter.
+    public func fetchCount<M: Model>(_ type: M.Type, filter: Filter? = nil) throws -> Int {
+        try fetchCount(table: M.tableName, filter: filter)
+    }
+
+    /// The number of rows of a table that match a filter.
+    public func fetchCount(table: String, filter: Filter? = nil) throws -> Int {
+        let info = try tableInfo(table)
+        var sql = "SELECT COUNT(*) FROM \(quoteIdentifier(info.name))"
+        var arguments: [SQLiteValue] = []
+        if let filter {
+            let compiled = try FilterCompiler.compile(filter, table: info)
+            sql += " WHERE " + compiled.sql
+            arguments = compiled.arguments
+        }
+        let rows = try fetchRows(sql: sql, arguments: arguments)
+        return rows.first.flatMap { Int(sqliteValue: $0[0]) } ?? 0
+    }
+
+    private func primaryKeyColumn<M: Model>(of type: M.Type, in info: TableInfo) throws -> String {
+        guard let column = info.column(named: M.primaryKeyColumn) else {
+            throw StoreError(code: .unknownColumn, message: "\(M.self).primaryKeyColumn '\(M.primaryKeyColumn)' is not a column of table \(info.name) (columns: \(info.columnNames.joined(separator: ", ")))")
+        }
+        return column.name
+    }
+
+    // MARK: - Writing models
+
+    /// Inserts a model and returns it with the id SQLite assigned (through
+    /// `didInsert(rowID:)`) when its id was nil.
+    ///
+    /// - Throws: `StoreError` (`.constraint` for a duplicate id or a NOT NULL
+    ///   or foreign-key violation, `.unknownColumn` when the model has a key
+    ///   that is not a column).
+    @discardableResult
+    public func insert<M: Model>(_ model: M) throws -> M {
+        let plan = try writePlan(for: model, kind: .insert)
+        try plan.run(model)
+        var inserted = model
+        inserted.didInsert(rowID: connection.lastInsertRowID)
+        return inserted
+    }
+
+    /// Updates the row with the model's id.
+    ///
+    /// - Throws: `StoreError.Code.notFound` when no row has that id.
+    public func update<M: Model>(_ model: M) throws {
+        let id = model.id.sqliteValue
+        guard !id.isNull else {
+            throw StoreError(code: .invalidUse, message: "cannot update a \(M.self) whose id is nil; insert it first")
+        }
+        let plan = try writePlan(for: model, kind: .update)
+        try plan.run(model)
+        guard connection.changes > 0 else {
+            throw StoreError(code: .notFound, message: "no row in table \(M.tableName) has \(M.primaryKeyColumn) \(id)")
+        }
+    }
+
+    /// Inserts the model, or updates the row that has its id.
+    @discardableResult
+    public func upsert<M: Model>(_ model: M) throws -> M {
+        let plan = try writePlan(for: model, kind: .upsert)
+        try plan.run(model)
+        var saved = model
+        if model.id.sqliteValue.isNull {
+            saved.didInsert(rowID: connection.lastInsertRowID)
+        }
+        return saved
+    }
+
+    /// Deletes the model's row; returns whether a row was deleted.
+    @discardableResult
+    public func delete<M: Model>(_ model: M) throws -> Bool {
+        try delete(M.self, id: model.id)
+    }
+
+    /// Deletes the row with this id; returns whether a row was deleted.
+    @discardableResult
+    public func delete<M: Model>(_ type: M.Type, id: M.ID) throws -> Bool {
+        let info = try tableInfo(M.tableName)
+        let key = try primaryKeyColumn(of: M.self, in: info)
+        try execute(sql: "DELETE FROM \(quoteIdentifier(info.name)) WHERE \(quoteIdentifier(key)) = ?", arguments: [id.sqliteValue])
+        return connection.changes > 0
+    }
+
+    /// Deletes the rows that match a filter (all rows without one); returns how many.
+    @discardableResult
+    public func deleteAll<M: Model>(_ type: M.Type, filter: Filter? = nil) throws -> Int {
+        let info = try tableInfo(M.tableName)
+        var sql = "DELETE FROM \(quoteIdentifier(info.name))"
+        var arguments: [SQLiteValue] = []
+        if let filter {
+            let compiled = try FilterCompiler.compile(filter, table: info)
+            sql += " WHERE " + compiled.sql
+            arguments = compiled.arguments
+        }
+        try execute(sql: sql, arguments: arguments)
+        return connection.changes
+    }
+
+    private func writePlan<M: Model>(for model: M, kind: WritePlan.Kind) throws -> WritePlan {
+        let key = WritePlanKey(type: ObjectIdentifier(M.self), kind: kind)
+        if let plan = writePlans[key] { return plan }
+        let info = try tableInfo(M.tableName)
+        let keys = try KeyRecorder.keys(of: model)
+        var columns: [String] = []
+        for key in keys {
+            guard let column = info.column(named: key) else {
+                throw StoreError(code: .unknownColumn, message: "\(M.self) has a property '\(key)', which is not a column of table \(info.name) (columns: \(info.columnNames.joined(separator: ", ")))")
+            }
+            columns.append(column.name)
+        }
+        let primaryKey = try primaryKeyColumn(of: M.self, in: info)
+        let plan = try WritePlan(kind: kind, connection: connection, table: info, keys: keys, columns: columns, primaryKey: primaryKey)
+        writePlans[key] = plan
+        return plan
+    }
+
+    // MARK: - Writing rows
+
+    /// Inserts a dynamic row, checking each value against its column's type
+    /// affinity first, and returns the new rowid.
+    ///
+    /// - Throws: `.unknownColumn` naming the column and listing the valid
+    ///   ones; `.typeMismatch` naming the column and the expected type;
+    ///   `.constraint` from SQLite.
+    @discardableResult
+    public func insert(_ row: Row, into table: String) throws -> Int64 {
+        let info = try tableInfo(table)
+        var names: [String] = []
+        for (name, value) in zip(row.columns, row.values) {
+            guard let column = info.column(named: name) else {
+                throw StoreError(code: .unknownColumn, message: "unknown column '\(name)' in table \(info.name) (columns: \(info.columnNames.joined(separator: ", ")))")
+            }
+            try Self.check(value, fits: column)
+            names.append(quoteIdentifier(column.name))
+        }
+        let sql: String
+        if names.isEmpty {
+            sql = "INSERT INTO \(quoteIdentifier(info.name)) DEFAULT VALUES"
+        } else {
+            let placeholders = Array(repeating: "?", count: names.count).joined(separator: ", ")
+            sql = "INSERT INTO \(quoteIdentifier(info.name)) (\(names.joined(separator: ", "))) VALUES (\(placeholders))"
+        }
+        try execute(sql: sql, arguments: row.values)
+        return connection.lastInsertRowID
+    }
+
+    /// Checks that a value suits a column's declared type, more strictly
+    /// than SQLite (which would store `"abc"` in an INTEGER column).
+    static func check(_ value: SQLiteValue, fits column: TableInfo.Column) throws {
+        let fits: Bool
+        switch (column.affinity, value) {
+        case (_, .null), (.blob, _): fits = true
+        case (.integer, .integer): fits = true
+        case (.integer, .real(let double)): fits = Int64(exactly: double) != nil
+        case (.real, .integer), (.real, .real), (.numeric, .integer), (.numeric, .real): fits = true
+        case (.text, .text): fits = true
+        default: fits = false
+        }
+        guard fits else {
+            let expected: String
+            switch column.affinity {
+            case .integer: expected = "an integer"
+            case .real, .numeric: expected = "a number"
+            case .text: expected = "text"
+            case .blob: expected = "any value"
+            }
+            throw StoreError(code: .typeMismatch, message: "column '\(column.name)' expects \(expected), got \(value.typeName) \(Self.preview(value))")
+        }
+    }
+
+    static func preview(_ value: SQLiteValue) -> String {
+        switch value {
+        case .text(let text):
+            let short = text.count > 40 ? String(text.prefix(40)) + "…" : text
+            return "\"\(short)\""
+        case .blob(let data): return "(\(data.count) bytes)"
+        default: return value.description
+        }
+    }
+}
+
+// A Database belongs to its store's writer or reader queue.
+@available(*, unavailable)
+extension Database: Sendable {}
+
+struct WritePlanKey: Hashable {
+    let type: ObjectIdentifier
+    let kind: WritePlan.Kind
+}
+
+/// A model type's prepared INSERT, UPDATE or upsert, with the encoder that
+/// binds a model's properties to it.
+final class WritePlan {
+    enum Kind { case insert, update, upsert }
+
+    let statement: Statement
+    let encoder: StatementEncoder
+
+    init(kind: Kind, connection: Connection, table: TableInfo, keys: [String], columns: [String], primaryKey: String) throws {
+        let quotedTable = quoteIdentifier(table.name)
+        let quotedColumns = columns.map(quoteIdentifier)
+        let placeholders = (1...max(columns.count, 1)).map { "?\($0)" }
+        let sql: String
+        switch kind {
+        case .insert:
+            sql = "INSERT INTO \(quotedTable) (\(quotedColumns.joined(separator: ", "))) VALUES (\(placeholders.prefix(columns.count).joined(separator: ", ")))"
+        case .update:
+            guard let keyIndex = columns.firstIndex(of: primaryKey) else {
+                throw StoreError(code: .invalidUse, message: "cannot update table \(table.name): the model does not encode its primary key '\(primaryKey)'")
+            }
+            let assignments = zip(quotedColumns, placeholders).enumerated()
+                .filter { $0.offset != keyIndex }
+                .map { "\($0.element.0) = \($0.element.1)" }
+            guard !assignments.isEmpty else {
+                throw StoreError(code: .invalidUse, message: "cannot update table \(table.name): the model has no column besides its primary key")
+            }
+            sql = "UPDATE \(quotedTable) SET \(assignments.joined(separator: ", ")) WHERE \(quotedColumns[keyIndex]) = \(placeholders[keyIndex])"
+        case .upsert:
+            let updates = quotedColumns.filter { $0 != quoteIdentifier(primaryKey) }.map { "\($0) = excluded.\($0)" }
+            let action = updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET \(updates.joined(separator: ", "))"
+            sql = "INSERT INTO \(quotedTable) (\(quotedColumns.joined(separator: ", "))) VALUES (\(placeholders.prefix(columns.count).joined(separator: ", "))) ON CONFLICT(\(quoteIdentifier(primaryKey))) \(action)"
+        }
+        statement = try connection.prepare(sql: sql)
+        encoder = StatementEncoder(statement: statement.handle, parameterNames: keys, tableName: table.name)
+    }
+
+    /// Binds the model and runs the statement once.
+    @inline(__always)
+    func run<M: Encodable>(_ model: M) throws {
+        defer { statement.reset() }
+        do {
+            try encoder.encode(model)
+        } catch let error as StoreError {
+            var error = error
+            if error.sql == nil { error.sql = statement.sql }
+            throw error
+        }
+        while try statement.step() {}
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+
+/// One schema migration: a numbered SQL script.
+///
+/// Files are named `NNN_description.sql` (`001_create_person.sql`); the
+/// number is the version. Each migration runs in its own transaction and is
+/// recorded with a checksum of its SQL, so an edited applied migration is
+/// refused instead of silently diverging.
+public struct Migration: Sendable, Hashable {
+    /// The version: migrations apply in increasing version order.
+    public let version: Int
+    /// The description part of the name (`create_person`).
+    public let name: String
+    /// The SQL script.
+    public let sql: String
+
+    /// Creates a migration.
+    public init(version: Int, name: String, sql: String) {
+        self.version = version
+        self.name = name
+        self.sql = sql
+    }
+
+    /// `NNN_name`, as the file is named.
+    public var identifier: String {
+        let digits = String(version)
+        return String(repeating: "0", count: max(0, 3 - digits.count)) + digits + "_" + name
+    }
+
+    /// A 64-bit FNV-1a hash of the SQL's UTF-8 bytes, in hex.
+    public var checksum: String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in sql.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01B3
+        }
+        let hex = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    /// Reads every `NNN_description.sql` file of a directory, sorted by version.
+    ///
+    /// - Throws: `.migration` for a `.sql` file whose name does not start
+    ///   with a number and `_`, two files with the same number, or an
+    ///   unreadable file.
+    public static func load(from directory: URL) throws -> [Migration] {
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        } catch {
+            throw StoreError(code: .migration, message: "cannot read migrations directory \(directory.path): \(error.localizedDescription)")
+        }
+        var migrations: [Migration] = []
+        for file in names.sorted() where file.hasSuffix(".sql") {
+            let stem = String(file.dropLast(4))
+            let digits = stem.prefix { $0.isASCII && $0.isNumber }
+            guard !digits.isEmpty, let version = Int(digits), stem.dropFirst(digits.count).first == "_" else {
+                throw StoreError(code: .migration, message: "migration file \(file) in \(directory.path) is not named NNN_description.sql")
+            }
+            let url = directory.appendingPathComponent(file)
+            guard let data = FileManager.default.contents(atPath: url.path) else {
+                throw StoreError(code: .migration, message: "cannot read migration file \(url.path)")
+            }
+            guard let sql = String(data: data, encoding: .utf8) else {
+                throw StoreError(code: .migration, message: "migration file \(url.path) is not UTF-8 text")
+            }
+            if let clash = migrations.first(where: { $0.version == version }) {
+                throw StoreError(code: .migration, message: "migration files \(clash.identifier).sql and \(file) have the same version \(version)")
+            }
+            migrations.append(Migration(version: version, name: String(stem.dropFirst(digits.count + 1)), sql: sql))
+        }
+        return migrations.sorted { $0.version < $1.version }
+    }
+}
+
+/// A migration as recorded in the database.
+public struct AppliedMigration: Sendable, Hashable {
+    /// Its version.
+    public let version: Int
+    /// Its name.
+    public let name: String
+    /// The checksum of its SQL when it was applied.
+    public let checksum: String
+    /// When it was applied (UTC text).
+    public let appliedAt: String
+}

@@ -1,0 +1,79 @@
+/// Applies migrations to a writer connection and checks the recorded ones.
+struct Migrator {
+    static let table = "sluice_migration"
+    let migrations: [Migration]
+
+    init(migrations: [Migration]) {
+        self.migrations = migrations.sorted { $0.version < $1.version }
+    }
+
+    static func applied(in db: Database) throws -> [AppliedMigration] {
+        let exists = try db.fetchRows(sql: "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?", arguments: [.text(table)])
+        guard !exists.isEmpty else { return [] }
+        return try db.fetchRows(sql: "SELECT version, name, checksum, applied_at FROM \(table) ORDER BY version").map { row in
+            AppliedMigration(
+                version: try row.value("version", as: Int.self),
+                name: try row.value("name", as: String.self),
+                checksum: try row.value("checksum", as: String.self),
+                appliedAt: try row.value("applied_at", as: String.self))
+        }
+    }
+
+    /// Checks what is applied, then applies the rest, each in a transaction.
+    func migrate(_ db: Database) throws -> [Migration] {
+        if let duplicate = Dictionary(grouping: migrations, by: \.version).first(where: { $0.value.count > 1 }) {
+            throw StoreError(code: .migration, message: "two migrations have version \(duplicate.key): \(duplicate.value.map(\.identifier).joined(separator: ", "))")
+        }
+        try db.begin(immediate: true)
+        do {
+            try db.execute(script: """
+                CREATE TABLE IF NOT EXISTS \(Self.table) (
+                    version INTEGER PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    checksum TEXT NOT NULL,
+                    applied_at TEXT NOT NULL
+                )
+                """)
+            try db.commit()
+        } catch {
+            db.rollback()
+            throw error
+        }
+
+        let applied = try Self.applied(in: db)
+        let known = Dictionary(uniqueKeysWithValues: migrations.map { ($0.version, $0) })
+        let newestKnown = migrations.last?.version ?? 0
+        for record in applied {
+            guard let migration = known[record.version] else {
+                if record.version > newestKnown {
+                    throw StoreError(code: .databaseTooNew, message: "the database is at migration \(record.version) (\(record.name)), newer than this code, which knows migrations up to \(newestKnown); use a newer version of the app")
+                }
+                throw StoreError(code: .migration, message: "the database has applied migration \(record.version) (\(record.name)), which is missing from this code's migrations")
+            }
+            guard migration.checksum == record.checksum else {
+                throw StoreError(code: .migration, message: "migration \(migration.identifier).sql was changed after it was applied (checksum \(record.checksum) when applied, \(migration.checksum) now); add a new migration instead of editing an applied one")
+            }
+        }
+
+        let appliedVersions = Set(applied.map(\.version))
+        var done: [Migration] = []
+        for migration in migrations where !appliedVersions.contains(migration.version) {
+            try db.begin(immediate: true)
+            do {
+                try db.execute(script: migration.sql)
+                try db.execute(
+                    sql: "INSERT INTO \(Self.table) (version, name, checksum, applied_at) VALUES (?, ?, ?, strftime('%Y-%m-%d %H:%M:%f', 'now'))",
+                    arguments: [.integer(Int64(migration.version)), .text(migration.name), .text(migration.checksum)])
+                try db.commit()
+            } catch let error as StoreError {
+                db.rollback()
+                db.refreshSchemaIfChanged()
+                throw StoreError(code: .migration, extendedCode: error.extendedCode,
+                                 message: "migration \(migration.identifier).sql failed, the database stays at the previous version: \(error.message)")
+            }
+            db.refreshSchemaIfChanged()
+            done.append(migration)
+        }
+        return done
+    }
+}

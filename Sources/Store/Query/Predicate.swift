@@ -1,0 +1,51 @@
+/// The syntax tree of a filter, built by the query-string parser or by the
+/// typed operators on `Column`.
+public indirect enum Predicate: Sendable, Hashable {
+    /// `lhs op rhs`; `caseInsensitive` is the `[c]` modifier.
+    case comparison(Operand, ComparisonOperator, Operand, caseInsensitive: Bool)
+    /// A string operator (`BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `LIKE`).
+    case string(Operand, StringOperator, Operand, caseInsensitive: Bool)
+    /// `operand IS NULL`, or `IS NOT NULL` when negated.
+    case isNull(Operand, negated: Bool)
+    /// `operand IN (values)`, or `NOT IN` when negated.
+    case `in`(Operand, [Operand], negated: Bool)
+    /// `operand BETWEEN low AND high` (inclusive), or `NOT BETWEEN`.
+    case between(Operand, Operand, Operand, negated: Bool)
+    /// Both hold.
+    case and(Predicate, Predicate)
+    /// Either holds.
+    case or(Predicate, Predicate)
+    /// The predicate does not hold (a NULL comparison counts as not holding, as in Realm).
+    case not(Predicate)
+    /// `TRUEPREDICATE` / `FALSEPREDICATE`.
+    case constant(Bool)
+}
+
+/// One side of a comparison.
+public enum Operand: Sendable, Hashable {
+    /// A column of the queried table; `position` is its offset in the query string.
+    case column(String, position: Int?)
+    /// A literal value.
+    case value(SQLiteValue)
+    /// A positional argument (`$0`, `?`), resolved when the filter is compiled.
+    case argument(Int, position: Int?)
+}
+
+/// `==`, `!=`, `<`, `<=`, `>`, `>=`.
+public enum ComparisonOperator: String, Sendable, Hashable {
+    case equal = "=="
+    case notEqual = "!="
+    case less = "<"
+    case lessOrEqual = "<="
+    case greater = ">"
+    case greaterOrEqual = ">="
+}
+
+/// The string operators of the query language.
+public enum StringOperator: String, Sendable, Hashable {
+    case beginsWith = "BEGINSWITH"
+    case endsWith = "ENDSWITH"
+    case contains = "CONTAINS"
+    /// Realm's LIKE: `*` matches any run of characters, `?` one character.
+    case like = "LIKE"
+}

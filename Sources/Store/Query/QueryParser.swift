@@ -1,0 +1,367 @@
+/// Parses query strings (filters and orderings) into syntax trees.
+///
+/// A hand-written recursive-descent parser: the grammar is small and the
+/// error messages must point at the exact character at fault.
+struct QueryParser {
+    enum Token: Equatable {
+        case identifier(String)
+        case number(SQLiteValue)
+        case string(String)
+        case argument(Int?)     // `$N`, or `?` (numbered in turn)
+        case symbol(String)     // ( ) { } , == != < <= > >= && || ! [c]
+        case end
+    }
+
+    private let source: String
+    private let characters: [Character]
+    private var index = 0
+    private var token: Token = .end
+    private var tokenStart = 0
+    private var nextSequentialArgument = 0
+
+    init(_ source: String) {
+        self.source = source
+        self.characters = Array(source)
+    }
+
+    // MARK: - Entry points
+
+    mutating func parse() throws -> Predicate {
+        try advance()
+        if token == .end { throw error("the query is empty") }
+        let predicate = try parseOr()
+        guard token == .end else { throw error("unexpected \(describe(token)); expected AND, OR or the end of the query") }
+        return predicate
+    }
+
+    mutating func parseOrdering() throws -> [Ordering] {
+        try advance()
+        if token == .end { throw error("the ordering is empty; expected a column name") }
+        var orderings: [Ordering] = []
+        while true {
+            guard case .identifier(let name) = token, !Self.isKeyword(name) else {
+                throw error("expected a column name, found \(describe(token))")
+            }
+            let position = tokenStart
+            try advance()
+            var descending = false
+            if case .identifier(let word) = token, ["ASC", "DESC"].contains(word.uppercased()) {
+                descending = word.uppercased() == "DESC"
+                try advance()
+            }
+            orderings.append(Ordering(column: name, descending: descending, position: position, source: source))
+            if token == .end { return orderings }
+            guard token == .symbol(",") else { throw error("expected ',' or the end, found \(describe(token))") }
+            try advance()
+        }
+    }
+
+    // MARK: - Grammar
+
+    private mutating func parseOr() throws -> Predicate {
+        var lhs = try parseAnd()
+        while isKeyword("OR") || token == .symbol("||") {
+            try advance()
+            lhs = .or(lhs, try parseAnd())
+        }
+        return lhs
+    }
+
+    private mutating func parseAnd() throws -> Predicate {
+        var lhs = try parseNot()
+        while isKeyword("AND") || token == .symbol("&&") {
+            try advance()
+            lhs = .and(lhs, try parseNot())
+        }
+        return lhs
+    }
+
+    private mutating func parseNot() throws -> Predicate {
+        if isKeyword("NOT") || token == .symbol("!") {
+            try advance()
+            return .not(try parseNot())
+        }
+        return try parsePrimary()
+    }
+
+    private mutating func parsePrimary() throws -> Predicate {
+        if token == .symbol("(") {
+            try advance()
+            let inner = try parseOr()
+            guard token == .symbol(")") else { throw error("expected ')', found \(describe(token))") }
+            try advance()
+            return inner
+        }
+        if isKeyword("TRUEPREDICATE") { try advance(); return .constant(true) }
+        if isKeyword("FALSEPREDICATE") { try advance(); return .constant(false) }
+        let lhs = try parseOperand(after: nil)
+        return try parseComparison(lhs)
+    }
+
+    private mutating func parseComparison(_ lhs: Operand) throws -> Predicate {
+        if case .symbol(let symbol) = token, let op = Self.comparisonOperators[symbol] {
+            try advance()
+            let caseInsensitive = try parseModifier()
+            let rhs = try parseOperand(after: symbol)
+            return .comparison(lhs, op, rhs, caseInsensitive: caseInsensitive)
+        }
+        if isKeyword("IS") {
+            try advance()
+            var negated = false
+            if isKeyword("NOT") { negated = true; try advance() }
+            guard isKeyword("NULL") || isKeyword("NIL") else { throw error("expected NULL after IS\(negated ? " NOT" : ""), found \(describe(token))") }
+            try advance()
+            return .isNull(lhs, negated: negated)
+        }
+        var negated = false
+        if isKeyword("NOT") { negated = true; try advance() }
+        if isKeyword("IN") {
+            try advance()
+            return .in(lhs, try parseList(), negated: negated)
+        }
+        if isKeyword("BETWEEN") {
+            try advance()
+            let low: Operand, high: Operand
+            if token == .symbol("{") {
+                try advance()
+                low = try parseOperand(after: "{")
+                guard token == .symbol(",") else { throw error("expected ',' between the bounds, found \(describe(token))") }
+                try advance()
+                high = try parseOperand(after: ",")
+                guard token == .symbol("}") else { throw error("expected '}', found \(describe(token))") }
+                try advance()
+            } else {
+                low = try parseOperand(after: "BETWEEN")
+                guard isKeyword("AND") else { throw error("expected AND between the bounds, found \(describe(token))") }
+                try advance()
+                high = try parseOperand(after: "AND")
+            }
+            return .between(lhs, low, high, negated: negated)
+        }
+        if case .identifier(let word) = token, let op = StringOperator(rawValue: word.uppercased()) {
+            try advance()
+            let caseInsensitive = try parseModifier()
+            let rhs = try parseOperand(after: op.rawValue)
+            let predicate = Predicate.string(lhs, op, rhs, caseInsensitive: caseInsensitive)
+            return negated ? .not(predicate) : predicate
+        }
+        if negated { throw error("expected IN, BETWEEN, LIKE, BEGINSWITH, ENDSWITH or CONTAINS after NOT, found \(describe(token))") }
+        throw error("expected an operator (==, !=, <, <=, >, >=, IN, BETWEEN, LIKE, BEGINSWITH, ENDSWITH, CONTAINS, IS NULL), found \(describe(token))")
+    }
+
+    private mutating func parseModifier() throws -> Bool {
+        guard token == .symbol("[") else { return false }
+        try advance()
+        guard case .identifier(let flag) = token else { throw error("expected a modifier such as [c], found \(describe(token))") }
+        guard flag.lowercased() == "c" else { throw error("unknown modifier [\(flag)]; only [c] (case-insensitive) is supported") }
+        try advance()
+        guard token == .symbol("]") else { throw error("expected ']' to close the modifier, found \(describe(token))") }
+        try advance()
+        return true
+    }
+
+    private mutating func parseList() throws -> [Operand] {
+        let close: String
+        switch token {
+        case .symbol("("): close = ")"
+        case .symbol("{"): close = "}"
+        default: throw error("expected '(' or '{' to start the IN list, found \(describe(token))")
+        }
+        try advance()
+        var operands = [try parseOperand(after: "IN")]
+        while token == .symbol(",") {
+            try advance()
+            operands.append(try parseOperand(after: ","))
+        }
+        guard token == .symbol(close) else { throw error("expected ',' or '\(close)' in the IN list, found \(describe(token))") }
+        try advance()
+        return operands
+    }
+
+    private mutating func parseOperand(after previous: String?) throws -> Operand {
+        let position = tokenStart
+        switch token {
+        case .identifier(let name):
+            switch name.uppercased() {
+            case "TRUE", "YES": try advance(); return .value(.integer(1))
+            case "FALSE", "NO": try advance(); return .value(.integer(0))
+            case "NULL", "NIL": try advance(); return .value(.null)
+            default:
+                if Self.isKeyword(name) {
+                    throw error("expected a column name or a value, found the keyword \(name.uppercased())")
+                }
+                try advance()
+                return .column(name, position: position)
+            }
+        case .number(let value):
+            try advance()
+            return .value(value)
+        case .string(let text):
+            try advance()
+            return .value(.text(text))
+        case .argument(let explicit):
+            let number: Int
+            if let explicit { number = explicit } else { number = nextSequentialArgument; nextSequentialArgument += 1 }
+            try advance()
+            return .argument(number, position: position)
+        case .symbol("-"):
+            // A negative number: `-` directly followed by a number token.
+            try advance()
+            guard case .number(let value) = token else { throw error("expected a number after '-'") }
+            try advance()
+            switch value {
+            case .integer(let int): return .value(.integer(0 &- int))
+            case .real(let double): return .value(.real(-double))
+            default: return .value(value)
+            }
+        case .end:
+            throw error(previous.map { "expected a value after '\($0)', found the end of the query" } ?? "expected a column name or a value")
+        default:
+            throw error("expected a column name or a value, found \(describe(token))")
+        }
+    }
+
+    // MARK: - Tokens
+
+    private static let comparisonOperators: [String: ComparisonOperator] = [
+        "=": .equal, "==": .equal, "!=": .notEqual, "<>": .notEqual,
+        "<": .less, "<=": .lessOrEqual, "=<": .lessOrEqual,
+        ">": .greater, ">=": .greaterOrEqual, "=>": .greaterOrEqual,
+    ]
+
+    private static let keywords: Set<String> = [
+        "AND", "OR", "NOT", "IN", "BETWEEN", "LIKE", "BEGINSWITH", "ENDSWITH", "CONTAINS",
+        "IS", "NULL", "NIL", "TRUE", "FALSE", "YES", "NO", "TRUEPREDICATE", "FALSEPREDICATE",
+    ]
+
+    static func isKeyword(_ word: String) -> Bool { keywords.contains(word.uppercased()) }
+
+    private func isKeyword(_ keyword: String) -> Bool {
+        if case .identifier(let word) = token { return word.uppercased() == keyword }
+        return false
+    }
+
+    private func describe(_ token: Token) -> String {
+        switch token {
+        case .identifier(let name): return "'\(name)'"
+        case .number(let value): return "the number \(value)"
+        case .string: return "a string"
+        case .argument(let index): return index.map { "the argument $\($0)" } ?? "the argument ?"
+        case .symbol(let symbol): return "'\(symbol)'"
+        case .end: return "the end of the query"
+        }
+    }
+
+    private mutating func advance() throws {
+        while index < characters.count, characters[index].isWhitespace { index += 1 }
+        tokenStart = index
+        guard index < characters.count else { token = .end; return }
+        let character = characters[index]
+        if character.isLetter || character == "_" {
+            var name = ""
+            while index < characters.count, characters[index].isLetter || characters[index].isNumber || characters[index] == "_" {
+                name.append(characters[index]); index += 1
+            }
+            token = .identifier(name)
+        } else if character.isASCII && character.isNumber || (character == "." && peek(1)?.isASCII == true && peek(1)?.isNumber == true) {
+            token = .number(try lexNumber())
+        } else if character == "'" || character == "\"" {
+            token = .string(try lexString(quote: character))
+        } else if character == "$" {
+            index += 1
+            var digits = ""
+            while index < characters.count, characters[index].isASCII, characters[index].isNumber { digits.append(characters[index]); index += 1 }
+            guard let number = Int(digits), digits.count < 6 else { throw error("expected an argument number after '$', as in $0", at: tokenStart) }
+            token = .argument(number)
+        } else if character == "?" {
+            index += 1
+            token = .argument(nil)
+        } else {
+            let two = peek(1).map { String([character, $0]) }
+            if let two, ["==", "!=", "<>", "<=", ">=", "=<", "=>", "&&", "||"].contains(two) {
+                index += 2
+                token = .symbol(two)
+            } else if "()[]{},=<>!-".contains(character) {
+                index += 1
+                token = .symbol(String(character))
+            } else {
+                throw error("unexpected character '\(character)'", at: index)
+            }
+        }
+    }
+
+    private func peek(_ offset: Int) -> Character? {
+        index + offset < characters.count ? characters[index + offset] : nil
+    }
+
+    private mutating func lexNumber() throws -> SQLiteValue {
+        let start = index
+        var text = ""
+        var isReal = false
+        while index < characters.count {
+            let c = characters[index]
+            if c.isASCII && c.isNumber {
+                text.append(c)
+            } else if c == "." && !isReal {
+                isReal = true; text.append(c)
+            } else if (c == "e" || c == "E"), let next = peek(1),
+                      next.isNumber || ((next == "+" || next == "-") && peek(2)?.isNumber == true) {
+                isReal = true
+                text.append(c); text.append(next); index += 1
+            } else {
+                break
+            }
+            index += 1
+        }
+        if index < characters.count, characters[index].isLetter || characters[index] == "_" {
+            throw error("malformed number '\(text)\(characters[index])'", at: start)
+        }
+        if !isReal, let int = Int64(text) { return .integer(int) }
+        guard let double = Double(text) else { throw error("malformed number '\(text)'", at: start) }
+        return .real(double)
+    }
+
+    private mutating func lexString(quote: Character) throws -> String {
+        let start = index
+        index += 1
+        var text = ""
+        while index < characters.count {
+            let c = characters[index]
+            if c == quote { index += 1; return text }
+            if c == "\\" {
+                guard let next = peek(1) else { break }
+                switch next {
+                case "n": text.append("\n")
+                case "t": text.append("\t")
+                case "r": text.append("\r")
+                case "0": text.append("\0")
+                case "\\", "'", "\"": text.append(next)
+                default: throw error("unknown escape '\\\(next)' in string", at: index)
+                }
+                index += 2
+            } else {
+                text.append(c)
+                index += 1
+            }
+        }
+        throw error("unterminated string: no closing \(quote)", at: start)
+    }
+
+    // MARK: - Errors
+
+    private func error(_ message: String, at position: Int? = nil) -> StoreError {
+        Self.error(message, in: source, at: position ?? tokenStart)
+    }
+
+    /// An `invalidQuery` error showing the query with a caret under `position`.
+    static func error(_ message: String, in source: String, at position: Int) -> StoreError {
+        StoreError(code: .invalidQuery, message: message + " (at position \(position + 1))\n" + caretDisplay(source, at: position))
+    }
+
+    /// `    age > 'x\n` / `          ^`: the query on one line, then a caret.
+    static func caretDisplay(_ source: String, at position: Int) -> String {
+        let flat = String(source.map { $0.isNewline ? " " : $0 })
+        let clamped = max(0, min(position, flat.count))
+        return "    " + flat + "\n    " + String(repeating: " ", count: clamped) + "^"
+    }
+}

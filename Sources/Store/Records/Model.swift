@@ -1,0 +1,40 @@
+/// A typed model stored in one table: a `Codable` value type whose coding
+/// keys are the table's column names.
+///
+/// ```swift
+/// struct Person: Model {
+///     static let tableName = "person"
+///     var id: Int64?
+///     var firstName: String
+///     var lastName: String
+///     var age: Int?
+///     enum CodingKeys: String, CodingKey {
+///         case id, firstName = "first_name", lastName = "last_name", age
+///     }
+///     mutating func didInsert(rowID: Int64) { id = rowID }
+/// }
+/// ```
+///
+/// Properties of `SQLiteValueConvertible` types (integers, `Double`, `Bool`,
+/// `String`, `Data`, `Date`, optionals of these) map to one column each;
+/// `RawRepresentable` enums store their raw value; any other `Codable`
+/// property is stored as JSON text.
+public protocol Model: Codable, Sendable, Identifiable where ID: SQLiteValueConvertible {
+    /// The table the model lives in.
+    static var tableName: String { get }
+
+    /// The primary-key column; `"id"` unless a model says otherwise.
+    static var primaryKeyColumn: String { get }
+
+    /// Called after an insert with the row's rowid, so a model whose id was
+    /// nil can take the id SQLite assigned.
+    mutating func didInsert(rowID: Int64)
+}
+
+extension Model {
+    /// `"id"`.
+    public static var primaryKeyColumn: String { "id" }
+
+    /// Does nothing: models with non-optional ids need no update.
+    public mutating func didInsert(rowID: Int64) {}
+}

@@ -1,0 +1,330 @@
+import CSQLite
+import Foundation
+
+/// Encodes a model straight into a prepared statement's parameters: each
+/// coding key is a parameter named after its column. No intermediate
+/// dictionary, no JSON.
+final class StatementEncoder: Encoder {
+    var statement: SQLiteStatement
+    var map: ColumnMap
+    let tableName: String
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    init(statement: SQLiteStatement, parameterNames: [String], tableName: String) {
+        self.statement = statement
+        self.map = ColumnMap(names: parameterNames)
+        self.tableName = tableName
+    }
+
+    /// Binds every property of `value`.
+    func encode<M: Encodable>(_ value: M) throws {
+        map.startValue()
+        try value.encode(to: self)
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        KeyedEncodingContainer(Container(encoder: self))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        UnsupportedContainer<JSONKey>(message: "a model encodes as a keyed container of columns, not an unkeyed one")
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        UnsupportedContainer<JSONKey>(message: "a model encodes as a keyed container of columns, not a single value")
+    }
+
+    @inline(__always)
+    fileprivate func parameter(_ key: some CodingKey) throws -> Int32 {
+        guard let index = map.index(of: key.stringValue) else {
+            throw StoreError(code: .unknownColumn, message: "no column '\(key.stringValue)' in table \(tableName)")
+        }
+        return index + 1
+    }
+
+    @inline(__always)
+    fileprivate func check(_ code: Int32) throws {
+        guard code == SQLITE_OK else {
+            throw StoreError(sqliteCode: code, db: sqlite3_db_handle(statement))
+        }
+    }
+
+    fileprivate func bind(_ value: SQLiteValue, at index: Int32) throws {
+        switch value {
+        case .null: try check(sqlite3_bind_null(statement, index))
+        case .integer(let int): try check(sqlite3_bind_int64(statement, index, int))
+        case .real(let double): try check(sqlite3_bind_double(statement, index, double))
+        case .text(let string): try bindText(string, at: index)
+        case .blob(let data):
+            try check(data.withUnsafeBytes { buffer in
+                if let base = buffer.baseAddress {
+                    return sqlite3_bind_blob64(statement, index, base, sqlite3_uint64(buffer.count), _sluice_transient())
+                }
+                return sqlite3_bind_zeroblob(statement, index, 0)
+            })
+        }
+    }
+
+    @inline(__always)
+    fileprivate func bindText(_ string: String, at index: Int32) throws {
+        var string = string
+        let code = string.withUTF8 { buffer in
+            buffer.withMemoryRebound(to: CChar.self) {
+                guard let base = $0.baseAddress else { return sqlite3_bind_text(statement, index, "", 0, nil) }
+                return sqlite3_bind_text(statement, index, base, Int32($0.count), _sluice_transient())
+            }
+        }
+        try check(code)
+    }
+
+    /// The SQLite value of a property of any Encodable type.
+    static func sqliteValue<T: Encodable>(of value: T) throws -> SQLiteValue {
+        if let convertible = value as? any SQLiteValueConvertible {
+            return convertible.sqliteValue
+        }
+        let probe = SingleValueProbe()
+        try value.encode(to: probe)
+        if let captured = probe.value, !probe.needsJSON {
+            return captured
+        }
+        // A struct, an array, a dictionary: store it as JSON text.
+        let data = try JSONEncoder().encode(value)
+        return .text(String(decoding: data, as: UTF8.self))
+    }
+
+    private struct Container<Key: CodingKey>: KeyedEncodingContainerProtocol {
+        let encoder: StatementEncoder
+        var codingPath: [any CodingKey] { [] }
+
+        mutating func encodeNil(forKey key: Key) throws {
+            try encoder.check(sqlite3_bind_null(encoder.statement, try encoder.parameter(key)))
+        }
+        mutating func encode(_ value: Bool, forKey key: Key) throws {
+            try encoder.check(sqlite3_bind_int64(encoder.statement, try encoder.parameter(key), value ? 1 : 0))
+        }
+        mutating func encode(_ value: String, forKey key: Key) throws {
+            try encoder.bindText(value, at: try encoder.parameter(key))
+        }
+        mutating func encode(_ value: Double, forKey key: Key) throws {
+            try encoder.check(sqlite3_bind_double(encoder.statement, try encoder.parameter(key), value))
+        }
+        mutating func encode(_ value: Float, forKey key: Key) throws { try encode(Double(value), forKey: key) }
+        mutating func encode(_ value: Int64, forKey key: Key) throws {
+            try encoder.check(sqlite3_bind_int64(encoder.statement, try encoder.parameter(key), value))
+        }
+        mutating func encode(_ value: Int, forKey key: Key) throws { try encode(Int64(value), forKey: key) }
+        mutating func encode(_ value: Int8, forKey key: Key) throws { try encode(Int64(value), forKey: key) }
+        mutating func encode(_ value: Int16, forKey key: Key) throws { try encode(Int64(value), forKey: key) }
+        mutating func encode(_ value: Int32, forKey key: Key) throws { try encode(Int64(value), forKey: key) }
+        mutating func encode(_ value: UInt, forKey key: Key) throws { try encode(try exactInt64(value, key), forKey: key) }
+        mutating func encode(_ value: UInt8, forKey key: Key) throws { try encode(Int64(value), forKey: key) }
+        mutating func encode(_ value: UInt16, forKey key: Key) throws { try encode(Int64(value), forKey: key) }
+        mutating func encode(_ value: UInt32, forKey key: Key) throws { try encode(Int64(value), forKey: key) }
+        mutating func encode(_ value: UInt64, forKey key: Key) throws { try encode(try exactInt64(value, key), forKey: key) }
+        mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+            try encoder.bind(try StatementEncoder.sqliteValue(of: value), at: try encoder.parameter(key))
+        }
+
+        // Synthesized conformances skip nil optionals through encodeIfPresent;
+        // a column must still get NULL, so these bind it.
+        mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws {
+            if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+        }
+        mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws {
+            if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+        }
+        mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws {
+            if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+        }
+        mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws {
+            if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+        }
+        mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws {
+            if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+        }
+        mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws {
+            if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+        }
+        mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws {
+            if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+        }
+        mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws {
+            if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+        }
+        mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws {
+            if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+        }
+        mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws {
+            if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+        }
+        mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws {
+            if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+        }
+        mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws {
+            if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+        }
+        mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws {
+            if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+        }
+        mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws {
+            if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+        }
+        mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
+            if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+        }
+
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+            KeyedEncodingContainer(UnsupportedContainer<NestedKey>(message: "nested containers are not supported for column '\(key.stringValue)'; give the property a Codable type of its own, which is stored as JSON"))
+        }
+        mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+            UnsupportedContainer<Key>(message: "nested containers are not supported for column '\(key.stringValue)'")
+        }
+        mutating func superEncoder() -> any Encoder { encoder }
+        mutating func superEncoder(forKey key: Key) -> any Encoder { encoder }
+
+        private func exactInt64<T: BinaryInteger>(_ value: T, _ key: Key) throws -> Int64 {
+            guard let exact = Int64(exactly: value) else {
+                throw StoreError(code: .typeMismatch, message: "value of '\(key.stringValue)' does not fit in SQLite's 64-bit integer")
+            }
+            return exact
+        }
+    }
+}
+
+/// Captures the value of a type that encodes itself as a single primitive
+/// (a RawRepresentable enum, a wrapper type); anything else needs JSON.
+private final class SingleValueProbe: Encoder, SingleValueEncodingContainer {
+    var value: SQLiteValue?
+    var needsJSON = false
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        needsJSON = true
+        return KeyedEncodingContainer(UnsupportedContainer<Key>(message: "", silent: true))
+    }
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        needsJSON = true
+        return UnsupportedContainer<JSONKey>(message: "", silent: true)
+    }
+    func singleValueContainer() -> any SingleValueEncodingContainer { self }
+
+    func encodeNil() throws { value = .null }
+    func encode(_ value: Bool) throws { self.value = value.sqliteValue }
+    func encode(_ value: String) throws { self.value = .text(value) }
+    func encode(_ value: Double) throws { self.value = .real(value) }
+    func encode(_ value: Float) throws { self.value = .real(Double(value)) }
+    func encode(_ value: Int) throws { self.value = .integer(Int64(value)) }
+    func encode(_ value: Int8) throws { self.value = .integer(Int64(value)) }
+    func encode(_ value: Int16) throws { self.value = .integer(Int64(value)) }
+    func encode(_ value: Int32) throws { self.value = .integer(Int64(value)) }
+    func encode(_ value: Int64) throws { self.value = .integer(value) }
+    func encode(_ value: UInt) throws { try encodeUnsigned(value) }
+    func encode(_ value: UInt8) throws { self.value = .integer(Int64(value)) }
+    func encode(_ value: UInt16) throws { self.value = .integer(Int64(value)) }
+    func encode(_ value: UInt32) throws { self.value = .integer(Int64(value)) }
+    func encode(_ value: UInt64) throws { try encodeUnsigned(value) }
+    func encode<T: Encodable>(_ value: T) throws { self.value = try StatementEncoder.sqliteValue(of: value) }
+
+    private func encodeUnsigned<T: BinaryInteger>(_ value: T) throws {
+        guard let exact = Int64(exactly: value) else {
+            throw StoreError(code: .typeMismatch, message: "value \(value) does not fit in SQLite's 64-bit integer")
+        }
+        self.value = .integer(exact)
+    }
+}
+
+private struct JSONKey: CodingKey {
+    var stringValue: String
+    var intValue: Int?
+    init(stringValue: String) { self.stringValue = stringValue }
+    init(intValue: Int) { self.stringValue = String(intValue); self.intValue = intValue }
+}
+
+/// A container for shapes a row cannot hold: every call throws (or, when
+/// `silent`, ignores, because the caller falls back to JSON).
+private struct UnsupportedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol, UnkeyedEncodingContainer, SingleValueEncodingContainer {
+    let message: String
+    var silent = false
+    var codingPath: [any CodingKey] { [] }
+    var count: Int { 0 }
+
+    private func fail() throws {
+        if !silent { throw StoreError(code: .invalidUse, message: message) }
+    }
+
+    mutating func encodeNil(forKey key: Key) throws { try fail() }
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws { try fail() }
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+        KeyedEncodingContainer(UnsupportedContainer<NestedKey>(message: message, silent: silent))
+    }
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer { self }
+    mutating func superEncoder() -> any Encoder { SingleValueProbe() }
+    mutating func superEncoder(forKey key: Key) -> any Encoder { SingleValueProbe() }
+
+    mutating func encodeNil() throws { try fail() }
+    mutating func encode<T: Encodable>(_ value: T) throws { try fail() }
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        KeyedEncodingContainer(UnsupportedContainer<NestedKey>(message: message, silent: silent))
+    }
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer { self }
+}
+
+/// Records the coding keys a model encodes, in order, to build its SQL.
+final class KeyRecorder: Encoder {
+    private(set) var keys: [String] = []
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    static func keys<M: Encodable>(of value: M) throws -> [String] {
+        let recorder = KeyRecorder()
+        try value.encode(to: recorder)
+        return recorder.keys
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        KeyedEncodingContainer(Container(recorder: self))
+    }
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        UnsupportedContainer<JSONKey>(message: "a model encodes as a keyed container of columns")
+    }
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        UnsupportedContainer<JSONKey>(message: "a model encodes as a keyed container of columns")
+    }
+
+    private struct Container<Key: CodingKey>: KeyedEncodingContainerProtocol {
+        let recorder: KeyRecorder
+        var codingPath: [any CodingKey] { [] }
+        private func record(_ key: Key) {
+            if !recorder.keys.contains(key.stringValue) { recorder.keys.append(key.stringValue) }
+        }
+        mutating func encodeNil(forKey key: Key) throws { record(key) }
+        mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws { record(key) }
+        mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws { record(key) }
+        mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { record(key) }
+        mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { record(key) }
+        mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { record(key) }
+        mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { record(key) }
+        mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws { record(key) }
+        mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws { record(key) }
+        mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws { record(key) }
+        mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws { record(key) }
+        mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { record(key) }
+        mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { record(key) }
+        mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws { record(key) }
+        mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { record(key) }
+        mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws { record(key) }
+        mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { record(key) }
+        mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+            record(key)
+            return KeyedEncodingContainer(UnsupportedContainer<NestedKey>(message: "", silent: true))
+        }
+        mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+            record(key)
+            return UnsupportedContainer<Key>(message: "", silent: true)
+        }
+        mutating func superEncoder() -> any Encoder { recorder }
+        mutating func superEncoder(forKey key: Key) -> any Encoder { recorder }
+    }
+}

@@ -1,0 +1,156 @@
+import CSQLite
+import Foundation
+
+/// A raw SQLite connection handle.
+typealias SQLiteConnection = OpaquePointer
+
+/// How a connection opens its file.
+enum OpenMode {
+    /// Read and write; create the file if it is missing.
+    case create
+    /// Read and write an existing file only.
+    case readWrite
+    /// Read an existing file only.
+    case readOnly
+}
+
+/// One SQLite connection, with its prepared-statement cache.
+///
+/// A connection is used by one serial queue at a time (the store's writer or
+/// reader queue); it is not thread-safe by itself.
+final class Connection {
+    let handle: SQLiteConnection
+    let path: String
+    private var statementCache: [String: Statement] = [:]
+
+    init(path: String, mode: OpenMode, busyTimeout: Int32 = 5_000) throws {
+        self.path = path
+        var flags: Int32 = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        switch mode {
+        case .create: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        case .readWrite: flags |= SQLITE_OPEN_READWRITE
+        case .readOnly: flags |= SQLITE_OPEN_READONLY
+        }
+        var db: SQLiteConnection?
+        let code = sqlite3_open_v2(path, &db, flags, nil)
+        guard code == SQLITE_OK, let db else {
+            // > Whether or not an error occurs when it is opened, resources
+            // > associated with the database connection handle should be
+            // > released by passing it to sqlite3_close() when it is no longer required.
+            var error = StoreError(sqliteCode: code, db: db)
+            error.message = "cannot open database at \(path): \(error.message)"
+            sqlite3_close_v2(db)
+            throw error
+        }
+        handle = db
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, busyTimeout)
+        do {
+            // sqlite3_open_v2 is lazy: a file that is not a database is only
+            // found out on the first read. Read the header before any pragma
+            // that could write, so such a file is left exactly as it was.
+            _ = try scalarInt(sql: "PRAGMA schema_version")
+        } catch var error as StoreError {
+            sqlite3_close_v2(db)
+            if error.code == .notADatabase {
+                error.message = "\(path) is not an SQLite database (\(error.message))"
+            }
+            throw error
+        }
+        registerFunctions()
+    }
+
+    deinit {
+        statementCache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    // MARK: - Executing
+
+    /// Runs one or more statements without results (a migration script, a pragma).
+    func execute(script sql: String) throws {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
+        if code != SQLITE_OK {
+            var error = StoreError(sqliteCode: code, db: handle, sql: sql)
+            if let errorMessage {
+                error.message = String(cString: errorMessage)
+                sqlite3_free(errorMessage)
+            }
+            throw error
+        }
+    }
+
+    /// Runs one statement with arguments, discarding rows.
+    func execute(sql: String, arguments: [SQLiteValue] = []) throws {
+        let statement = try cachedStatement(sql: sql)
+        defer { statement.reset() }
+        try statement.bind(arguments)
+        while try statement.step() {}
+    }
+
+    /// The first column of the first row, as an integer.
+    func scalarInt(sql: String) throws -> Int64? {
+        let statement = try cachedStatement(sql: sql)
+        defer { statement.reset() }
+        guard try statement.step() else { return nil }
+        return Int64(sqliteValue: statement.value(at: 0))
+    }
+
+    // MARK: - Statements
+
+    /// Prepares a statement that the caller owns.
+    func prepare(sql: String) throws -> Statement {
+        try Statement(connection: self, sql: sql)
+    }
+
+    /// A prepared statement from the cache, reset and with no bindings.
+    func cachedStatement(sql: String) throws -> Statement {
+        if let statement = statementCache[sql] {
+            return statement
+        }
+        let statement = try prepare(sql: sql)
+        statementCache[sql] = statement
+        return statement
+    }
+
+    /// Drops cached statements (after a schema change, for example).
+    func clearStatementCache() {
+        statementCache.removeAll()
+    }
+
+    // MARK: - State
+
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    var changes: Int { Int(sqlite3_changes(handle)) }
+    var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    // MARK: - Functions
+
+    /// Registers `sluice_lower(text)`, the Unicode-aware lower-casing used by
+    /// case-insensitive filters (`[c]`). SQLite's own `lower()` folds ASCII only.
+    private func registerFunctions() {
+        sqlite3_create_function_v2(
+            handle, "sluice_lower", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil,
+            { context, argc, argv in
+                guard argc == 1, let argv, let value = argv[0] else { return }
+                guard sqlite3_value_type(value) == SQLITE_TEXT, let text = sqlite3_value_text(value) else {
+                    sqlite3_result_value(context, value)
+                    return
+                }
+                let count = Int(sqlite3_value_bytes(value))
+                let string = String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+                let lowered = string.lowercased()
+                var utf8 = Array(lowered.utf8)
+                utf8.withUnsafeMutableBufferPointer { buffer in
+                    buffer.withMemoryRebound(to: CChar.self) { chars in
+                        sqlite3_result_text(context, chars.baseAddress, Int32(chars.count), _sluice_transient())
+                    }
+                }
+            }, nil, nil, nil)
+    }
+}
+
+// Connections are used only on their store's serial queues.
+@available(*, unavailable)
+extension Connection: Sendable {}

@@ -1,0 +1,67 @@
+import Foundation
+
+/// A value as SQLite stores it: one of its five storage classes.
+///
+/// ```swift
+/// let row = try db.fetchRows(sql: "SELECT 1, 'a', NULL")[0]
+/// row[0] // .integer(1)
+/// ```
+///
+/// Related SQLite documentation: <https://www.sqlite.org/datatype3.html>
+public enum SQLiteValue: Sendable, Hashable {
+    /// SQL NULL.
+    case null
+    /// A signed 64-bit integer.
+    case integer(Int64)
+    /// An IEEE 754 double.
+    case real(Double)
+    /// UTF-8 text.
+    case text(String)
+    /// Raw bytes.
+    case blob(Data)
+
+    /// Whether the value is SQL NULL.
+    public var isNull: Bool {
+        if case .null = self { return true }
+        return false
+    }
+
+    /// The name of the storage class, as SQLite's `typeof()` spells it.
+    public var typeName: String {
+        switch self {
+        case .null: return "null"
+        case .integer: return "integer"
+        case .real: return "real"
+        case .text: return "text"
+        case .blob: return "blob"
+        }
+    }
+}
+
+extension SQLiteValue: CustomStringConvertible {
+    /// A readable rendering: `NULL`, numbers as they are, text unquoted, blobs as hex.
+    public var description: String {
+        switch self {
+        case .null: return "NULL"
+        case .integer(let value): return String(value)
+        case .real(let value): return String(value)
+        case .text(let value): return value
+        case .blob(let data): return "x'" + data.map { String(format: "%02x", $0) }.joined() + "'"
+        }
+    }
+}
+
+extension SQLiteValue: ExpressibleByNilLiteral, ExpressibleByIntegerLiteral,
+    ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByBooleanLiteral
+{
+    /// `nil` is SQL NULL.
+    public init(nilLiteral: ()) { self = .null }
+    /// An integer literal is an SQLite integer.
+    public init(integerLiteral value: Int64) { self = .integer(value) }
+    /// A float literal is an SQLite real.
+    public init(floatLiteral value: Double) { self = .real(value) }
+    /// A string literal is SQLite text.
+    public init(stringLiteral value: String) { self = .text(value) }
+    /// A boolean is stored as the integer 0 or 1, as SQLite does.
+    public init(booleanLiteral value: Bool) { self = .integer(value ? 1 : 0) }
+}

@@ -1,0 +1,157 @@
+import CSQLite
+import Foundation
+
+/// A raw SQLite prepared-statement handle.
+typealias SQLiteStatement = OpaquePointer
+
+/// A prepared statement: bind, step, read columns, reset.
+final class Statement {
+    let handle: SQLiteStatement
+    let sql: String
+    unowned let connection: Connection
+    /// Column names, read once.
+    private(set) lazy var columnNames: [String] = (0..<columnCount).map {
+        String(cString: sqlite3_column_name(handle, Int32($0)))
+    }
+
+    init(connection: Connection, sql: String) throws {
+        self.connection = connection
+        self.sql = sql
+        var statement: SQLiteStatement?
+        var tail: UnsafePointer<CChar>?
+        let code = sql.withCString { sqlite3_prepare_v3(connection.handle, $0, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, &tail) }
+        guard code == SQLITE_OK, let statement else {
+            throw StoreError(sqliteCode: code, db: connection.handle, sql: sql)
+        }
+        if let tail, tail.pointee != 0, !String(cString: tail).allSatisfy({ $0.isWhitespace || $0 == ";" }) {
+            sqlite3_finalize(statement)
+            throw StoreError(code: .invalidUse, message: "only one SQL statement can run at a time", sql: sql)
+        }
+        handle = statement
+    }
+
+    deinit {
+        sqlite3_finalize(handle)
+    }
+
+    var columnCount: Int { Int(sqlite3_column_count(handle)) }
+    var parameterCount: Int { Int(sqlite3_bind_parameter_count(handle)) }
+    var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
+
+    // MARK: - Binding
+
+    /// Binds positional arguments, checking their count.
+    func bind(_ arguments: [SQLiteValue]) throws {
+        guard arguments.count == parameterCount else {
+            throw StoreError(
+                code: .range,
+                message: "wrong number of arguments: the statement takes \(parameterCount), \(arguments.count) given",
+                sql: sql)
+        }
+        for (offset, value) in arguments.enumerated() {
+            try bind(value, at: Int32(offset + 1))
+        }
+    }
+
+    /// Binds one value at a 1-based parameter index.
+    func bind(_ value: SQLiteValue, at index: Int32) throws {
+        let code: Int32
+        switch value {
+        case .null: code = sqlite3_bind_null(handle, index)
+        case .integer(let int): code = sqlite3_bind_int64(handle, index, int)
+        case .real(let double): code = sqlite3_bind_double(handle, index, double)
+        case .text(let string): code = bindText(string, at: index)
+        case .blob(let data): code = bindBlob(data, at: index)
+        }
+        try check(code)
+    }
+
+    func bindText(_ string: String, at index: Int32) -> Int32 {
+        var string = string
+        return string.withUTF8 { buffer in
+            buffer.withMemoryRebound(to: CChar.self) {
+                // An empty buffer may have no base address; bind "" rather than NULL.
+                guard let base = $0.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, nil) }
+                return sqlite3_bind_text(handle, index, base, Int32($0.count), _sluice_transient())
+            }
+        }
+    }
+
+    func bindBlob(_ data: Data, at index: Int32) -> Int32 {
+        data.withUnsafeBytes { buffer in
+            if let base = buffer.baseAddress {
+                return sqlite3_bind_blob64(handle, index, base, sqlite3_uint64(buffer.count), _sluice_transient())
+            }
+            return sqlite3_bind_zeroblob(handle, index, 0)
+        }
+    }
+
+    func check(_ code: Int32) throws {
+        guard code == SQLITE_OK else {
+            throw StoreError(sqliteCode: code, db: connection.handle, sql: sql)
+        }
+    }
+
+    // MARK: - Stepping
+
+    /// Steps once: true when a row is available, false when done.
+    func step() throws -> Bool {
+        let code = sqlite3_step(handle)
+        switch code {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let error = StoreError(sqliteCode: code, db: connection.handle, sql: sql)
+            sqlite3_reset(handle)
+            throw error
+        }
+    }
+
+    /// Resets the statement and clears its bindings, ready for reuse.
+    func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    // MARK: - Columns
+
+    /// The value of a 0-based column of the current row.
+    func value(at index: Int32) -> SQLiteValue {
+        switch sqlite3_column_type(handle, index) {
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, index))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, index))
+        case SQLITE_TEXT: return .text(text(at: index))
+        case SQLITE_BLOB: return .blob(blob(at: index))
+        default: return .null
+        }
+    }
+
+    /// The current row's column as text; call only when its type is text.
+    @inline(__always)
+    func text(at index: Int32) -> String {
+        guard let pointer = sqlite3_column_text(handle, index) else { return "" }
+        let count = Int(sqlite3_column_bytes(handle, index))
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+
+    /// The current row's column as bytes; call only when its type is blob.
+    func blob(at index: Int32) -> Data {
+        let count = Int(sqlite3_column_bytes(handle, index))
+        guard count > 0, let pointer = sqlite3_column_blob(handle, index) else { return Data() }
+        return Data(bytes: pointer, count: count)
+    }
+
+    /// The whole current row.
+    func row() -> Row {
+        var values: [SQLiteValue] = []
+        values.reserveCapacity(columnCount)
+        for index in 0..<Int32(columnCount) {
+            values.append(value(at: index))
+        }
+        return Row(columns: columnNames, values: values)
+    }
+}
+
+// Statements are used only on their connection's queue.
+@available(*, unavailable)
+extension Statement: Sendable {}

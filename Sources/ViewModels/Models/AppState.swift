@@ -1,0 +1,34 @@
+import Store
+
+/// Shared app state: one row (id 1) that several view models read.
+public struct AppState: Model, Hashable {
+    /// `app_state`.
+    public static let tableName = "app_state"
+    /// The id of the one row.
+    public static let singletonID: Int64 = 1
+
+    /// Always 1.
+    public var id: Int64
+    /// The signed-in person, if any.
+    public var currentUserID: Int64?
+    /// Low temperature limit (°C).
+    public var temperatureLow: Double
+    /// High temperature limit (°C); always at least `temperatureLow + 10`.
+    public var temperatureHigh: Double
+
+    /// Creates the state row.
+    public init(id: Int64 = AppState.singletonID, currentUserID: Int64? = nil, temperatureLow: Double = 15, temperatureHigh: Double = 25) {
+        self.id = id
+        self.currentUserID = currentUserID
+        self.temperatureLow = temperatureLow
+        self.temperatureHigh = temperatureHigh
+    }
+
+    /// Column names, as the schema spells them.
+    public enum CodingKeys: String, CodingKey {
+        case id
+        case currentUserID = "current_user_id"
+        case temperatureLow = "temperature_low"
+        case temperatureHigh = "temperature_high"
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+import Store
+
+/// A chat message in a conversation.
+public struct Message: Model, Hashable {
+    /// `message`.
+    public static let tableName = "message"
+
+    /// The primary key; nil until inserted.
+    public var id: Int64?
+    /// The conversation it belongs to.
+    public var conversationID: Int64
+    /// Who sent it.
+    public var sender: String
+    /// What it says.
+    public var text: String
+    /// When it was sent.
+    public var sentAt: Date
+
+    /// Creates a message.
+    public init(id: Int64? = nil, conversationID: Int64, sender: String, text: String, sentAt: Date = Date()) {
+        self.id = id
+        self.conversationID = conversationID
+        self.sender = sender
+        self.text = text
+        self.sentAt = sentAt
+    }
+
+    /// Takes the id SQLite assigned.
+    public mutating func didInsert(rowID: Int64) { id = rowID }
+
+    /// Column names, as the schema spells them.
+    public enum CodingKeys: String, CodingKey {
+        case id
+        case conversationID = "conversation_id"
+        case sender, text
+        case sentAt = "sent_at"
+    }
+}

@@ -1,0 +1,37 @@
+import Store
+
+/// One item in a package.
+public struct PackageContent: Model, Hashable {
+    /// `package_content`.
+    public static let tableName = "package_content"
+
+    /// The primary key; nil until inserted.
+    public var id: Int64?
+    /// The package it is in.
+    public var packageID: Int64
+    /// What it is.
+    public var title: String
+    /// Its weight in grams.
+    public var weight: Int
+    /// Its place in the package's list.
+    public var position: Int
+
+    /// Creates an item.
+    public init(id: Int64? = nil, packageID: Int64, title: String, weight: Int, position: Int) {
+        self.id = id
+        self.packageID = packageID
+        self.title = title
+        self.weight = weight
+        self.position = position
+    }
+
+    /// Takes the id SQLite assigned.
+    public mutating func didInsert(rowID: Int64) { id = rowID }
+
+    /// Column names, as the schema spells them.
+    public enum CodingKeys: String, CodingKey {
+        case id
+        case packageID = "package_id"
+        case title, weight, position
+    }
+}

@@ -1,0 +1,6 @@
+import ArgumentParser
+
+@main
+struct Sluice: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Sluice")
+}
