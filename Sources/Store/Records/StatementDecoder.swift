@@ -5,9 +5,11 @@ import Foundation
 /// reads the column of that name. No intermediate dictionary, no JSON.
 final class StatementDecoder: Decoder {
     let statement: SQLiteStatement
-    var map: ColumnMap
+    let map: ColumnMap
     let columnNames: [String]
     let tableName: String
+    private var cachedKeyType: ObjectIdentifier?
+    private var cachedContainer: AnyObject?
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
@@ -29,7 +31,22 @@ final class StatementDecoder: Decoder {
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(Container(decoder: self))
+        // Reuse the container (and the standard library's box around it)
+        // from row to row: it holds no per-row state, and making one costs an
+        // allocation and a metadata lookup per row. `KeyedDecodingContainer`
+        // is a struct around one class reference; the size check keeps this
+        // correct (just slower) should that ever change.
+        let keyType = ObjectIdentifier(Key.self)
+        if keyType == cachedKeyType, let cachedContainer,
+           MemoryLayout<KeyedDecodingContainer<Key>>.size == MemoryLayout<AnyObject>.size {
+            return unsafeBitCast(cachedContainer, to: KeyedDecodingContainer<Key>.self)
+        }
+        let container = KeyedDecodingContainer(Container<Key>(decoder: self))
+        if MemoryLayout<KeyedDecodingContainer<Key>>.size == MemoryLayout<AnyObject>.size {
+            cachedKeyType = keyType
+            cachedContainer = unsafeBitCast(container, to: AnyObject.self)
+        }
+        return container
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -124,104 +141,144 @@ final class StatementDecoder: Decoder {
         }
     }
 
+    // MARK: - Typed reads, called by the container
+
+    fileprivate func decodeString(_ key: some CodingKey) throws -> String {
+        let index = try column(key)
+        guard type(at: index) == SQLITE_TEXT else { throw mismatch(String.self, key, index) }
+        return text(at: index)
+    }
+
+    fileprivate func decodeDouble(_ key: some CodingKey) throws -> Double {
+        let index = try column(key)
+        switch type(at: index) {
+        case SQLITE_FLOAT, SQLITE_INTEGER: return sqlite3_column_double(statement, index)
+        default: throw mismatch(Double.self, key, index)
+        }
+    }
+
+    fileprivate func decodeInt64(_ key: some CodingKey) throws -> Int64 {
+        try int64(at: try column(key), key)
+    }
+
+    private func int64(at index: Int32, _ key: some CodingKey) throws -> Int64 {
+        switch type(at: index) {
+        case SQLITE_INTEGER: return sqlite3_column_int64(statement, index)
+        case SQLITE_FLOAT:
+            guard let exact = Int64(exactly: sqlite3_column_double(statement, index)) else { throw mismatch(Int64.self, key, index) }
+            return exact
+        default: throw mismatch(Int64.self, key, index)
+        }
+    }
+
+    fileprivate func decodeInteger<T: FixedWidthInteger>(_ key: some CodingKey) throws -> T {
+        let value = try decodeInt64(key)
+        guard let exact = T(exactly: value) else {
+            throw DecodingError.typeMismatch(T.self, .init(codingPath: [key], debugDescription: "column '\(key.stringValue)' holds \(value), which does not fit in \(T.self)"))
+        }
+        return exact
+    }
+
+    fileprivate func decodeAny<T: Decodable>(_ type: T.Type, _ key: some CodingKey) throws -> T {
+        let index = try column(key)
+        return try Self.decodeValue(type, from: value(at: index), key: key)
+    }
+
+    fileprivate func decodeNil(_ key: some CodingKey) throws -> Bool {
+        type(at: try column(key)) == SQLITE_NULL
+    }
+
+    // One type check instead of contains + decodeNil + decode.
+    fileprivate func decodeStringIfPresent(_ key: some CodingKey) throws -> String? {
+        guard let index = optionalColumn(key) else { return nil }
+        switch type(at: index) {
+        case SQLITE_NULL: return nil
+        case SQLITE_TEXT: return text(at: index)
+        default: throw mismatch(String.self, key, index)
+        }
+    }
+
+    fileprivate func decodeInt64IfPresent(_ key: some CodingKey) throws -> Int64? {
+        guard let index = optionalColumn(key) else { return nil }
+        if type(at: index) == SQLITE_NULL { return nil }
+        return try int64(at: index, key)
+    }
+
+    fileprivate func decodeIntegerIfPresent<T: FixedWidthInteger>(_ key: some CodingKey) throws -> T? {
+        guard let value = try decodeInt64IfPresent(key) else { return nil }
+        guard let exact = T(exactly: value) else {
+            throw DecodingError.typeMismatch(T.self, .init(codingPath: [key], debugDescription: "column '\(key.stringValue)' holds \(value), which does not fit in \(T.self)"))
+        }
+        return exact
+    }
+
+    // Int is the common case: non-generic, so no metadata lookup per call.
+    fileprivate func decodeInt(_ key: some CodingKey) throws -> Int {
+        let value = try decodeInt64(key)
+        guard let exact = Int(exactly: value) else { throw DecodingError.typeMismatch(Int.self, .init(codingPath: [key], debugDescription: "column '\(key.stringValue)' does not fit in Int")) }
+        return exact
+    }
+
+    fileprivate func decodeIntIfPresent(_ key: some CodingKey) throws -> Int? {
+        guard let value = try decodeInt64IfPresent(key) else { return nil }
+        guard let exact = Int(exactly: value) else { throw DecodingError.typeMismatch(Int.self, .init(codingPath: [key], debugDescription: "column '\(key.stringValue)' does not fit in Int")) }
+        return exact
+    }
+
+    fileprivate func decodeDoubleIfPresent(_ key: some CodingKey) throws -> Double? {
+        guard let index = optionalColumn(key) else { return nil }
+        switch type(at: index) {
+        case SQLITE_NULL: return nil
+        case SQLITE_FLOAT, SQLITE_INTEGER: return sqlite3_column_double(statement, index)
+        default: throw mismatch(Double.self, key, index)
+        }
+    }
+
+    /// The keyed container: every call forwards to the decoder.
+    ///
+    /// It holds the decoder as `Unmanaged`, a trivial value: the standard
+    /// library's container box copies its container on every call, and a
+    /// strong reference would cost a retain and a release per column. The
+    /// decoder outlives its containers (they only live inside `decode(_:)`).
     private struct Container<Key: CodingKey>: KeyedDecodingContainerProtocol {
-        let decoder: StatementDecoder
+        let unmanaged: Unmanaged<StatementDecoder>
         var codingPath: [any CodingKey] { [] }
-        var allKeys: [Key] { decoder.columnNames.compactMap { Key(stringValue: $0) } }
 
-        func contains(_ key: Key) -> Bool { decoder.map.contains(key.stringValue) }
-
-        func decodeNil(forKey key: Key) throws -> Bool {
-            decoder.type(at: try decoder.column(key)) == SQLITE_NULL
+        init(decoder: StatementDecoder) {
+            unmanaged = Unmanaged.passUnretained(decoder)
         }
 
-        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
-            try decode(Int64.self, forKey: key) != 0
-        }
-        func decode(_ type: String.Type, forKey key: Key) throws -> String {
-            let index = try decoder.column(key)
-            guard decoder.type(at: index) == SQLITE_TEXT else { throw decoder.mismatch(type, key, index) }
-            return decoder.text(at: index)
-        }
-        func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
-            let index = try decoder.column(key)
-            switch decoder.type(at: index) {
-            case SQLITE_FLOAT, SQLITE_INTEGER: return sqlite3_column_double(decoder.statement, index)
-            default: throw decoder.mismatch(type, key, index)
-            }
-        }
-        func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
-            Float(try decode(Double.self, forKey: key))
-        }
-        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
-            let index = try decoder.column(key)
-            switch decoder.type(at: index) {
-            case SQLITE_INTEGER: return sqlite3_column_int64(decoder.statement, index)
-            case SQLITE_FLOAT:
-                guard let exact = Int64(exactly: sqlite3_column_double(decoder.statement, index)) else { throw decoder.mismatch(type, key, index) }
-                return exact
-            default: throw decoder.mismatch(type, key, index)
-            }
-        }
-        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(key) }
-        func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(key) }
-        func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(key) }
-        func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try integer(key) }
-        func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try integer(key) }
-        func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try integer(key) }
-        func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try integer(key) }
-        func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try integer(key) }
-        func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(key) }
-        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-            let index = try decoder.column(key)
-            return try StatementDecoder.decodeValue(type, from: decoder.value(at: index), key: key)
+        @inline(__always)
+        private func with<R>(_ body: (StatementDecoder) throws -> R) rethrows -> R {
+            try unmanaged._withUnsafeGuaranteedRef(body)
         }
 
-        private func integer<T: FixedWidthInteger>(_ key: Key) throws -> T {
-            let value = try decode(Int64.self, forKey: key)
-            guard let exact = T(exactly: value) else {
-                throw DecodingError.typeMismatch(T.self, .init(codingPath: [key], debugDescription: "column '\(key.stringValue)' holds \(value), which does not fit in \(T.self)"))
-            }
-            return exact
-        }
+        var allKeys: [Key] { with { $0.columnNames.compactMap { Key(stringValue: $0) } } }
+        func contains(_ key: Key) -> Bool { with { $0.map.contains(key.stringValue) } }
+        func decodeNil(forKey key: Key) throws -> Bool { try with { try $0.decodeNil(key) } }
 
-        // One type check instead of contains + decodeNil + decode.
-        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
-            guard let index = decoder.optionalColumn(key) else { return nil }
-            switch decoder.type(at: index) {
-            case SQLITE_NULL: return nil
-            case SQLITE_TEXT: return decoder.text(at: index)
-            default: throw decoder.mismatch(type, key, index)
-            }
-        }
-        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? {
-            guard let index = decoder.optionalColumn(key) else { return nil }
-            switch decoder.type(at: index) {
-            case SQLITE_NULL: return nil
-            case SQLITE_INTEGER: return sqlite3_column_int64(decoder.statement, index)
-            default: return try decode(Int64.self, forKey: key, at: index)
-            }
-        }
-        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
-            guard let value = try decodeIfPresent(Int64.self, forKey: key) else { return nil }
-            guard let exact = Int(exactly: value) else { throw DecodingError.typeMismatch(Int.self, .init(codingPath: [key], debugDescription: "column '\(key.stringValue)' does not fit in Int")) }
-            return exact
-        }
-        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? {
-            guard let index = decoder.optionalColumn(key) else { return nil }
-            switch decoder.type(at: index) {
-            case SQLITE_NULL: return nil
-            case SQLITE_FLOAT, SQLITE_INTEGER: return sqlite3_column_double(decoder.statement, index)
-            default: throw decoder.mismatch(type, key, index)
-            }
-        }
+        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try with { try $0.decodeInt64(key) } != 0 }
+        func decode(_ type: String.Type, forKey key: Key) throws -> String { try with { try $0.decodeString(key) } }
+        func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try with { try $0.decodeDouble(key) } }
+        func decode(_ type: Float.Type, forKey key: Key) throws -> Float { Float(try with { try $0.decodeDouble(key) }) }
+        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try with { try $0.decodeInt64(key) } }
+        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try with { try $0.decodeInt(key) } }
+        func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try with { try $0.decodeInteger(key) } }
+        func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try with { try $0.decodeInteger(key) } }
+        func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try with { try $0.decodeInteger(key) } }
+        func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try with { try $0.decodeInteger(key) } }
+        func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try with { try $0.decodeInteger(key) } }
+        func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try with { try $0.decodeInteger(key) } }
+        func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try with { try $0.decodeInteger(key) } }
+        func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try with { try $0.decodeInteger(key) } }
+        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try with { try $0.decodeAny(type, key) } }
 
-        private func decode(_ type: Int64.Type, forKey key: Key, at index: Int32) throws -> Int64 {
-            guard decoder.type(at: index) == SQLITE_FLOAT,
-                  let exact = Int64(exactly: sqlite3_column_double(decoder.statement, index))
-            else { throw decoder.mismatch(type, key, index) }
-            return exact
-        }
+        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try with { try $0.decodeStringIfPresent(key) } }
+        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try with { try $0.decodeInt64IfPresent(key) } }
+        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try with { try $0.decodeIntIfPresent(key) } }
+        func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try with { try $0.decodeIntegerIfPresent(key) } }
+        func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try with { try $0.decodeDoubleIfPresent(key) } }
+        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try with { try $0.decodeInt64IfPresent(key) }.map { $0 != 0 } }
 
         func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
             throw StoreError(code: .invalidUse, message: "nested containers are not supported for column '\(key.stringValue)'")
@@ -229,8 +286,8 @@ final class StatementDecoder: Decoder {
         func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
             throw StoreError(code: .invalidUse, message: "nested containers are not supported for column '\(key.stringValue)'")
         }
-        func superDecoder() throws -> any Decoder { decoder }
-        func superDecoder(forKey key: Key) throws -> any Decoder { decoder }
+        func superDecoder() throws -> any Decoder { with { $0 } }
+        func superDecoder(forKey key: Key) throws -> any Decoder { with { $0 } }
     }
 }
 

@@ -6,7 +6,7 @@ import Foundation
 /// dictionary, no JSON.
 final class StatementEncoder: Encoder {
     var statement: SQLiteStatement
-    var map: ColumnMap
+    let map: ColumnMap
     let tableName: String
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
@@ -94,7 +94,9 @@ final class StatementEncoder: Encoder {
     }
 
     private struct Container<Key: CodingKey>: KeyedEncodingContainerProtocol {
-        let encoder: StatementEncoder
+        // unowned(unsafe): a container never outlives the encode call of the
+        // encoder that made it, and skipping reference counting matters here.
+        unowned(unsafe) let encoder: StatementEncoder
         var codingPath: [any CodingKey] { [] }
 
         mutating func encodeNil(forKey key: Key) throws {

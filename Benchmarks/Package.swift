@@ -1,0 +1,31 @@
+// swift-tools-version:6.0
+
+import Foundation
+import PackageDescription
+
+// A path dependency's identity is its folder's name, which differs between
+// checkouts ("main", "sluice", ...): compute it instead of spelling it.
+let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent.lowercased()
+
+// Benchmarks live in their own package so the library's manifest stays lean.
+// Run in release mode: swift run -c release --package-path Benchmarks
+let package = Package(
+    name: "SluiceBenchmarks",
+    platforms: [.macOS(.v13)],
+    dependencies: [
+        .package(path: ".."),
+    ],
+    targets: [
+        // The raw SQLite C API, for the baseline each benchmark compares against.
+        .systemLibrary(name: "BenchSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .executableTarget(
+            name: "sluice-benchmarks",
+            dependencies: [
+                "BenchSQLite",
+                .product(name: "Store", package: root),
+                .product(name: "ViewModels", package: root),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,60 @@
+import Foundation
+
+/// Times closures and prints a comparison table.
+struct Harness {
+    struct Result {
+        let name: String
+        let raw: Double      // seconds (median)
+        let sluice: Double   // seconds (median)
+        let target: Double   // max ratio
+        var ratio: Double { sluice / raw }
+    }
+
+    private(set) var results: [Result] = []
+
+    static func seconds(_ body: () throws -> Void) rethrows -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try body()
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        return sorted.isEmpty ? .nan : sorted[sorted.count / 2]
+    }
+
+    mutating func record(_ name: String, raw: [Double], sluice: [Double], target: Double) {
+        let result = Result(name: name, raw: Self.median(raw), sluice: Self.median(sluice), target: target)
+        results.append(result)
+        print(Self.line(result))
+    }
+
+    static func format(_ seconds: Double) -> String {
+        seconds >= 1 ? String(format: "%.2f s", seconds) : String(format: "%.1f ms", seconds * 1000)
+    }
+
+    static func line(_ result: Result) -> String {
+        let verdict = result.ratio <= result.target ? "ok" : "MISSED"
+        return "| \(result.name) | \(format(result.raw)) | \(format(result.sluice)) | \(String(format: "%.2f×", result.ratio)) | ≤ \(String(format: "%.1f×", result.target)) | \(verdict) |"
+    }
+
+    func printTable() {
+        print("")
+        print("| benchmark | raw SQLite C API | Sluice | ratio | target | |")
+        print("|---|---|---|---|---|---|")
+        for result in results { print(Self.line(result)) }
+    }
+}
+
+/// A fresh temporary database path; removes the file and its WAL/SHM.
+func freshDatabasePath(_ name: String) -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-bench-\(getpid())-\(name).sqlite").path
+    removeDatabase(at: path)
+    return path
+}
+
+func removeDatabase(at path: String) {
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        try? FileManager.default.removeItem(atPath: path + suffix)
+    }
+}

@@ -1,0 +1,139 @@
+import BenchSQLite
+import Foundation
+import Store
+import ViewModels
+
+/// Insert 100,000 people in one transaction, then fetch and decode them all:
+/// Sluice's typed API against hand-written C API code, same schema and pragmas.
+enum RecordsBenchmark {
+    static let personSchema = DemoSchema.migrations[0].sql
+
+    static func people(_ count: Int) -> [Person] {
+        let firsts = ["Zoë", "José", "Anna", "Łukasz", "Søren", "Ngọc", "Émile", "Björk", "Hana", "Oliver"]
+        let lasts = ["Müller", "Nguyễn", "Smith", "Öztürk", "García", "Kowalski", "Tanaka", "Ødegaard"]
+        return (0..<count).map { i in
+            Person(firstName: firsts[i % firsts.count], lastName: lasts[i % lasts.count], age: 18 + i % 70,
+                   email: "person\(i)@example.com", street: "\(i % 300) Main Street", city: "Oslo",
+                   postalCode: String(1000 + i % 9000), country: "Norway")
+        }
+    }
+
+    // MARK: - Raw C
+
+    static func openRaw(_ path: String) -> OpaquePointer? {
+        var db: OpaquePointer?
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK else { return nil }
+        sqlite3_exec(db, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL", nil, nil, nil)
+        return db
+    }
+
+    static func bindText(_ statement: OpaquePointer?, _ index: Int32, _ text: String?) {
+        guard var text else { sqlite3_bind_null(statement, index); return }
+        text.withUTF8 { buffer in
+            buffer.withMemoryRebound(to: CChar.self) {
+                _ = sqlite3_bind_text(statement, index, $0.baseAddress, Int32($0.count), _bench_transient())
+            }
+        }
+    }
+
+    static func rawInsert(_ db: OpaquePointer?, _ people: [Person]) {
+        sqlite3_exec(db, "BEGIN IMMEDIATE", nil, nil, nil)
+        var statement: OpaquePointer?
+        sqlite3_prepare_v2(db, "INSERT INTO person (id, first_name, last_name, age, email, street, city, postal_code, country) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &statement, nil)
+        for person in people {
+            if let id = person.id { sqlite3_bind_int64(statement, 1, id) } else { sqlite3_bind_null(statement, 1) }
+            bindText(statement, 2, person.firstName)
+            bindText(statement, 3, person.lastName)
+            if let age = person.age { sqlite3_bind_int64(statement, 4, Int64(age)) } else { sqlite3_bind_null(statement, 4) }
+            bindText(statement, 5, person.email)
+            bindText(statement, 6, person.street)
+            bindText(statement, 7, person.city)
+            bindText(statement, 8, person.postalCode)
+            bindText(statement, 9, person.country)
+            if sqlite3_step(statement) != SQLITE_DONE { fatalError("raw insert failed") }
+            sqlite3_reset(statement)
+        }
+        sqlite3_finalize(statement)
+        sqlite3_exec(db, "COMMIT", nil, nil, nil)
+    }
+
+    static func columnText(_ statement: OpaquePointer?, _ index: Int32) -> String? {
+        guard let pointer = sqlite3_column_text(statement, index) else { return nil }
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(statement, index))), as: UTF8.self)
+    }
+
+    static func rawFetch(_ db: OpaquePointer?) -> [Person] {
+        sqlite3_exec(db, "BEGIN", nil, nil, nil)
+        var statement: OpaquePointer?
+        sqlite3_prepare_v2(db, "SELECT * FROM person ORDER BY id", -1, &statement, nil)
+        var people: [Person] = []
+        while sqlite3_step(statement) == SQLITE_ROW {
+            people.append(Person(
+                id: sqlite3_column_int64(statement, 0),
+                firstName: columnText(statement, 1) ?? "",
+                lastName: columnText(statement, 2) ?? "",
+                age: sqlite3_column_type(statement, 3) == SQLITE_NULL ? nil : Int(sqlite3_column_int64(statement, 3)),
+                email: columnText(statement, 4),
+                street: columnText(statement, 5),
+                city: columnText(statement, 6),
+                postalCode: columnText(statement, 7),
+                country: columnText(statement, 8)))
+        }
+        sqlite3_finalize(statement)
+        sqlite3_exec(db, "COMMIT", nil, nil, nil)
+        return people
+    }
+
+    // MARK: - Run
+
+    static func run(_ harness: inout Harness, count: Int, repetitions: Int) throws {
+        let people = people(count)
+        var rawInserts: [Double] = [], sluiceInserts: [Double] = []
+        var rawFetches: [Double] = [], sluiceFetches: [Double] = []
+        for _ in 0..<repetitions {
+            // Raw C API.
+            let rawPath = freshDatabasePath("raw")
+            let db = openRaw(rawPath)
+            sqlite3_exec(db, personSchema, nil, nil, nil)
+            rawInserts.append(Harness.seconds { rawInsert(db, people) })
+            var fetched: [Person] = []
+            rawFetches.append(Harness.seconds { fetched = rawFetch(db) })
+            precondition(fetched.count == count)
+            sqlite3_close_v2(db)
+            removeDatabase(at: rawPath)
+
+            // Sluice typed API.
+            let path = freshDatabasePath("sluice")
+            let store = try Store(path: path)
+            try store.write { tx in try tx.execute(script: personSchema) }
+            sluiceInserts.append(try Harness.seconds {
+                try store.write { tx in
+                    for person in people { try tx.insert(person) }
+                }
+            })
+            var typed: [Person] = []
+            sluiceFetches.append(try Harness.seconds {
+                typed = try store.read { db in try db.fetchAll(Person.self) }
+            })
+            precondition(typed.count == count && typed[count / 2].firstName == people[count / 2].firstName)
+            removeDatabase(at: path)
+        }
+        harness.record("insert \(count) people, one transaction", raw: rawInserts, sluice: sluiceInserts, target: 1.5)
+        harness.record("fetch + decode \(count) people", raw: rawFetches, sluice: sluiceFetches, target: 1.5)
+    }
+}
+
+extension RecordsBenchmark {
+    /// Profiling aid: fetches repeatedly (`--profile-fetch`).
+    static func profileFetch() throws {
+        let path = freshDatabasePath("profile")
+        let store = try Store(path: path)
+        try store.write { tx in try tx.execute(script: personSchema) }
+        try store.write { tx in for person in people(100_000) { try tx.insert(person) } }
+        for _ in 0..<20 {
+            let typed = try store.read { db in try db.fetchAll(Person.self) }
+            precondition(typed.count == 100_000)
+        }
+        removeDatabase(at: path)
+    }
+}
