@@ -123,6 +123,7 @@ public final class Store: @unchecked Sendable {
     ///
     /// - Throws: what `body` throws, or `StoreError` when SQLite fails
     ///   (`.busy` after the busy timeout, `.constraint`, `.full`, ...).
+    @discardableResult
     public func write<T>(_ body: (Database) throws -> T) throws -> T {
         guard let writer else {
             throw StoreError(code: .readOnly, message: "the store at \(path) was opened read-only")

@@ -1,6 +1,15 @@
 import ArgumentParser
 
+/// `sluice`: seed, query and migrate a Sluice database from the shell.
 @main
 struct Sluice: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Sluice")
+    static let configuration = CommandConfiguration(
+        commandName: "sluice",
+        abstract: "Seed, query and migrate a Sluice store (a plain SQLite file).",
+        discussion: """
+            The database is ./sluice.sqlite unless --db PATH or the SLUICE_DB environment variable says otherwise. \
+            The demo schema (person, package, package_content, message, app_state) is built in.
+            """,
+        subcommands: [Tour.self, Migrate.self, Seed.self, Query.self]
+    )
 }

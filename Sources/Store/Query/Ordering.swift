@@ -25,6 +25,11 @@ public struct Ordering: Sendable, Hashable {
         self.source = source
     }
 
+    /// The same column in the other direction.
+    public var reversed: Ordering {
+        Ordering(column: column, descending: !descending, position: position, source: source)
+    }
+
     /// Parses `"last_name, first_name DESC"`: column names separated by
     /// commas, each optionally followed by `ASC` or `DESC`.
     ///

@@ -88,8 +88,11 @@ final class StatementEncoder: Encoder {
         if let captured = probe.value, !probe.needsJSON {
             return captured
         }
-        // A struct, an array, a dictionary: store it as JSON text.
-        let data = try JSONEncoder().encode(value)
+        // A struct, an array, a dictionary: store it as JSON text, with sorted
+        // keys so equal values store equal text.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let data = try encoder.encode(value)
         return .text(String(decoding: data, as: UTF8.self))
     }
 

@@ -149,7 +149,7 @@ extension Optional: SQLiteValueConvertible where Wrapped: SQLiteValueConvertible
 /// The date text format Sluice stores, in UTC.
 enum SQLiteDateFormat {
     static func string(from date: Date) -> String {
-        let totalMillis = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        let totalMillis = (date.timeIntervalSince1970 * 1000).rounded()
         let millis = Int64(totalMillis)
         var seconds = millis / 1000
         var fraction = millis % 1000

@@ -1,0 +1,127 @@
+import ArgumentParser
+import Foundation
+import Store
+import ViewModels
+
+/// `sluice seed`: loads rows from a JSON or CSV file, or generates demo data.
+struct Seed: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Load rows from a JSON or CSV file (one transaction), or generate demo data.",
+        discussion: """
+            JSON: {"person": [{"first_name": "Zoë", ...}], "package": [...]}, or an array of row objects with --table. \
+            CSV: a header row of column names, then rows; needs --table; an empty field is NULL. \
+            The whole file is one transaction: on any error nothing is written, and the error names the file, \
+            the line or row, and the column. Rows may come in any order: foreign keys are checked at the end.
+            """)
+
+    @OptionGroup var options: StoreOptions
+
+    @Argument(help: ArgumentHelp("A .json or .csv file.", valueName: "file"))
+    var file: String?
+
+    @Option(help: "The table the file's rows go into (needed for CSV and for a JSON array).")
+    var table: String?
+
+    @Option(help: "The file's format, when its extension does not say (json or csv).")
+    var format: SeedFormat?
+
+    @Flag(help: "Generate demo data instead (applies the demo migrations first).")
+    var demo = false
+
+    @Option(help: "With --demo: how many people to generate.")
+    var people = 1_000
+
+    @Option(help: "With --demo: the random seed, for repeatable data.")
+    var seed: UInt64 = 42
+
+    enum SeedFormat: String, ExpressibleByArgument { case json, csv }
+
+    func validate() throws {
+        if demo, file != nil { throw ValidationError("give either a file or --demo, not both") }
+        if !demo, file == nil { throw ValidationError("give a file to load, or --demo") }
+        if people < 0 { throw ValidationError("--people must not be negative") }
+    }
+
+    func run() throws {
+        if demo {
+            try seedDemo()
+        } else if let file {
+            try seedFile(file)
+        }
+    }
+
+    private func seedDemo() throws {
+        let store = try options.openOrCreate()
+        for migration in try store.migrate(DemoSchema.migrations) {
+            print("applied \(migration.identifier)")
+        }
+        let counts = try Self.generate(people: people, seed: seed, into: store)
+        print("seeded \(counts.people) people, \(counts.packages) packages (\(counts.contents) items), \(counts.messages) messages into \(options.path)")
+    }
+
+    /// Generates demo data with a progress bar on a terminal.
+    static func generate(people: Int, seed: UInt64, into store: Store) throws -> DemoData.Counts {
+        var generator = DemoData(seed: seed)
+        var bar = ProgressBar()
+        defer { bar.finish() }
+        return try generator.insert(DemoData.Size(people: people), into: store) { bar.update($0, $1, $2) }
+    }
+
+    private func seedFile(_ file: String) throws {
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw InputError(file: file, location: nil, message: FileManager.default.fileExists(atPath: file) ? "cannot read the file" : "no such file")
+        }
+        let kind: SeedFormat
+        if let format {
+            kind = format
+        } else if let inferred = SeedFormat(rawValue: URL(fileURLWithPath: file).pathExtension.lowercased()) {
+            kind = inferred
+        } else {
+            throw ValidationError("cannot tell the format of \(file) from its extension; pass --format json or --format csv")
+        }
+        let store = try options.openExisting()
+        let seedData: SeedData
+        switch kind {
+        case .json:
+            seedData = try JSONSeedReader.read(data, file: file, table: table)
+        case .csv:
+            guard let table else { throw ValidationError("a CSV file needs --table TABLE") }
+            guard let text = String(data: data, encoding: .utf8) else {
+                throw InputError(file: file, location: nil, message: "the file is not UTF-8 text")
+            }
+            let info = try store.read { db in try db.tableInfo(table) }
+            seedData = try CSVSeedReader.read(text, file: file, table: info)
+        }
+        let counts = try Self.insert(seedData, file: file, into: store)
+        let summary = counts.map { "\($0.count) \($0.table) row\($0.count == 1 ? "" : "s")" }.joined(separator: ", ")
+        print("seeded \(summary.isEmpty ? "nothing" : summary) from \(file)")
+    }
+
+    /// Inserts every row in one transaction; any error rolls all of it back
+    /// and names the row.
+    static func insert(_ seed: SeedData, file: String, into store: Store) throws -> [(table: String, count: Int)] {
+        try store.write { tx in
+            try tx.deferForeignKeys()
+            var locations: [String: [Int64: String]] = [:]
+            var counts: [(String, Int)] = []
+            for (table, entries) in seed.tables {
+                let info = try tx.tableInfo(table)
+                for entry in entries {
+                    do {
+                        let rowID = try tx.insert(entry.row, into: info.name)
+                        locations[info.name, default: [:]][rowID] = entry.location
+                    } catch let error as StoreError {
+                        throw InputError(file: file, location: entry.location, message: error.isSQLiteError ? error.message : error.description)
+                    }
+                }
+                counts.append((info.name, entries.count))
+            }
+            if let violation = try tx.foreignKeyViolations().first {
+                let location = locations[violation.table]?[violation.rowID]
+                throw InputError(file: file, location: location ?? "\(violation.table) rowid \(violation.rowID)",
+                                 message: "FOREIGN KEY constraint failed: the row references a \(violation.parent) that does not exist")
+            }
+            return counts
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import ArgumentParser
+import Foundation
+import Store
+
+/// The options every command shares: which database file.
+struct StoreOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The database file.", discussion: "Default: $SLUICE_DB, or ./sluice.sqlite.", valueName: "path"))
+    var db: String?
+
+    /// The database path: --db, then $SLUICE_DB, then ./sluice.sqlite.
+    var path: String {
+        if let db, !db.isEmpty { return db }
+        if let environment = ProcessInfo.processInfo.environment["SLUICE_DB"], !environment.isEmpty { return environment }
+        return "sluice.sqlite"
+    }
+
+    /// Opens an existing database for writing, never creating one.
+    func openExisting() throws -> Store {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw StoreError(code: .cannotOpen, message: "no database at \(path) (create one with `sluice migrate`, or pass --db PATH)")
+        }
+        var configuration = Store.Configuration()
+        configuration.createIfMissing = false
+        return try Store(path: path, configuration: configuration)
+    }
+
+    /// Opens an existing database read-only: nothing is created or written.
+    func openReadOnly() throws -> Store {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw StoreError(code: .cannotOpen, message: "no database at \(path) (create one with `sluice migrate` or `sluice tour`, or pass --db PATH)")
+        }
+        var configuration = Store.Configuration()
+        configuration.readOnly = true
+        return try Store(path: path, configuration: configuration)
+    }
+
+    /// Opens the database, creating it if needed.
+    func openOrCreate() throws -> Store {
+        try Store(path: path)
+    }
+}
+
+/// Whether a stream is a terminal (for progress bars and colour).
+enum Terminal {
+    static var stdoutIsTerminal: Bool { isatty(STDOUT_FILENO) != 0 }
+    static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) != 0 }
+
+    /// Writes to standard error.
+    static func printError(_ text: String, terminator: String = "\n") {
+        FileHandle.standardError.write(Data((text + terminator).utf8))
+    }
+}
+
+/// A one-line progress bar on standard error, drawn only on a terminal.
+struct ProgressBar {
+    private var lastPercent = -1
+    private let enabled = Terminal.stderrIsTerminal
+
+    mutating func update(_ phase: String, _ done: Int, _ total: Int) {
+        guard enabled, total > 0 else { return }
+        let percent = min(100, done * 100 / total)
+        guard percent != lastPercent else { return }
+        lastPercent = percent
+        let width = 30
+        let filled = percent * width / 100
+        let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+        Terminal.printError("\r\(bar) \(String(format: "%3d", percent))% \(phase) \(done)/\(total)   ", terminator: "")
+    }
+
+    func finish() {
+        guard enabled, lastPercent >= 0 else { return }
+        Terminal.printError("\r\u{1B}[2K", terminator: "")
+    }
+}

@@ -1,0 +1,28 @@
+import Store
+
+/// Rows read from a seed file, grouped by table, with where each row came from.
+struct SeedData {
+    /// One row and its place in the file, for error messages.
+    struct Entry {
+        let row: Row
+        /// "row 3" (JSON: position in the table's array) or "line 4" (CSV).
+        let location: String
+    }
+
+    /// Tables in the order they appear (or sorted, where the format has no order).
+    var tables: [(name: String, entries: [Entry])] = []
+
+    var rowCount: Int { tables.reduce(0) { $0 + $1.entries.count } }
+}
+
+/// A problem in an input file, naming the file and the place.
+struct InputError: Error, CustomStringConvertible {
+    let file: String
+    let location: String?
+    let message: String
+
+    var description: String {
+        if let location { return "\(file):\(location): \(message)" }
+        return "\(file): \(message)"
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import Testing
+@testable import Store
+import ViewModels
+
+@Suite struct ModelTests {
+    @Test func insertAssignsIDsAndFetchOneFindsThem() throws {
+        let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
+        let (a, b) = try store.write { tx in
+            (try tx.insert(Person(firstName: "A", lastName: "One")), try tx.insert(Person(firstName: "B", lastName: "Two")))
+        }
+        #expect(a.id == 1 && b.id == 2)
+        #expect(try store.read { db in try db.fetchOne(Person.self, id: 2) } == b)
+        #expect(try store.read { db in try db.fetchOne(Person.self, id: 99) } == nil)
+    }
+
+    @Test func updateChangesTheRowAndRefusesMissingOnes() throws {
+        let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
+        var person = try store.write { tx in try tx.insert(Person(firstName: "A", lastName: "One")) }
+        person.email = "a@example.com"
+        person.age = 33
+        try store.write { tx in try tx.update(person) }
+        #expect(try store.read { db in try db.fetchOne(Person.self, id: person.id) } == person)
+
+        let ghost = Person(id: 42, firstName: "No", lastName: "Body")
+        let error = try #require(throws: StoreError.self) { try store.write { tx in try tx.update(ghost) } }
+        #expect(error.code == .notFound)
+        #expect(error.message == "no row in table person has id 42")
+        #expect(throws: StoreError.self) { try store.write { tx in try tx.update(Person(firstName: "No", lastName: "ID")) } }
+    }
+
+    @Test func upsertInsertsThenUpdates() throws {
+        let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
+        var person = try store.write { tx in try tx.upsert(Person(firstName: "A", lastName: "One")) }
+        #expect(person.id == 1)
+        person.lastName = "Changed"
+        try store.write { tx in try tx.upsert(person) }
+        try store.write { tx in try tx.upsert(Person(id: 7, firstName: "Seven", lastName: "Given")) }
+        #expect(try store.read { db in try db.fetchAll(Person.self) } == [person, Person(id: 7, firstName: "Seven", lastName: "Given")])
+    }
+
+    @Test func deleteByModelIDAndFilter() throws {
+        let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
+        let people = try store.write { tx in
+            try (0..<5).map { try tx.insert(Person(firstName: "P\($0)", lastName: "X", age: $0 * 10)) }
+        }
+        let results = try store.write { tx in
+            [try tx.delete(people[0]) ? 1 : 0, try tx.delete(Person.self, id: 2) ? 1 : 0,
+             try tx.delete(Person.self, id: 2) ? 1 : 0, try tx.deleteAll(Person.self, filter: Filter("age >= 40"))]
+        }
+        #expect(results == [1, 1, 0, 1])
+        #expect(try store.read { db in try db.fetchAll(Person.self).compactMap(\.id) } == [3, 4])
+        #expect(try store.write { tx in try tx.deleteAll(Person.self) } == 2)
+    }
+
+    @Test func foreignKeysAreEnforcedAndCascade() throws {
+        let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
+        let error = try #require(throws: StoreError.self) { try store.write { tx in try tx.insert(Package(recipientID: 12)) } }
+        #expect(error.code == .constraint)
+        #expect(error.message == "FOREIGN KEY constraint failed")
+        try store.write { tx in
+            let person = try tx.insert(Person(firstName: "R", lastName: "X"))
+            let package = try tx.insert(Package(recipientID: try #require(person.id)))
+            try tx.insert(PackageContent(packageID: try #require(package.id), title: "Tea", weight: 250, position: 0))
+            try tx.delete(person)
+        }
+        #expect(try store.read { db in try db.fetchCount(PackageContent.self) } == 0, "deleting the recipient cascades to packages and contents")
+    }
+
+    @Test func dynamicRowInsertChecksColumnsAndTypes() throws {
+        let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
+        let id = try store.write { tx in try tx.insert(Row(["first_name": "A", "last_name": "B", "age": 3]), into: "person") }
+        #expect(id == 1)
+        let unknown = try #require(throws: StoreError.self) {
+            try store.write { tx in try tx.insert(Row(["first_name": "A", "last_name": "B", "nickname": "x"]), into: "person") }
+        }
+        #expect(unknown.message == "unknown column 'nickname' in table person (columns: id, first_name, last_name, age, email, street, city, postal_code, country)")
+        let mismatch = try #require(throws: StoreError.self) {
+            try store.write { tx in try tx.insert(Row(["first_name": "A", "last_name": "B", "age": "old"]), into: "person") }
+        }
+        #expect(mismatch.code == .typeMismatch)
+        #expect(mismatch.message == "column 'age' expects an integer, got text \"old\"")
+        let real = try #require(throws: StoreError.self) {
+            try store.write { tx in try tx.insert(Row(["first_name": "A", "last_name": "B", "age": 2.5]), into: "person") }
+        }
+        #expect(real.message == "column 'age' expects an integer, got real 2.5")
+        #expect(throws: StoreError.self) { try store.write { tx in try tx.insert(Row(["first_name": 5, "last_name": "B"]), into: "person") } }
+    }
+
+    @Test func demoDataIsVariedAndConsistent() throws {
+        let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
+        var generator = DemoData(seed: 7)
+        let counts = try generator.insert(DemoData.Size(people: 500), into: store)
+        #expect(counts.people == 500)
+        #expect(counts.packages == 250)
+        #expect(counts.contents >= 250 && counts.contents <= 1000)
+        #expect(counts.messages >= 50)
+        try store.read { db in
+            #expect(try db.fetchCount(Person.self) == 500)
+            #expect(try db.foreignKeyViolations().isEmpty)
+            let names = try db.fetchAll(Person.self).map(\.fullName)
+            #expect(names.contains { !$0.allSatisfy(\.isASCII) }, "some names are not ASCII")
+            #expect(try db.fetchCount(Person.self, filter: Filter("age IS NULL")) > 0, "some ages are unknown")
+            let weights = try db.fetchAll(PackageContent.self).map(\.weight)
+            #expect(weights.allSatisfy { (50...3000).contains($0) })
+            let emails = try db.fetchAll(Person.self).compactMap(\.email)
+            #expect(emails.allSatisfy { $0.allSatisfy(\.isASCII) && $0.contains("@") })
+        }
+        // The same seed gives the same data.
+        let again = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
+        var twin = DemoData(seed: 7)
+        try twin.insert(DemoData.Size(people: 500), into: again)
+        let appRows = { (lines: [String]) in lines.filter { !$0.hasPrefix("sluice_migration ") } }
+        #expect(try appRows(dump(again)) == appRows(dump(store)))
+    }
+}
