@@ -31,8 +31,9 @@ let package = Package(
                 .product(name: "CSV", package: "CSV.swift"),
             ]
         ),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "ViewModels"]),
-        .testTarget(name: "CLITests", dependencies: ["Store", "ViewModels", "sluice"]),
+        .target(name: "SluiceTestSupport", dependencies: ["Store"], path: "Tests/Support"),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "ViewModels", "SluiceTestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["Store", "ViewModels", "SluiceTestSupport", "sluice"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,20 +1,20 @@
 import Foundation
-@testable import Store
+import Store
 
 /// A fresh database file in its own temporary folder, per test.
-struct TemporaryDatabase {
-    let directory: URL
-    var path: String { directory.appendingPathComponent("test.sqlite").path }
+public struct TemporaryDatabase {
+    public let directory: URL
+    public var path: String { directory.appendingPathComponent("test.sqlite").path }
 
-    init() {
+    public init() {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-tests-\(UUID().uuidString)")
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
 
-    func url(_ name: String) -> URL { directory.appendingPathComponent(name) }
+    public func url(_ name: String) -> URL { directory.appendingPathComponent(name) }
 
     /// A store on the file, optionally migrated.
-    func store(migrations: [Migration] = []) throws -> Store {
+    public func store(migrations: [Migration] = []) throws -> Store {
         let store = try Store(path: path)
         if !migrations.isEmpty { try store.migrate(migrations) }
         return store
@@ -23,7 +23,7 @@ struct TemporaryDatabase {
 
 /// Every table's schema and rows, in a stable form, to check that a failed
 /// operation left the database exactly as it was.
-func dump(_ store: Store) throws -> [String] {
+public func dump(_ store: Store) throws -> [String] {
     try store.read { db in
         var lines: [String] = []
         let tables = try db.fetchRows(sql: "SELECT name, sql FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY name")
@@ -38,4 +38,11 @@ func dump(_ store: Store) throws -> [String] {
         }
         return lines
     }
+}
+
+/// The dump of the database at a path, opened read-only.
+public func dump(path: String) throws -> [String] {
+    var configuration = Store.Configuration()
+    configuration.readOnly = true
+    return try dump(Store(path: path, configuration: configuration))
 }

@@ -1,0 +1,77 @@
+import Foundation
+
+/// Runs the built `sluice` binary in a temporary folder, as a person would.
+public struct CommandRunner {
+    /// What a run printed and how it ended.
+    public struct Result: CustomStringConvertible {
+        public let status: Int32
+        public let stdout: String
+        public let stderr: String
+        public var description: String { "exit \(status)\n--- stdout\n\(stdout)\n--- stderr\n\(stderr)" }
+    }
+
+    /// The folder the commands run in.
+    public let directory: URL
+
+    public init() {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-cli-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    /// The `sluice` executable, built next to the test runner by `swift test`.
+    public static var binary: URL {
+        let candidates = [
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+            Bundle.main.bundleURL,
+            Bundle.main.bundleURL.deletingLastPathComponent(),
+        ]
+        for folder in candidates {
+            let url = folder.appendingPathComponent("sluice")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        return candidates[0].appendingPathComponent("sluice")
+    }
+
+    /// A path inside the folder.
+    public func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+    /// Writes a file into the folder and returns its path.
+    @discardableResult
+    public func write(_ name: String, _ contents: String) throws -> String {
+        try contents.write(toFile: path(name), atomically: true, encoding: .utf8)
+        return path(name)
+    }
+
+    /// Runs `sluice` with arguments; `environment` adds to a clean one.
+    public func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        var env = ProcessInfo.processInfo.environment
+        env["SLUICE_DB"] = nil
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        let outURL = directory.appendingPathComponent(".stdout-\(UUID().uuidString)")
+        let errURL = directory.appendingPathComponent(".stderr-\(UUID().uuidString)")
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let out = try FileHandle(forWritingTo: outURL)
+        let err = try FileHandle(forWritingTo: errURL)
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        try out.close()
+        try err.close()
+        defer {
+            try? FileManager.default.removeItem(at: outURL)
+            try? FileManager.default.removeItem(at: errURL)
+        }
+        return Result(
+            status: process.terminationStatus,
+            stdout: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
+            stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
+    }
+}
