@@ -1,6 +1,7 @@
 import Foundation
 import SluiceTestSupport
 import Testing
+import ViewModels
 @testable import Store
 
 @Suite struct RowCoderTests {
@@ -155,5 +156,61 @@ import Testing
         } else {
             #expect(date == nil)
         }
+    }
+}
+
+@Suite struct RowReaderTests {
+    /// Person's hand-written `init(row:)` must read exactly what Codable reads.
+    @Test func personRowInitAgreesWithCodable() throws {
+        struct CodablePerson: Model, Equatable {
+            static let tableName = "person"
+            var id: Int64?
+            var first_name: String
+            var last_name: String
+            var age: Int?
+            var email: String?
+            var street: String?
+            var city: String?
+            var postal_code: String?
+            var country: String?
+        }
+        let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
+        var generator = DemoData(seed: 3)
+        try generator.insert(DemoData.Size(people: 300), into: store)
+        let (fast, codable) = try store.read { db in (try db.fetchAll(Person.self), try db.fetchAll(CodablePerson.self)) }
+        #expect(fast.count == 300)
+        let converted = codable.map { (person: CodablePerson) -> Person in
+            Person(id: person.id, firstName: person.first_name, lastName: person.last_name, age: person.age, email: person.email,
+                   street: person.street, city: person.city, postalCode: person.postal_code, country: person.country)
+        }
+        #expect(fast == converted)
+    }
+
+    @Test func rowReaderReportsMissingColumnsAndWrongTypes() throws {
+        struct Partial: Model {
+            static let tableName = "person"
+            var id: Int64?
+            var nickname: String
+            init(row: RowReader) throws {
+                id = try row["id"]
+                nickname = try row["nickname"]
+            }
+        }
+        struct Mistyped: Model {
+            static let tableName = "person"
+            var id: Int64?
+            var age: Int
+            init(row: RowReader) throws {
+                id = try row["id"]
+                age = try row["age"]
+            }
+        }
+        let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
+        try store.write { tx in try tx.insert(Person(firstName: "A", lastName: "B")) }
+        let missing = try #require(throws: StoreError.self) { try store.read { db in try db.fetchAll(Partial.self) } }
+        #expect(missing.code == .decoding)
+        #expect(missing.message.contains("no column 'nickname' in the row"))
+        let null = try #require(throws: StoreError.self) { try store.read { db in try db.fetchAll(Mistyped.self) } }
+        #expect(null.message.contains("column 'age' is NULL but Int is not optional"))
     }
 }

@@ -43,6 +43,20 @@ public struct Person: Model, Hashable {
     /// Takes the id SQLite assigned.
     public mutating func didInsert(rowID: Int64) { id = rowID }
 
+    /// Reads a person column by column: people lists are the largest
+    /// results, and this skips Codable's per-property dispatch.
+    public init(row: RowReader) throws {
+        id = try row["id"]
+        firstName = try row["first_name"]
+        lastName = try row["last_name"]
+        age = try row["age"]
+        email = try row["email"]
+        street = try row["street"]
+        city = try row["city"]
+        postalCode = try row["postal_code"]
+        country = try row["country"]
+    }
+
     /// "First Last".
     public var fullName: String { "\(firstName) \(lastName)" }
 

@@ -1,0 +1,155 @@
+import CSQLite
+import Foundation
+
+/// Reads the current row of a fetch by column name, for models that
+/// implement `Model.init(row:)` instead of relying on `Codable`.
+///
+/// ```swift
+/// extension Person {
+///     init(row: RowReader) throws {
+///         id = try row["id"]
+///         firstName = try row["first_name"]
+///         age = try row["age"]          // Int?: NULL reads as nil
+///     }
+/// }
+/// ```
+///
+/// Columns are found by name; when a model reads them in the same order for
+/// every row (as the example does), the lookup is a comparison with the
+/// name read at the same place in the previous row.
+public struct RowReader {
+    // Unmanaged: a reader lives only inside one call of `init(row:)`, while
+    // the decoder that made it is alive; reference counting here would cost
+    // a retain and a release per column.
+    let unmanaged: Unmanaged<StatementDecoder>
+
+    init(decoder: StatementDecoder) {
+        unmanaged = Unmanaged.passUnretained(decoder)
+    }
+
+    /// The value of a column, converted to `T`.
+    ///
+    /// - Throws: `StoreError.Code.decoding` when the row has no such column,
+    ///   or its value cannot be a `T` (text in an `Int`, NULL in a non-optional).
+    public subscript<T: SQLiteValueConvertible>(_ column: String) -> T {
+        get throws {
+            try unmanaged._withUnsafeGuaranteedRef { try $0.read(T.self, column: column) }
+        }
+    }
+
+    // Concrete overloads for the common types: non-generic, so reading a
+    // column costs no witness-table or metadata lookup.
+
+    /// A text column.
+    public subscript(_ column: String) -> String {
+        get throws { try unmanaged._withUnsafeGuaranteedRef { try $0.readString(column) } }
+    }
+    /// A text column that may be NULL.
+    public subscript(_ column: String) -> String? {
+        get throws { try unmanaged._withUnsafeGuaranteedRef { try $0.readOptionalString(column) } }
+    }
+    /// An integer column.
+    public subscript(_ column: String) -> Int64 {
+        get throws { try unmanaged._withUnsafeGuaranteedRef { try $0.readInt64(column) } }
+    }
+    /// An integer column that may be NULL.
+    public subscript(_ column: String) -> Int64? {
+        get throws { try unmanaged._withUnsafeGuaranteedRef { try $0.readOptionalInt64(column) } }
+    }
+    /// An integer column.
+    public subscript(_ column: String) -> Int {
+        get throws { Int(try self[column] as Int64) }
+    }
+    /// An integer column that may be NULL.
+    public subscript(_ column: String) -> Int? {
+        get throws { (try self[column] as Int64?).map { Int($0) } }
+    }
+    /// A real column (integers are converted).
+    public subscript(_ column: String) -> Double {
+        get throws { try unmanaged._withUnsafeGuaranteedRef { try $0.readDouble(column) } }
+    }
+    /// A real column that may be NULL.
+    public subscript(_ column: String) -> Double? {
+        get throws { try unmanaged._withUnsafeGuaranteedRef { try $0.readOptionalDouble(column) } }
+    }
+
+    /// The raw value of a column, or nil when the row has no such column.
+    public func value(_ column: String) -> SQLiteValue? {
+        unmanaged._withUnsafeGuaranteedRef { decoder in
+            decoder.map.index(of: column).map { decoder.value(at: $0) }
+        }
+    }
+
+    /// Decodes the whole row with `Codable`, as `Model.init(row:)` does by default.
+    public func decode<M: Decodable>(_ type: M.Type) throws -> M {
+        try unmanaged._withUnsafeGuaranteedRef { try M(from: $0) }
+    }
+}
+
+extension StatementDecoder {
+    private func index(of column: String, for type: Any.Type) throws -> Int32 {
+        guard let index = map.index(of: column) else {
+            throw StoreError(code: .decoding, message: "cannot decode \(type) from table \(tableName): no column '\(column)' in the row (columns: \(columnNames.joined(separator: ", ")))")
+        }
+        return index
+    }
+
+    private func readFailure(_ type: Any.Type, column: String, at index: Int32) -> StoreError {
+        let value = value(at: index)
+        let problem = value.isNull ? "is NULL but \(type) is not optional" : "holds \(value.typeName), which is not a \(type)"
+        return StoreError(code: .decoding, message: "cannot decode from table \(tableName): column '\(column)' \(problem)")
+    }
+
+    func readString(_ column: String) throws -> String {
+        let index = try index(of: column, for: String.self)
+        guard let text = optionalText(at: index) else { throw readFailure(String.self, column: column, at: index) }
+        return text
+    }
+
+    func readOptionalString(_ column: String) throws -> String? {
+        optionalText(at: try index(of: column, for: String?.self))
+    }
+
+    func readInt64(_ column: String) throws -> Int64 {
+        let index = try index(of: column, for: Int64.self)
+        guard sqlite3_column_type(statement, index) == SQLITE_INTEGER else {
+            guard let exact = Int64(sqliteValue: value(at: index)) else { throw readFailure(Int64.self, column: column, at: index) }
+            return exact
+        }
+        return sqlite3_column_int64(statement, index)
+    }
+
+    func readOptionalInt64(_ column: String) throws -> Int64? {
+        let index = try index(of: column, for: Int64?.self)
+        switch sqlite3_column_type(statement, index) {
+        case SQLITE_INTEGER: return sqlite3_column_int64(statement, index)
+        case SQLITE_NULL: return nil
+        default:
+            guard let exact = Int64(sqliteValue: value(at: index)) else { throw readFailure(Int64.self, column: column, at: index) }
+            return exact
+        }
+    }
+
+    func readDouble(_ column: String) throws -> Double {
+        let index = try index(of: column, for: Double.self)
+        switch sqlite3_column_type(statement, index) {
+        case SQLITE_FLOAT, SQLITE_INTEGER: return sqlite3_column_double(statement, index)
+        default: throw readFailure(Double.self, column: column, at: index)
+        }
+    }
+
+    func readOptionalDouble(_ column: String) throws -> Double? {
+        let index = try index(of: column, for: Double?.self)
+        switch sqlite3_column_type(statement, index) {
+        case SQLITE_FLOAT, SQLITE_INTEGER: return sqlite3_column_double(statement, index)
+        case SQLITE_NULL: return nil
+        default: throw readFailure(Double.self, column: column, at: index)
+        }
+    }
+
+    func read<T: SQLiteValueConvertible>(_ type: T.Type, column: String) throws -> T {
+        let index = try index(of: column, for: T.self)
+        guard let converted = T(sqliteValue: value(at: index)) else { throw readFailure(T.self, column: column, at: index) }
+        return converted
+    }
+}
