@@ -58,11 +58,11 @@ public struct RowReader {
     }
     /// An integer column.
     public subscript(_ column: String) -> Int {
-        get throws { Int(try self[column] as Int64) }
+        get throws { Int(try unmanaged._withUnsafeGuaranteedRef { try $0.readInt64(column, reporting: Int.self) }) }
     }
     /// An integer column that may be NULL.
     public subscript(_ column: String) -> Int? {
-        get throws { (try self[column] as Int64?).map { Int($0) } }
+        get throws { try unmanaged._withUnsafeGuaranteedRef { try $0.readOptionalInt64(column, reporting: Int.self) }.map { Int($0) } }
     }
     /// A real column (integers are converted).
     public subscript(_ column: String) -> Double {
@@ -110,22 +110,22 @@ extension StatementDecoder {
         optionalText(at: try index(of: column, for: String?.self))
     }
 
-    func readInt64(_ column: String) throws -> Int64 {
-        let index = try index(of: column, for: Int64.self)
+    func readInt64(_ column: String, reporting type: Any.Type = Int64.self) throws -> Int64 {
+        let index = try index(of: column, for: type)
         guard sqlite3_column_type(statement, index) == SQLITE_INTEGER else {
-            guard let exact = Int64(sqliteValue: value(at: index)) else { throw readFailure(Int64.self, column: column, at: index) }
+            guard let exact = Int64(sqliteValue: value(at: index)) else { throw readFailure(type, column: column, at: index) }
             return exact
         }
         return sqlite3_column_int64(statement, index)
     }
 
-    func readOptionalInt64(_ column: String) throws -> Int64? {
-        let index = try index(of: column, for: Int64?.self)
+    func readOptionalInt64(_ column: String, reporting type: Any.Type = Int64.self) throws -> Int64? {
+        let index = try index(of: column, for: type)
         switch sqlite3_column_type(statement, index) {
         case SQLITE_INTEGER: return sqlite3_column_int64(statement, index)
         case SQLITE_NULL: return nil
         default:
-            guard let exact = Int64(sqliteValue: value(at: index)) else { throw readFailure(Int64.self, column: column, at: index) }
+            guard let exact = Int64(sqliteValue: value(at: index)) else { throw readFailure(type, column: column, at: index) }
             return exact
         }
     }
