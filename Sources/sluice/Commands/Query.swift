@@ -42,7 +42,7 @@ struct Query: ParsableCommand {
         // Parse what the user typed before touching the database.
         let parsedFilter = try filter.map { try Filter($0) }
         var orderings = try order.map { try Ordering.parse($0) } ?? []
-        let store = try options.openReadOnly()
+        let store = try options.openExisting(readOnly: true)
         let (rows, columns) = try store.read { db in
             let info = try db.tableInfo(table)
             if desc {

@@ -14,23 +14,15 @@ struct StoreOptions: ParsableArguments {
         return "sluice.sqlite"
     }
 
-    /// Opens an existing database for writing, never creating one.
-    func openExisting() throws -> Store {
-        guard FileManager.default.fileExists(atPath: path) else {
-            throw StoreError(code: .cannotOpen, message: "no database at \(path) (create one with `sluice migrate`, or pass --db PATH)")
-        }
-        var configuration = Store.Configuration()
-        configuration.createIfMissing = false
-        return try Store(path: path, configuration: configuration)
-    }
-
-    /// Opens an existing database read-only: nothing is created or written.
-    func openReadOnly() throws -> Store {
+    /// Opens an existing database, never creating one; read-only opens
+    /// never write to it either.
+    func openExisting(readOnly: Bool = false) throws -> Store {
         guard FileManager.default.fileExists(atPath: path) else {
             throw StoreError(code: .cannotOpen, message: "no database at \(path) (create one with `sluice migrate` or `sluice tour`, or pass --db PATH)")
         }
         var configuration = Store.Configuration()
-        configuration.readOnly = true
+        configuration.createIfMissing = false
+        configuration.readOnly = readOnly
         return try Store(path: path, configuration: configuration)
     }
 
