@@ -59,6 +59,16 @@ public final class Store: @unchecked Sendable {
     private let readerKey = DispatchSpecificKey<Bool>()
     private let writer: Database?
     private var reader: Database?
+    /// Records the writer's changes (writer queue only).
+    private let tracker: ChangeTracker?
+    /// Polls for other processes' commits while anything is observed (writer queue only).
+    private var externalChangeTimer: DispatchSourceTimer?
+    /// Runs observations on their own queue and read connection.
+    let observationCenter: ObservationCenter
+
+    /// How often the store checks for commits by other processes or
+    /// connections while anything is observed.
+    static let externalChangePollInterval: DispatchTimeInterval = .milliseconds(10)
 
     /// Opens (or creates) the database at `path`.
     ///
@@ -72,9 +82,13 @@ public final class Store: @unchecked Sendable {
         readerQueue = DispatchQueue(label: "sluice.reader")
         writerQueue.setSpecific(key: writerKey, value: true)
         readerQueue.setSpecific(key: readerKey, value: true)
+        observationCenter = ObservationCenter(openConnection: {
+            try Self.openReader(path: path, configuration: configuration)
+        })
 
         if configuration.readOnly {
             writer = nil
+            tracker = nil
             reader = try Self.openReader(path: path, configuration: configuration)
         } else {
             if !configuration.createIfMissing, !FileManager.default.fileExists(atPath: path) {
@@ -90,7 +104,14 @@ public final class Store: @unchecked Sendable {
             }
             try connection.execute(script: "PRAGMA foreign_keys = ON; PRAGMA synchronous = \(configuration.synchronous.rawValue)")
             writer = Database(connection: connection, isReadOnly: false)
+            tracker = ChangeTracker(connection: connection)
         }
+        observationCenter.trackingChanged = { [weak self] tracking in self?.setTracking(tracking) }
+    }
+
+    deinit {
+        externalChangeTimer?.cancel()
+        tracker?.uninstall()
     }
 
     /// Opens the database and applies pending migrations.
@@ -114,7 +135,9 @@ public final class Store: @unchecked Sendable {
     ///
     /// The transaction commits when `body` returns and rolls back when it
     /// throws; the error is rethrown. Writes from all threads run one at a
-    /// time, in call order per thread.
+    /// time, in call order per thread. After a commit, every live query and
+    /// observed object it changed is notified once, in commit order, on the
+    /// observation queue; a rolled-back transaction notifies nothing.
     ///
     /// Nesting: calling `write` from inside a `write` closure runs the inner
     /// body in a savepoint of the same transaction. If the inner body throws,
@@ -125,24 +148,43 @@ public final class Store: @unchecked Sendable {
     ///   (`.busy` after the busy timeout, `.constraint`, `.full`, ...).
     @discardableResult
     public func write<T>(_ body: (Database) throws -> T) throws -> T {
-        guard let writer else {
+        try write(withoutNotifying: [], body)
+    }
+
+    /// Runs a write transaction whose changes are not delivered to the
+    /// observations of `tokens` (as Realm's `write(withoutNotifying:)`): for
+    /// a change the UI made itself and has already shown. Their state still
+    /// follows the commit, so the next changeset they get starts from it.
+    ///
+    /// To keep that commit apart from others, this waits for the observation
+    /// queue to process earlier commits and this one; do not call it from an
+    /// observation callback that runs on the observation queue.
+    @discardableResult
+    public func write<T>(withoutNotifying tokens: [ObservationToken], _ body: (Database) throws -> T) throws -> T {
+        guard let writer, let tracker else {
             throw StoreError(code: .readOnly, message: "the store at \(path) was opened read-only")
         }
         if DispatchQueue.getSpecific(key: writerKey) == true {
             return try writer.savepoint(body)
         }
-        return try writerQueue.sync {
+        let silenced = Set(tokens.compactMap(\.observationID))
+        if !silenced.isEmpty { observationCenter.drain() }
+        let result: T = try writerQueue.sync {
             try writer.begin(immediate: true)
+            checkExternalCommit(tracker)
             writer.refreshSchemaIfChanged()
             do {
                 let result = try body(writer)
-                try writer.commit()
+                try observationCenter.commit({ try writer.commit() }, changes: { tracker.takeChanges() }, silenced: silenced)
                 return result
             } catch {
                 writer.rollback()
+                tracker.discardChanges()
                 throw error
             }
         }
+        if !silenced.isEmpty { observationCenter.drain() }
+        return result
     }
 
     /// Runs `body` in a read transaction: it sees one consistent snapshot of
@@ -168,6 +210,64 @@ public final class Store: @unchecked Sendable {
             defer { db.rollback() }
             return try body(db)
         }
+    }
+
+    // MARK: - Observation plumbing
+
+    /// Starts an observation and returns the token that keeps it alive.
+    func register(_ observation: some StoreObservation & TokenBearing) -> ObservationToken {
+        let center = observationCenter
+        let id = ObjectIdentifier(observation)
+        let token = ObservationToken(observationID: id) { center.remove(id) }
+        observation.token = token
+        _ = center.add(observation)
+        return token
+    }
+
+    /// Turns change tracking on while anything is observed (on the writer
+    /// queue, before the observation reads its initial state).
+    private func setTracking(_ tracking: Bool) {
+        guard let tracker else { return }
+        let work = {
+            tracker.isTracking = tracking
+            if tracking {
+                tracker.resetDataVersion()
+                self.startExternalChangeTimer()
+            } else {
+                self.externalChangeTimer?.cancel()
+                self.externalChangeTimer = nil
+            }
+        }
+        if DispatchQueue.getSpecific(key: writerKey) == true { work() } else { writerQueue.sync(execute: work) }
+    }
+
+    private func startExternalChangeTimer() {
+        guard externalChangeTimer == nil, let tracker else { return }
+        let timer = DispatchSource.makeTimerSource(queue: writerQueue)
+        timer.schedule(deadline: .now() + Self.externalChangePollInterval, repeating: Self.externalChangePollInterval,
+                       leeway: .milliseconds(2))
+        timer.setEventHandler { [weak self] in
+            guard let self else { return }
+            self.checkExternalCommit(tracker)
+        }
+        timer.resume()
+        externalChangeTimer = timer
+    }
+
+    /// On the writer queue: records a commit by another process or connection.
+    private func checkExternalCommit(_ tracker: ChangeTracker) {
+        if tracker.isTracking, tracker.otherConnectionCommitted() {
+            observationCenter.recordExternalCommit()
+        }
+    }
+
+    /// Waits until every commit so far has been delivered to observers
+    /// (checking first for other processes' commits). For tests and tools.
+    public func waitForObservers() {
+        if let tracker, DispatchQueue.getSpecific(key: writerKey) != true {
+            writerQueue.sync { checkExternalCommit(tracker) }
+        }
+        observationCenter.drain()
     }
 
     // MARK: - Migrations

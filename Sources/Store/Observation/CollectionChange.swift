@@ -1,0 +1,123 @@
+/// What a live query reports: its first result, then one change per commit
+/// that changed it, as Realm's `RealmCollectionChange`.
+///
+/// ```swift
+/// results.observe { change in
+///     switch change {
+///     case .initial(let people):
+///         tableView.reloadData()
+///     case .update(let people, let deletions, let insertions, let modifications, _):
+///         tableView.performBatchUpdates { ... }   // old index paths for modifications, as UIKit wants
+///     case .error(let error):
+///         print(error)
+///     }
+/// }
+/// ```
+///
+/// Index spaces: `deletions` and `modifications` are indices in the
+/// previous result, ascending; `insertions` are indices in the new result,
+/// ascending. `moves` pairs each row whose position changed with its old and
+/// new index (every `from` is also in `deletions`, every `to` in
+/// `insertions`). `modificationsNew` gives the modified rows' new indices.
+/// Applying to the previous array: remove `deletions` (highest first),
+/// insert `insertions` (lowest first), then replace the rows at
+/// `modificationsNew` — see `apply(to:)`.
+///
+/// Difference from Realm: `.update` has a fifth value, the moves (Realm
+/// computes them but drops them, and AppKit, diffable data sources and
+/// animations need them); write `.update(let results, let deletions,
+/// let insertions, let modifications, _)`. The collection is a
+/// `ResultsSnapshot` (frozen, random access), not a live `Results`.
+public enum CollectionChange<Element> {
+    /// The result when observation starts.
+    case initial(ResultsSnapshot<Element>)
+    /// The result after a commit that changed it, and how it changed.
+    case update(ResultsSnapshot<Element>, deletions: [Int], insertions: [Int], modifications: [Int], moves: [Move])
+    /// The query can no longer run (its table was dropped, a column renamed).
+    case error(StoreError)
+
+    /// A row that changed position: its index before and after.
+    public struct Move: Hashable, Sendable {
+        /// Index in the previous result (also in `deletions`).
+        public let from: Int
+        /// Index in the new result (also in `insertions`).
+        public let to: Int
+
+        /// Creates a move.
+        public init(from: Int, to: Int) {
+            self.from = from
+            self.to = to
+        }
+    }
+
+    /// The result this change leads to, or nil for `.error`.
+    public var results: ResultsSnapshot<Element>? {
+        switch self {
+        case .initial(let results), .update(let results, _, _, _, _): return results
+        case .error: return nil
+        }
+    }
+
+    /// The modified rows' indices in the new result, ascending: each
+    /// modified row's old index mapped across the deletions and insertions.
+    ///
+    /// - Complexity: O(d + i + m log m) for d deletions, i insertions, m modifications.
+    public var modificationsNew: [Int] {
+        guard case .update(_, let deletions, let insertions, let modifications, _) = self else { return [] }
+        return Self.mapSurvivors(modifications, deletions: deletions, insertions: insertions)
+    }
+
+    /// Maps old indices of surviving rows to new indices. Survivors keep
+    /// their relative order (a row whose order changes is a move), so the
+    /// r-th survivor of the old result is the r-th survivor of the new one.
+    static func mapSurvivors(_ oldIndices: [Int], deletions: [Int], insertions: [Int]) -> [Int] {
+        var result: [Int] = []
+        result.reserveCapacity(oldIndices.count)
+        var deleted = 0          // deletions below the current old index
+        var inserted = 0         // insertions at or below the current new index
+        for old in oldIndices {
+            while deleted < deletions.count, deletions[deleted] < old { deleted += 1 }
+            var new = old - deleted + inserted
+            while inserted < insertions.count, insertions[inserted] <= new {
+                inserted += 1
+                new += 1
+            }
+            result.append(new)
+        }
+        return result
+    }
+}
+
+extension CollectionChange: @unchecked Sendable where Element: Sendable {}
+
+extension CollectionChange.Move: CustomStringConvertible {
+    /// `3→0`.
+    public var description: String { "\(from)→\(to)" }
+}
+
+extension CollectionChange {
+    /// Applies the change to an array that mirrors the previous result:
+    /// afterwards it equals the new result.
+    ///
+    /// - Complexity: O(n) in the worst case (array insertions), reading only
+    ///   the inserted and modified elements of the new result.
+    public func apply(to array: inout [Element]) {
+        apply(to: &array) { $0 }
+    }
+
+    /// Applies the change to an array of mapped elements, mapping only the
+    /// inserted and modified rows (never the whole result, except for
+    /// `.initial`).
+    public func apply<Mapped>(to array: inout [Mapped], transform: (Element) throws -> Mapped) rethrows {
+        switch self {
+        case .initial(let results):
+            array = try results.map(transform)
+        case .update(let results, let deletions, let insertions, _, _):
+            for index in deletions.reversed() { array.remove(at: index) }
+            for index in insertions { array.insert(try transform(results[index]), at: index) }
+            for index in modificationsNew { array[index] = try transform(results[index]) }
+        case .error:
+            break
+        }
+    }
+}
