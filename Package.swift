@@ -13,6 +13,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/yaslab/CSV.swift", from: "2.5.2"),
+        .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
     ],
     targets: [
         .systemLibrary(
@@ -20,7 +21,10 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite3"])]
         ),
-        .target(name: "Store", dependencies: ["CSQLite"]),
+        .target(
+            name: "Store",
+            dependencies: ["CSQLite", .product(name: "OpenCombineShim", package: "OpenCombine")]
+        ),
         .target(name: "ViewModels", dependencies: ["Store"]),
         .executableTarget(
             name: "sluice",

@@ -172,6 +172,7 @@ public final class Store: @unchecked Sendable {
         let result: T = try writerQueue.sync {
             try writer.begin(immediate: true)
             checkExternalCommit(tracker)
+            tracker.transactionBegan()
             writer.refreshSchemaIfChanged()
             do {
                 let result = try body(writer)

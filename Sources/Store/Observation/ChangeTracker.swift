@@ -15,6 +15,7 @@ final class ChangeTracker {
     private var currentTableCString: [CChar] = []
     private var currentRowIDs: Set<Int64> = []
     private var lastDataVersion: Int64?
+    private var schemaVersionAtBegin: Int64?
     private unowned let connection: Connection
 
     init(connection: Connection) {
@@ -28,10 +29,32 @@ final class ChangeTracker {
         // > SQLITE_IGNORE then the DELETE operation proceeds but the truncate
         // > optimization is disabled and all rows are deleted individually.
         // The truncate optimization deletes without calling the update hook.
-        sqlite3_set_authorizer(connection.handle, { _, action, table, _, _, _ in
-            guard action == SQLITE_DELETE, let table else { return SQLITE_OK }
+        sqlite3_set_authorizer(connection.handle, { context, action, table, _, _, _ in
+            guard let context else { return SQLITE_OK }
+            return Unmanaged<ChangeTracker>.fromOpaque(context).takeUnretainedValue().authorize(action, table)
+        }, context)
+    }
+
+    /// The table a DROP statement being prepared drops: SQLite checks
+    /// SQLITE_DELETE on it right after, and SQLITE_IGNORE there would make
+    /// the DROP a silent no-op.
+    private var droppingTable: [CChar] = []
+
+    private func authorize(_ action: Int32, _ table: UnsafePointer<CChar>?) -> Int32 {
+        switch action {
+        case SQLITE_DROP_TABLE, SQLITE_DROP_TEMP_TABLE, SQLITE_DROP_VIEW, SQLITE_DROP_TEMP_VIEW:
+            droppingTable = table.map { Array(String(cString: $0).utf8CString) } ?? []
+            return SQLITE_OK
+        case SQLITE_DELETE:
+            guard let table else { return SQLITE_OK }
+            if !droppingTable.isEmpty, strcmp(table, droppingTable) == 0 {
+                droppingTable = []
+                return SQLITE_OK
+            }
             return strncmp(table, "sqlite_", 7) == 0 ? SQLITE_OK : SQLITE_IGNORE
-        }, nil)
+        default:
+            return SQLITE_OK
+        }
     }
 
     /// Removes the hooks; call before the connection closes.
@@ -60,10 +83,20 @@ final class ChangeTracker {
         currentRowIDs = []
     }
 
-    /// The rowids changed since the last call, by table.
-    func takeChanges() -> [String: Set<Int64>] {
+    /// Call at the start of a write transaction.
+    func transactionBegan() {
+        schemaVersionAtBegin = isTracking ? try? connection.scalarInt(sql: "PRAGMA schema_version") : nil
+    }
+
+    /// The rowids changed since the transaction began, by table; nil when
+    /// the schema changed (DROP, ALTER: the update hook does not see those),
+    /// so observers must re-read everything.
+    func takeChanges() -> [String: Set<Int64>]? {
         flushCurrentTable()
         defer { changes = [:] }
+        if let schemaVersionAtBegin, (try? connection.scalarInt(sql: "PRAGMA schema_version")) != schemaVersionAtBegin {
+            return nil
+        }
         return changes
     }
 

@@ -57,7 +57,7 @@ final class ObservationCenter: @unchecked Sendable {
 
     /// Runs COMMIT and records its changes as one version, atomically with
     /// respect to the observation queue starting a snapshot.
-    func commit(_ commit: () throws -> Void, changes: () -> [String: Set<Int64>], silenced: Set<ObjectIdentifier>) throws {
+    func commit(_ commit: () throws -> Void, changes: () -> [String: Set<Int64>]?, silenced: Set<ObjectIdentifier>) throws {
         lock.lock()
         do {
             try commit()
@@ -66,7 +66,7 @@ final class ObservationCenter: @unchecked Sendable {
             throw error
         }
         let changed = changes()
-        if !changed.isEmpty, count.withLock({ $0 }) > 0 {
+        if changed?.isEmpty != true, count.withLock({ $0 }) > 0 {
             version += 1
             pending.append(PendingCommit(version: version, changes: changed, silenced: silenced))
         }

@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+@testable import Store
+
+@Suite struct OrderedTreeTests {
+    static let order = SortOrder(terms: [.init(descending: false, collation: .binary)])
+
+    static func key(_ value: Int64, _ rowID: Int64) -> SortKey {
+        SortKey(first: .integer(value), rest: [], rowID: rowID)
+    }
+
+    @Test(arguments: [1, 7, 42])
+    func randomOperationsMatchASortedArray(seed: UInt64) {
+        var random = SeededRandom(seed: seed)
+        var tree = OrderedTree<String>(order: Self.order)
+        var model: [(SortKey, String)] = []
+        var snapshots: [(ResultsSnapshot<String>, [String])] = []
+        var nextRowID: Int64 = 1
+        for step in 0..<4_000 {
+            let roll = random.next(100)
+            if roll < 55 || model.isEmpty {
+                let key = Self.key(Int64(random.next(500)), nextRowID)
+                nextRowID += 1
+                let position = tree.insert("v\(key.rowID)", key: key)
+                let expected = model.firstIndex { Self.order.less(key, $0.0) } ?? model.count
+                #expect(position == expected)
+                model.insert((key, "v\(key.rowID)"), at: expected)
+            } else if roll < 85 {
+                let index = random.next(model.count)
+                let removed = tree.remove(key: model[index].0)
+                #expect(removed?.position == index)
+                #expect(removed?.element == model[index].1)
+                model.remove(at: index)
+            } else {
+                let index = random.next(model.count)
+                let position = tree.replace("r\(step)", key: model[index].0)
+                #expect(position == index)
+                model[index].1 = "r\(step)"
+            }
+            if step % 400 == 0 { snapshots.append((ResultsSnapshot(tree: tree), model.map(\.1))) }
+        }
+        #expect(tree.count == model.count)
+        #expect(Array(ResultsSnapshot(tree: tree)) == model.map(\.1))
+        for index in stride(from: 0, to: model.count, by: 17) {
+            #expect(tree.entry(at: index).element == model[index].1)
+            #expect(tree.rank(of: model[index].0) == index)
+        }
+        // Snapshots taken along the way still show what they showed then.
+        for (snapshot, expected) in snapshots {
+            #expect(Array(snapshot) == expected)
+            #expect(snapshot.count == expected.count)
+            if !expected.isEmpty { #expect(snapshot[expected.count / 2] == expected[expected.count / 2]) }
+        }
+    }
+
+    @Test func bulkBuildThenRemoveEverything() {
+        let entries = (0..<10_000).map { (key: Self.key(Int64($0 / 3), Int64($0)), element: $0) }
+        var tree = OrderedTree(order: Self.order, sorted: entries)
+        #expect(tree.count == 10_000)
+        #expect(Array(ResultsSnapshot(tree: tree)) == Array(0..<10_000))
+        for entry in entries.reversed() { tree.remove(key: entry.key) }
+        #expect(tree.count == 0)
+        #expect(Array(ResultsSnapshot(tree: tree)).isEmpty)
+        tree.insert(5, key: Self.key(1, 1))
+        #expect(Array(ResultsSnapshot(tree: tree)) == [5])
+    }
+}
+
+@Suite struct ChangesetBuilderTests {
+    /// Applies a changeset to an array of ids, taking new rows from `new`.
+    static func apply(_ changeset: ChangesetBuilder.Changeset, to old: [Int64], new: [Int64]) -> [Int64] {
+        var array = old
+        for index in changeset.deletions.reversed() { array.remove(at: index) }
+        for index in changeset.insertions { array.insert(new[index], at: index) }
+        return array
+    }
+
+    @Test(arguments: 0..<40)
+    func diffTransformsOldIntoNew(seed: Int) {
+        var random = SeededRandom(seed: UInt64(seed) + 100)
+        let old = (0..<Int64(random.next(60))).filter { _ in random.next(4) > 0 }.shuffled(using: &random)
+        var new = old.filter { _ in random.next(5) > 0 } + (1000..<1000 + Int64(random.next(10)))
+        new.shuffle(using: &random)
+        if random.next(2) == 0 { new = old.filter { _ in random.next(6) > 0 } }
+        let changed = Set(old.filter { _ in random.next(3) == 0 })
+        let changeset = ChangesetBuilder.diff(old: old, new: new) { changed.contains($0) }
+        #expect(Self.apply(changeset, to: old, new: new) == new)
+        // Moves are deletions and insertions; survivors keep their order; modifications are survivors.
+        #expect(changeset.moves.allSatisfy { changeset.deletions.contains($0.0) && changeset.insertions.contains($0.1) })
+        #expect(changeset.moves.allSatisfy { old[$0.0] == new[$0.1] })
+        #expect(Set(changeset.modifications).isDisjoint(with: changeset.deletions))
+        #expect(changeset.modifications.allSatisfy { changed.contains(old[$0]) })
+    }
+
+    @Test(arguments: 0..<40)
+    func composingTwoChangesetsEqualsApplyingBoth(seed: Int) {
+        var random = SeededRandom(seed: UInt64(seed) + 500)
+        let a = (0..<Int64(random.next(40))).map { $0 }.shuffled(using: &random)
+        let b = (a.filter { _ in random.next(4) > 0 } + (100..<100 + Int64(random.next(8)))).shuffled(using: &random)
+        let c = (b.filter { _ in random.next(4) > 0 } + (200..<200 + Int64(random.next(8)))).shuffled(using: &random)
+        let modifiedAB = Set(a.filter { _ in random.next(3) == 0 })
+        let modifiedBC = Set(b.filter { _ in random.next(3) == 0 })
+        let first = ChangesetBuilder.diff(old: a, new: b) { modifiedAB.contains($0) }
+        let second = ChangesetBuilder.diff(old: b, new: c) { modifiedBC.contains($0) }
+        let composed = ChangesetBuilder.compose(first, second, oldCount: a.count)
+        #expect(Self.apply(composed, to: a, new: c) == c)
+        #expect(composed.moves.allSatisfy { a[$0.0] == c[$0.1] })
+        #expect(composed.moves.allSatisfy { composed.deletions.contains($0.0) && composed.insertions.contains($0.1) })
+        // A survivor of both steps modified in either step is a modification.
+        let survivors = Set(a).intersection(c)
+        for index in composed.modifications { #expect(survivors.contains(a[index])) }
+        #expect(Set(composed.modifications).isDisjoint(with: composed.deletions))
+    }
+
+    @Test func modificationsNewMapsAcrossDeletionsAndInsertions() {
+        // old: a b c d e; delete b, insert x at 0 and y at 3: x a c y d e; c and e modified.
+        let change = CollectionChange<String>.update(
+            ResultsSnapshot(tree: OrderedTree(order: SortOrder(terms: []))),
+            deletions: [1], insertions: [0, 3], modifications: [2, 4], moves: [])
+        #expect(change.modificationsNew == [2, 5])
+    }
+
+    @Test func longestIncreasingSubsequence() {
+        #expect(ChangesetBuilder.longestIncreasingSubsequence([]).isEmpty)
+        #expect(ChangesetBuilder.longestIncreasingSubsequence([3, 1, 2]) == [1, 2])
+        #expect(ChangesetBuilder.longestIncreasingSubsequence([0, 1, 2, 3]) == [0, 1, 2, 3])
+    }
+}
+
+/// A small deterministic generator for tests.
+struct SeededRandom: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 &+ 1 }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func next(_ bound: Int) -> Int { bound <= 0 ? 0 : Int(next() % UInt64(bound)) }
+}
