@@ -214,3 +214,12 @@ import ViewModels
         #expect(null.message.contains("column 'age' is NULL but Int is not optional"))
     }
 }
+
+@Suite struct SQLiteValueTests {
+    @Test func textEqualityIsByteExactAsInSQLite() {
+        #expect(SQLiteValue.text("e\u{301}") != SQLiteValue.text("\u{e9}"))
+        #expect(Set([SQLiteValue.text("e\u{301}"), .text("\u{e9}")]).count == 2)
+        #expect(SQLiteValue.text("é") == SQLiteValue.text("\u{e9}"))
+        #expect(SQLiteValue.integer(1) != SQLiteValue.real(1))
+    }
+}

@@ -74,9 +74,9 @@ final class LiveQuery<Element> {
         let changeset = ChangesetBuilder.diff(old: oldOrder, new: newOrder) { rowID in
             oldRows[rowID]?.fingerprint != states[rowID]?.fingerprint
         }
-        if !changeset.isEmpty {
-            tree = OrderedTree(order: plan.sortOrder ?? SortOrder(terms: []), sorted: entries)
-        }
+        // Rebuild even when nothing is reported: with keyPaths, sort keys and
+        // unobserved columns may change without a reported modification.
+        tree = OrderedTree(order: plan.sortOrder ?? SortOrder(terms: []), sorted: entries)
         rows = states
         return changeset
     }
@@ -110,11 +110,15 @@ final class LiveQuery<Element> {
             }
             switch (change.old, change.new) {
             case (nil, nil): continue
-            case (let old?, let new?) where old.key == new.state.key && old.fingerprint == new.state.fingerprint: continue
+            case (let old?, let new?) where old.key == new.state.key && old.fingerprint == new.state.fingerprint:
+                // Nothing observed changed; keep the element current all the same.
+                tree.replace(new.element, key: new.state.key)
+                continue
             default: changes.append(change)
             }
         }
         guard !changes.isEmpty else { return ChangesetBuilder.Changeset() }
+        let changedRowIDs = Set(changes.map(\.rowID))
 
         // Old positions, and old neighbours of rows whose key changes.
         var oldNeighbours: [Int64: (Int64?, Int64?)] = [:]
@@ -150,8 +154,11 @@ final class LiveQuery<Element> {
             case (_?, nil):
                 changeset.deletions.append(change.oldIndex)
             case (_?, _?) where change.keyChanged:
-                // A new sort key moves the row unless it stays between the same neighbours.
-                if oldNeighbours[change.rowID].map({ $0 == neighbours(at: newIndex) }) == true {
+                // A new sort key moves the row, unless it stays between the
+                // same two rows and neither of them changed: then every
+                // unchanged row stays on the same side of it.
+                if let before = oldNeighbours[change.rowID], before == neighbours(at: newIndex),
+                   !(before.0.map(changedRowIDs.contains) ?? false), !(before.1.map(changedRowIDs.contains) ?? false) {
                     changeset.modifications.append(change.oldIndex)
                 } else {
                     changeset.deletions.append(change.oldIndex)

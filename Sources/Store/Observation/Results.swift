@@ -80,7 +80,9 @@ public struct Results<Element: Sendable>: Sendable {
         let filter = try self.filter?.get()
         return try store.read { db in
             let info = try db.tableInfo(table)
-            let (sql, arguments) = try db.selectSQL(table: info, filter: filter, orderBy: orderings, limit: limitCount)
+            // The same columns as the live query reads (its decoders expect the rowid first).
+            let (sql, arguments) = try db.selectSQL(table: info, columns: "rowid AS \(QueryPlan.rowIDColumn), *",
+                                                    filter: filter, orderBy: orderings, limit: limitCount)
             let statement = try db.connection.cachedStatement(sql: sql)
             defer { statement.reset() }
             try statement.bind(arguments)

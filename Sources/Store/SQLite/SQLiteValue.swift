@@ -8,7 +8,7 @@ import Foundation
 /// ```
 ///
 /// Related SQLite documentation: <https://www.sqlite.org/datatype3.html>
-public enum SQLiteValue: Sendable, Hashable {
+public enum SQLiteValue: Sendable {
     /// SQL NULL.
     case null
     /// A signed 64-bit integer.
@@ -34,6 +34,36 @@ public enum SQLiteValue: Sendable, Hashable {
         case .real: return "real"
         case .text: return "text"
         case .blob: return "blob"
+        }
+    }
+}
+
+extension SQLiteValue: Hashable {
+    /// Equality as SQLite stores values: text compares by its UTF-8 bytes,
+    /// so `"e\u{301}"` and `"é"` differ (Swift's `String ==` would call them
+    /// equal, but they are different values to SQLite, and sort apart).
+    public static func == (lhs: SQLiteValue, rhs: SQLiteValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case (.integer(let x), .integer(let y)): return x == y
+        case (.real(let x), .real(let y)): return x == y || (x.isNaN && y.isNaN)
+        case (.text(let x), .text(let y)): return x.utf8.elementsEqual(y.utf8)
+        case (.blob(let x), .blob(let y)): return x == y
+        default: return false
+        }
+    }
+
+    /// Hashes what `==` compares (text by its UTF-8 bytes).
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0)
+        case .integer(let value): hasher.combine(1); hasher.combine(value)
+        case .real(let value): hasher.combine(2); hasher.combine(value)
+        case .text(let value):
+            hasher.combine(3)
+            var copy = value
+            copy.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        case .blob(let value): hasher.combine(4); hasher.combine(value)
         }
     }
 }
