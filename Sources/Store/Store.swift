@@ -107,11 +107,13 @@ public final class Store: @unchecked Sendable {
             tracker = ChangeTracker(connection: connection)
         }
         observationCenter.trackingChanged = { [weak self] tracking in self?.setTracking(tracking) }
+        observationCenter.pollsOwnConnection = configuration.readOnly
     }
 
     deinit {
         externalChangeTimer?.cancel()
         tracker?.uninstall()
+        observationCenter.stopPolling()
     }
 
     /// Opens the database and applies pending migrations.

@@ -75,3 +75,64 @@ public struct CommandRunner {
             stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
     }
 }
+
+/// A `sluice` process that keeps running (`watch`), read line by line.
+public final class RunningCommand: @unchecked Sendable {
+    // @unchecked Sendable: `buffer` is guarded by `lock`.
+    private let process = Process()
+    private let lock = NSLock()
+    private var buffer = Data()
+
+    init(_ runner: CommandRunner, _ arguments: [String]) throws {
+        process.executableURL = CommandRunner.binary
+        process.arguments = arguments
+        process.currentDirectoryURL = runner.directory
+        var environment = ProcessInfo.processInfo.environment
+        environment["SLUICE_DB"] = nil
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        output.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self, !data.isEmpty else { return }
+            self.lock.lock()
+            self.buffer.append(data)
+            self.lock.unlock()
+        }
+        try process.run()
+    }
+
+    /// The next complete line, waiting up to `timeout` seconds.
+    public func nextLine(timeout: TimeInterval = 5) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            lock.lock()
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = buffer[buffer.startIndex..<newline]
+                buffer.removeSubrange(buffer.startIndex...newline)
+                lock.unlock()
+                return String(decoding: line, as: UTF8.self)
+            }
+            lock.unlock()
+            usleep(1_000)
+        }
+        return nil
+    }
+
+    /// Stops the process (as Ctrl-C would).
+    public func interrupt() {
+        if process.isRunning { process.interrupt() }
+        process.waitUntilExit()
+    }
+
+    deinit { interrupt() }
+}
+
+extension CommandRunner {
+    /// Starts `sluice` and returns while it runs.
+    public func start(_ arguments: [String]) throws -> RunningCommand {
+        try RunningCommand(self, arguments)
+    }
+}

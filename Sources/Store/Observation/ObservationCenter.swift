@@ -44,6 +44,11 @@ final class ObservationCenter: @unchecked Sendable {
     /// Called when the number of observations goes from 0 to 1 or back;
     /// set once, right after init.
     var trackingChanged: @Sendable (Bool) -> Void = { _ in }
+    /// For a read-only store, whose every commit comes from elsewhere: poll
+    /// this queue's own connection's `data_version` while observing.
+    var pollsOwnConnection = false
+    private var pollTimer: DispatchSourceTimer?
+    private var lastDataVersion: Int64?
     private let count = Mutex(0)
 
     init(openConnection: @escaping () throws -> Database) {
@@ -118,6 +123,9 @@ final class ObservationCenter: @unchecked Sendable {
             }
             if last {
                 self.trackingChanged(false)
+                self.pollTimer?.cancel()
+                self.pollTimer = nil
+                self.lastDataVersion = nil
                 self.connection = nil
             }
         }
@@ -179,6 +187,34 @@ final class ObservationCenter: @unchecked Sendable {
             order.append(id)
             observation.start(db)
         }
+        if pollsOwnConnection, !newcomers.isEmpty, pollTimer == nil {
+            startPolling()
+        }
+    }
+
+    /// Stops polling (the store is going away).
+    func stopPolling() {
+        queue.async { [self] in
+            pollTimer?.cancel()
+            pollTimer = nil
+        }
+    }
+
+    /// Read-only stores: every change in `data_version` is a commit by
+    /// another connection. Runs on the queue, outside any transaction.
+    private func startPolling() {
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + Store.externalChangePollInterval, repeating: Store.externalChangePollInterval,
+                       leeway: .milliseconds(2))
+        timer.setEventHandler { [weak self] in
+            guard let self, let connection = self.connection,
+                  let version = try? connection.connection.scalarInt(sql: "PRAGMA data_version") else { return }
+            defer { self.lastDataVersion = version }
+            if let last = self.lastDataVersion, last != version { self.recordExternalCommit() }
+        }
+        lastDataVersion = try? connection?.connection.scalarInt(sql: "PRAGMA data_version")
+        timer.resume()
+        pollTimer = timer
     }
 
     private static func merge(_ commits: [PendingCommit]) -> [String: Set<Int64>]? {

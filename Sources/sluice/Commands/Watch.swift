@@ -1,0 +1,135 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Rainbow
+import Store
+
+/// `sluice watch`: prints a live query's rows, then one changeset per commit.
+struct Watch: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print a table's rows, then how each commit changes them, until interrupted.",
+        discussion: """
+            Follows commits by any process (this store's writers, the sqlite3 shell, other apps) within about \
+            10 ms. --format json prints JSON Lines, flushed at once: {"kind":"initial","rows":[...]}, then \
+            {"kind":"update","deletions":[...],"insertions":[...],"modifications":[...],"modificationsNew":[...],\
+            "moves":[[from,to],...],"inserted":[...],"modified":[...]} per commit (indices as Realm's: deletions \
+            and modifications in the previous result, insertions and modificationsNew in the new one). \
+            The database is opened read-only.
+            """)
+
+    @OptionGroup var options: StoreOptions
+
+    @Argument(help: "The table to watch.")
+    var table: String
+
+    @Option(name: .customLong("where"), help: ArgumentHelp("A filter in Sluice's query language.", valueName: "expr"))
+    var filter: String?
+
+    @Option(help: ArgumentHelp("Columns to order by, comma-separated; each may end in ASC or DESC.", valueName: "columns"))
+    var order: String?
+
+    @Flag(help: "Reverse the order (descending).")
+    var desc = false
+
+    @Option(help: "Output format: table (readable, coloured on a terminal) or json (JSON Lines).")
+    var format: WatchFormat = .table
+
+    enum WatchFormat: String, ExpressibleByArgument, CaseIterable { case table, json }
+
+    func run() throws {
+        let parsedFilter = try filter.map { try Filter($0) }
+        var orderings = try order.map { try Ordering.parse($0) } ?? []
+        let store = try options.openExisting(readOnly: true)
+        let info = try store.read { db in try db.tableInfo(table) }
+        if desc {
+            orderings = orderings.isEmpty ? info.primaryKey.map { Ordering($0, descending: true) } : orderings.map(\.reversed)
+        }
+        var results = store.rows(in: info.name).sorted(by: orderings)
+        if let parsedFilter { results = results.filter(parsedFilter) }
+
+        let printer = ChangePrinter(format: format, columns: info.columnNames)
+        let failed = DispatchSemaphore(value: 0)
+        let token = results.observe { change in
+            if case .error(let error) = change {
+                Terminal.printError("Error: \(error)")
+                failed.signal()
+                return
+            }
+            printer.print(change)
+        }
+        // Runs until interrupted (or the query fails).
+        failed.wait()
+        token.invalidate()
+        throw ExitCode.failure
+    }
+}
+
+/// Turns changes into lines on standard output. Called on the store's
+/// observation queue only, one change at a time.
+final class ChangePrinter: @unchecked Sendable {
+    // @unchecked Sendable: `previous` is only touched from the observation queue.
+    private let format: Watch.WatchFormat
+    private let columns: [String]
+    private var previous: [Row] = []
+
+    init(format: Watch.WatchFormat, columns: [String]) {
+        self.format = format
+        self.columns = columns
+    }
+
+    func print(_ change: CollectionChange<Row>) {
+        let text: String
+        switch (format, change) {
+        case (.json, .initial(let rows)):
+            text = #"{"kind":"initial","rows":["# + rows.map(JSONRows.object).joined(separator: ",") + "]}"
+        case (.json, .update(let rows, let deletions, let insertions, let modifications, let moves)):
+            let numbers = { (values: [Int]) in "[" + values.map(String.init).joined(separator: ",") + "]" }
+            text = #"{"kind":"update","deletions":"# + numbers(deletions)
+                + #","insertions":"# + numbers(insertions)
+                + #","modifications":"# + numbers(modifications)
+                + #","modificationsNew":"# + numbers(change.modificationsNew)
+                + #","moves":["# + moves.map { "[\($0.from),\($0.to)]" }.joined(separator: ",") + "]"
+                + #","inserted":["# + insertions.map { JSONRows.object(rows[$0]) }.joined(separator: ",") + "]"
+                + #","modified":["# + change.modificationsNew.map { JSONRows.object(rows[$0]) }.joined(separator: ",") + "]}"
+        case (.table, .initial(let rows)):
+            text = "initial".bold + "\n" + TableRenderer.render(Array(rows), columns: columns)
+        case (.table, .update(let rows, let deletions, let insertions, _, let moves)):
+            text = tableUpdate(change, rows: rows, deletions: deletions, insertions: insertions, moves: moves)
+        case (_, .error):
+            return
+        }
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        change.apply(to: &previous)
+    }
+
+    private func tableUpdate(_ change: CollectionChange<Row>, rows: ResultsSnapshot<Row>, deletions: [Int], insertions: [Int],
+                             moves: [CollectionChange<Row>.Move]) -> String {
+        let moved = Dictionary(uniqueKeysWithValues: moves.map { ($0.from, $0.to) })
+        let movedTo = Set(moves.map(\.to))
+        var lines: [String] = []
+        let summary = [
+            deletions.count - moves.count > 0 ? "\(deletions.count - moves.count) deleted" : nil,
+            insertions.count - moves.count > 0 ? "\(insertions.count - moves.count) inserted" : nil,
+            change.modificationsNew.isEmpty ? nil : "\(change.modificationsNew.count) modified",
+            moves.isEmpty ? nil : "\(moves.count) moved",
+        ].compactMap { $0 }.joined(separator: ", ")
+        lines.append("commit".bold + " " + summary + " (\(rows.count) row\(rows.count == 1 ? "" : "s"))")
+        for index in deletions where moved[index] == nil {
+            lines.append("  - [\(index)] ".red + describe(previous[index]).red)
+        }
+        for index in insertions where !movedTo.contains(index) {
+            lines.append("  + [\(index)] ".green + describe(rows[index]).green)
+        }
+        for move in moves {
+            lines.append("  ↕ [\(move.from)→\(move.to)] ".cyan + describe(rows[move.to]).cyan)
+        }
+        for index in change.modificationsNew {
+            lines.append("  ~ [\(index)] ".yellow + describe(rows[index]).yellow)
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private func describe(_ row: Row) -> String {
+        zip(row.columns, row.values).map { "\($0)=\(TableRenderer.cell($1))" }.joined(separator: " ")
+    }
+}

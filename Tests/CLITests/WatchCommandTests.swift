@@ -1,0 +1,71 @@
+import Foundation
+import SluiceTestSupport
+import Testing
+
+/// `sluice watch` end to end: another process writes, the watcher prints.
+@Suite struct WatchCommandTests {
+    static func json(_ line: String?) -> [String: Any] {
+        guard let line, let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return [:] }
+        return object
+    }
+
+    static func shell(_ cli: CommandRunner, _ sql: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        process.arguments = ["-cmd", ".timeout 5000", cli.path("sluice.sqlite"), sql]
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+
+    @Test func watchPrintsOneJSONLinePerCommitOfOtherProcesses() throws {
+        let cli = CommandRunner()
+        #expect(try cli.run(["migrate"]).status == 0)
+        let watch = try cli.start(["watch", "person", "--where", "age >= 18", "--order", "first_name", "--format", "json"])
+        #expect(watch.nextLine() == #"{"kind":"initial","rows":[]}"#)
+
+        try Self.shell(cli, "INSERT INTO person (id, first_name, last_name, age) VALUES (1, 'Zoë', 'Ng', 30), (2, 'Ana', 'Kim', 40), (3, 'Kid', 'X', 5);")
+        let first = Self.json(watch.nextLine())
+        #expect(first["kind"] as? String == "update")
+        #expect(first["insertions"] as? [Int] == [0, 1])
+        #expect((first["inserted"] as? [[String: Any]])?.compactMap { $0["first_name"] as? String } == ["Ana", "Zoë"])
+
+        try Self.shell(cli, "UPDATE person SET first_name = 'Bea' WHERE id = 1; UPDATE person SET age = 20 WHERE id = 3;")
+        let second = Self.json(watch.nextLine())
+        #expect(second["insertions"] as? [Int] == [2])
+        #expect(second["modifications"] as? [Int] == [1])
+        #expect(second["modificationsNew"] as? [Int] == [1])
+        #expect((second["modified"] as? [[String: Any]])?.first?["first_name"] as? String == "Bea")
+        #expect((second["inserted"] as? [[String: Any]])?.first?["age"] as? Int == 20)
+
+        // Another sluice process writes too.
+        try cli.write("more.json", #"[{"id": 4, "first_name": "Aaron", "last_name": "Z", "age": 50}]"#)
+        #expect(try cli.run(["seed", "more.json", "--table", "person"]).status == 0)
+        let third = Self.json(watch.nextLine())
+        #expect(third["insertions"] as? [Int] == [0])
+
+        try Self.shell(cli, "UPDATE person SET first_name = 'Zed' WHERE id = 4;")
+        let fourth = Self.json(watch.nextLine())
+        #expect(fourth["deletions"] as? [Int] == [0])
+        #expect(fourth["insertions"] as? [Int] == [3])
+        #expect(fourth["moves"] as? [[Int]] == [[0, 3]])
+
+        try Self.shell(cli, "UPDATE person SET last_name = last_name;")     // changes nothing visible
+        try Self.shell(cli, "DELETE FROM person WHERE id = 2;")
+        let fifth = Self.json(watch.nextLine())
+        #expect(fifth["deletions"] as? [Int] == [0], "the no-op commit printed nothing")
+        watch.interrupt()
+    }
+
+    @Test func watchRejectsBadInputLikeQuery() throws {
+        let cli = CommandRunner()
+        #expect(try cli.run(["migrate"]).status == 0)
+        let bad = try cli.run(["watch", "person", "--where", "age >"])
+        #expect(bad.status != 0)
+        #expect(bad.stderr.contains("expected a value after '>'"))
+        let missing = try cli.run(["watch", "person", "--db", "nope.sqlite"])
+        #expect(missing.status != 0)
+        #expect(missing.stderr.contains("no database at nope.sqlite"))
+        #expect(!FileManager.default.fileExists(atPath: cli.path("nope.sqlite")))
+    }
+}
