@@ -11,6 +11,7 @@ struct Harness {
     }
 
     private(set) var results: [Result] = []
+    private var lines: [String] = []
 
     static func seconds(_ body: () throws -> Void) rethrows -> Double {
         let start = DispatchTime.now().uptimeNanoseconds
@@ -23,10 +24,19 @@ struct Harness {
         return sorted.isEmpty ? .nan : sorted[sorted.count / 2]
     }
 
-    mutating func record(_ name: String, raw: [Double], sluice: [Double], target: Double) {
+    mutating func record(_ name: String, raw: [Double], sluice: [Double], target: Double, baseline: String? = nil) {
         let result = Result(name: name, raw: Self.median(raw), sluice: Self.median(sluice), target: target)
         results.append(result)
-        print(Self.line(result))
+        lines.append(Self.line(result))
+        print(Self.line(result) + (baseline.map { " (baseline: \($0))" } ?? ""))
+    }
+
+    /// A figure that has no ratio target of its own (printed in the table as is).
+    mutating func note(_ name: String, raw: Double, sluice: Double) {}
+
+    /// A ready-made table line.
+    mutating func noteLine(_ line: String) {
+        lines.append(line)
     }
 
     static func format(_ seconds: Double) -> String {
@@ -42,7 +52,7 @@ struct Harness {
         print("")
         print("| benchmark | raw SQLite C API | Sluice | ratio | target | |")
         print("|---|---|---|---|---|---|")
-        for result in results { print(Self.line(result)) }
+        for line in lines { print(line) }
     }
 }
 

@@ -79,10 +79,10 @@ enum RecordsBenchmark {
         return String(decoding: UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(statement, index))), as: UTF8.self)
     }
 
-    static func rawFetch(_ db: OpaquePointer?) -> [Person] {
+    static func rawFetch(_ db: OpaquePointer?, sql: String = "SELECT * FROM person ORDER BY id") -> [Person] {
         sqlite3_exec(db, "BEGIN", nil, nil, nil)
         var statement: OpaquePointer?
-        sqlite3_prepare_v2(db, "SELECT * FROM person ORDER BY id", -1, &statement, nil)
+        sqlite3_prepare_v2(db, sql, -1, &statement, nil)
         var people: [Person] = []
         while sqlite3_step(statement) == SQLITE_ROW {
             people.append(Person(

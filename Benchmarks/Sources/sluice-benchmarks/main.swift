@@ -1,12 +1,18 @@
 import Foundation
 
-// Usage: swift run -c release --package-path Benchmarks sluice-benchmarks [--quick]
+// Usage: swift run -c release --package-path Benchmarks sluice-benchmarks [--quick] [--only=records|live]
 let quick = CommandLine.arguments.contains("--quick")
 var harness = Harness()
 print("Sluice benchmarks (release build; medians of \(quick ? 3 : 7) runs; raw = SQLite C API in the same process)")
 if CommandLine.arguments.contains("--profile-fetch") { try RecordsBenchmark.profileFetch(); exit(0) }
 do {
-    try RecordsBenchmark.run(&harness, count: 100_000, repetitions: quick ? 3 : 7)
+    let only = CommandLine.arguments.first { $0.hasPrefix("--only=") }.map { String($0.dropFirst(7)) }
+    if only == nil || only == "records" {
+        try RecordsBenchmark.run(&harness, count: 100_000, repetitions: quick ? 3 : 7)
+    }
+    if only == nil || only == "live" {
+        try LiveQueryBenchmark.run(&harness, quick: quick)
+    }
 } catch {
     print("benchmark failed: \(error)")
     exit(1)
