@@ -8,7 +8,7 @@ import ViewModels
 /// the query run again: over random workloads, for several queries, for
 /// commits by this store, by another connection, and by the sqlite3 shell.
 @Suite(.serialized) struct ChangesetPropertyTests {
-    enum Writer { case own, otherConnection, sqliteShell }
+    enum Writer { case own, ownBursts, otherConnection, sqliteShell }
 
     struct Harness {
         let store: Store
@@ -55,7 +55,7 @@ import ViewModels
         }
     }
 
-    @Test(arguments: [(Writer.own, 300, UInt64(1)), (.otherConnection, 100, 2), (.sqliteShell, 60, 3)])
+    @Test(arguments: [(Writer.own, 300, UInt64(1)), (.ownBursts, 300, 4), (.otherConnection, 100, 2), (.sqliteShell, 60, 3)])
     func applyingChangesetsEqualsReRunningTheQuery(writer: Writer, transactions: Int, seed: UInt64) throws {
         let harness = try Harness()
         try harness.check("initial", commits: 1)
@@ -63,9 +63,9 @@ import ViewModels
         let other = writer == .otherConnection ? try Store(path: harness.path) : nil
         for index in 0..<transactions {
             let statements = workload.transaction(ids: try harness.ids())
-            let rollback = writer == .own && index % 13 == 12
+            let rollback = (writer == .own || writer == .ownBursts) && index % 13 == 12
             switch writer {
-            case .own:
+            case .own, .ownBursts:
                 do {
                     try harness.store.write { tx in
                         for statement in statements { try tx.execute(sql: statement.sql, arguments: statement.arguments) }
@@ -79,7 +79,9 @@ import ViewModels
             case .sqliteShell:
                 try SQLiteShell.run(path: harness.path, "BEGIN;\n" + statements.map { $0.inlined + ";" }.joined(separator: "\n") + "\nCOMMIT;")
             }
-            try harness.check("\(writer) transaction \(index): \(statements.map(\.sql))", commits: rollback ? 0 : 1)
+            // Bursts: ten commits back to back, then one check of all their changesets.
+            if writer == .ownBursts, index % 10 != 9 { continue }
+            try harness.check("\(writer) transaction \(index): \(statements.map(\.sql))", commits: writer == .ownBursts ? 10 : (rollback ? 0 : 1))
         }
     }
 }

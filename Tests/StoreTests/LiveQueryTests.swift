@@ -181,10 +181,10 @@ import ViewModels
         }
         store.waitForObservers()
         let events = recorder.take()
-        // Each commit is its own event unless the observer fell behind, in which case some merge: never more.
-        #expect(events.count >= 1 && events.count <= 20)
+        // Back-to-back commits, no waiting in between: still one changeset each, in order.
+        #expect(events.count == 20)
         #expect(events.allSatisfy { Changes($0) == Changes(modifications: [0]) })
-        #expect(events.last?.results?.first?.age == 119)
+        #expect(events.compactMap { $0.results?.first?.age } == Array(100..<120))
     }
 
     @Test func keyPathsLimitModificationsToThoseColumns() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Store
+@testable import ViewModels
 
 @Suite struct OrderedTreeTests {
     static let order = SortOrder(terms: [.init(descending: false, collation: .binary)])
@@ -127,16 +128,10 @@ import Testing
     }
 }
 
-/// A small deterministic generator for tests.
+/// A deterministic generator for tests: the demo data's SplitMix64, with a bound.
 struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 &+ 1 }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    private var base: SplitMix64
+    init(seed: UInt64) { base = SplitMix64(seed: seed &* 0x9E37_79B9_7F4A_7C15 &+ 1) }
+    mutating func next() -> UInt64 { base.next() }
     mutating func next(_ bound: Int) -> Int { bound <= 0 ? 0 : Int(next() % UInt64(bound)) }
 }

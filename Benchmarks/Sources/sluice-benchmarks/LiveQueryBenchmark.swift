@@ -162,8 +162,11 @@ enum LiveQueryBenchmark {
             print(whole)
             harness.noteLine(whole)
         }
-        let afterRatio = (afterReturnMedians[100_000] ?? 0) / max(afterReturnMedians[1_000] ?? 1, 1e-9)
-        let afterLine = String(format: "| after-`write` median, 100k rows / 1k rows | | | %.2f | ≤ 3 | %@ |", afterRatio, afterRatio <= 3 ? "ok" : "MISSED")
+        let afterSmall = afterReturnMedians[1_000] ?? 0
+        let afterLine = afterSmall < 1e-6
+            ? "| after-`write` median, 100k rows / 1k rows | | | n/a: at 1k the median changeset arrives before `write` returns | ≤ 3 | |"
+            : String(format: "| after-`write` median, 100k rows / 1k rows | | | %.2f | ≤ 3 | %@ |",
+                     (afterReturnMedians[100_000] ?? 0) / afterSmall, (afterReturnMedians[100_000] ?? 0) / afterSmall <= 3 ? "ok" : "MISSED")
         print(afterLine)
         harness.noteLine(afterLine)
         let ratio = (medians[100_000] ?? 0) / max(medians[1_000] ?? 1, 1e-9)

@@ -62,7 +62,7 @@ final class ObjectObservation<M: Model>: StoreObservation, FailableObservation, 
     // observation queue; the rest is immutable.
     private let id: SQLiteValue
     private let keyPaths: [String]?
-    private let deliver: @Sendable (ObjectEvent<M>) -> Void
+    private let delivery: Delivery<ObjectEvent<M>>
     private var table = ""
     private var sql = ""
     private var rowID: Int64?
@@ -74,16 +74,11 @@ final class ObjectObservation<M: Model>: StoreObservation, FailableObservation, 
     init(id: SQLiteValue, keyPaths: [String]?, queue: DispatchQueue?, block: @escaping @Sendable (ObjectEvent<M>) -> Void) {
         self.id = id
         self.keyPaths = keyPaths
-        if let queue {
-            deliver = { event in queue.async { block(event) } }
-        } else {
-            deliver = block
-        }
+        delivery = Delivery(queue: queue, block: block)
     }
 
     private func send(_ event: ObjectEvent<M>) {
-        guard token?.isInvalidated != true else { return }
-        deliver(event)
+        delivery.send(event, unless: token)
     }
 
     /// The object's row now: (rowid, column values, model), or nil when gone.

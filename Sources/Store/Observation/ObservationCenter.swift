@@ -11,24 +11,31 @@ protocol StoreObservation: AnyObject, Sendable {
     func update(_ db: Database, changes: [String: Set<Int64>]?, silent: Bool)
 }
 
-/// Runs the store's observations on their own queue and read connection.
+/// Runs the store's observations on their own queue and read connections.
 ///
-/// The writer records each commit's changed rowids with a version number,
-/// under `lock`, in the same critical section as COMMIT. The observation
-/// queue starts a read transaction under the same lock, so it knows exactly
-/// which versions its snapshot contains: it applies those commits, in order,
-/// and leaves later ones for the next round. If it falls behind, the commits
-/// it finds waiting are applied together (one merged changeset).
+/// Right after each COMMIT, while the writer still holds off the next one,
+/// the center starts a read transaction on a pooled connection: that
+/// snapshot is exactly the committed state. The observation queue later
+/// applies each commit against its own snapshot, in commit order, so every
+/// commit gets its own changeset. When the pool is exhausted (observers far
+/// behind), commits wait unpinned and are applied together against a later
+/// snapshot: one merged changeset, nothing lost.
 final class ObservationCenter: @unchecked Sendable {
-    // @unchecked Sendable: `pending`, `version`, `scheduled` are guarded by
-    // `lock`; `connection`, `observations`, `starting` are only touched on `queue`.
+    // @unchecked Sendable: `pending`, `version`, `scheduled`, `idle`,
+    // `pooled` are guarded by `lock`; `connection`, `observations`, `order`,
+    // `starting`, the poll timer are only touched on `queue`.
 
     struct PendingCommit {
         let version: Int
-        /// nil: another process committed.
+        /// nil: unknown (another process committed, or the schema changed).
         let changes: [String: Set<Int64>]?
         let silenced: Set<ObjectIdentifier>
+        /// A read transaction on the state right after this commit, if one could be pinned.
+        let snapshot: Database?
     }
+
+    /// Snapshots pinned at once, at most: beyond that, commits are merged.
+    static let maximumSnapshots = 4
 
     let queue = DispatchQueue(label: "sluice.observation")
     private let queueKey = DispatchSpecificKey<Bool>()
@@ -36,6 +43,8 @@ final class ObservationCenter: @unchecked Sendable {
     private var version = 0
     private var pending: [PendingCommit] = []
     private var scheduled = false
+    private var idle: [Database] = []
+    private var pooled = 0
     private var connection: Database?
     private let openConnection: () throws -> Database
     private var observations: [ObjectIdentifier: StoreObservation] = [:]
@@ -60,36 +69,63 @@ final class ObservationCenter: @unchecked Sendable {
 
     // MARK: - Writer side (called on the writer's queue)
 
-    /// Runs COMMIT and records its changes as one version, atomically with
-    /// respect to the observation queue starting a snapshot.
+    /// Runs COMMIT, then records its changes as one version with a snapshot
+    /// of the state it committed.
     func commit(_ commit: () throws -> Void, changes: () -> [String: Set<Int64>]?, silenced: Set<ObjectIdentifier>) throws {
-        lock.lock()
-        do {
-            try commit()
-        } catch {
-            lock.unlock()
-            throw error
-        }
+        try commit()
+        guard count.withLock({ $0 }) > 0 else { return }
         let changed = changes()
-        if changed?.isEmpty != true, count.withLock({ $0 }) > 0 {
-            version += 1
-            pending.append(PendingCommit(version: version, changes: changed, silenced: silenced))
-        }
-        let schedule = !pending.isEmpty && !scheduled
-        if schedule { scheduled = true }
-        lock.unlock()
-        if schedule { queue.async { self.pump() } }
+        guard changed?.isEmpty != true else { return }
+        record(changed, silenced: silenced)
     }
 
-    /// Records that another connection committed.
+    /// Records that another connection committed (or the schema changed).
     func recordExternalCommit() {
+        record(nil, silenced: [])
+    }
+
+    /// On the writer's queue, so no commit happens meanwhile: pins the
+    /// current state and queues the commit.
+    private func record(_ changes: [String: Set<Int64>]?, silenced: Set<ObjectIdentifier>) {
+        let snapshot = pinSnapshot()
         lock.lock()
         version += 1
-        pending.append(PendingCommit(version: version, changes: nil, silenced: []))
+        pending.append(PendingCommit(version: version, changes: changes, silenced: silenced, snapshot: snapshot))
         let schedule = !scheduled
         scheduled = true
         lock.unlock()
         if schedule { queue.async { self.pump() } }
+    }
+
+    private func pinSnapshot() -> Database? {
+        lock.lock()
+        var db = idle.popLast()
+        if db == nil, pooled < Self.maximumSnapshots {
+            pooled += 1
+            lock.unlock()
+            db = try? openConnection()
+            lock.lock()
+            if db == nil { pooled -= 1 }
+        }
+        lock.unlock()
+        guard let db else { return nil }
+        do {
+            // BEGIN + a read pins the snapshot.
+            try db.begin(immediate: false)
+            _ = try db.fetchRows(sql: "SELECT 1 FROM sqlite_schema LIMIT 1")
+            return db
+        } catch {
+            db.rollback()
+            release(db)
+            return nil
+        }
+    }
+
+    private func release(_ db: Database) {
+        db.rollback()
+        lock.lock()
+        idle.append(db)
+        lock.unlock()
     }
 
     // MARK: - Observations
@@ -127,6 +163,10 @@ final class ObservationCenter: @unchecked Sendable {
                 self.pollTimer = nil
                 self.lastDataVersion = nil
                 self.connection = nil
+                self.lock.withLock {
+                    self.pooled -= self.idle.count
+                    self.idle = []
+                }
             }
         }
         if isOnQueue { work() } else { queue.async(execute: work) }
@@ -140,6 +180,25 @@ final class ObservationCenter: @unchecked Sendable {
     // MARK: - The pump (on the queue)
 
     private func pump() {
+        lock.lock()
+        let commits = pending
+        pending = []
+        scheduled = false
+        lock.unlock()
+
+        // Commits with their own snapshot are applied one by one; commits
+        // without one wait for the next snapshot and go with it.
+        var waiting: [PendingCommit] = []
+        for commit in commits {
+            waiting.append(commit)
+            guard let snapshot = commit.snapshot else { continue }
+            apply(waiting, on: snapshot)
+            waiting = []
+            release(snapshot)
+        }
+
+        guard !waiting.isEmpty || !starting.isEmpty else { return }
+        // The rest (and newcomers) use the queue's own connection, at the latest state.
         let db: Database
         do {
             if let connection {
@@ -148,38 +207,15 @@ final class ObservationCenter: @unchecked Sendable {
                 db = try openConnection()
                 connection = db
             }
-        } catch {
-            lock.lock(); scheduled = false; lock.unlock()
-            failAll(error)
-            return
-        }
-        lock.lock()
-        let commits: [PendingCommit]
-        do {
-            // BEGIN + a read pins the snapshot while no commit can happen.
             try db.begin(immediate: false)
             _ = try db.fetchRows(sql: "SELECT 1 FROM sqlite_schema LIMIT 1")
         } catch {
-            scheduled = false
-            lock.unlock()
-            db.rollback()
+            connection?.rollback()
             failAll(error)
             return
         }
-        commits = pending
-        pending = []
-        scheduled = false
-        lock.unlock()
         defer { db.rollback() }
-        db.refreshSchemaIfChanged()
-
-        if !commits.isEmpty {
-            for id in order {
-                guard let observation = observations[id] else { continue }
-                let silenced = commits.allSatisfy { $0.silenced.contains(id) }
-                observation.update(db, changes: Self.merge(commits), silent: silenced)
-            }
-        }
+        if !waiting.isEmpty { apply(waiting, on: db) }
         let newcomers = starting
         starting = []
         for (id, observation) in newcomers {
@@ -189,6 +225,38 @@ final class ObservationCenter: @unchecked Sendable {
         }
         if pollsOwnConnection, !newcomers.isEmpty, pollTimer == nil {
             startPolling()
+        }
+    }
+
+    /// Applies commits to every observation, against a snapshot that
+    /// contains them all.
+    private func apply(_ commits: [PendingCommit], on db: Database) {
+        db.refreshSchemaIfChanged()
+        let changes = Self.merge(commits)
+        for id in order {
+            guard let observation = observations[id] else { continue }
+            let silenced = commits.allSatisfy { $0.silenced.contains(id) }
+            observation.update(db, changes: changes, silent: silenced)
+        }
+    }
+
+    private static func merge(_ commits: [PendingCommit]) -> [String: Set<Int64>]? {
+        if commits.count == 1 { return commits[0].changes }
+        var merged: [String: Set<Int64>] = [:]
+        for commit in commits {
+            guard let changes = commit.changes else { return nil }
+            for (table, rowIDs) in changes { merged[table, default: []].formUnion(rowIDs) }
+        }
+        return merged
+    }
+
+    private func failAll(_ error: Error) {
+        let storeError = error as? StoreError ?? StoreError(code: .error, message: "\(error)")
+        for observation in observations.values {
+            (observation as? FailableObservation)?.fail(storeError)
+        }
+        for (_, observation) in starting {
+            (observation as? FailableObservation)?.fail(storeError)
         }
     }
 
@@ -215,26 +283,6 @@ final class ObservationCenter: @unchecked Sendable {
         lastDataVersion = try? connection?.connection.scalarInt(sql: "PRAGMA data_version")
         timer.resume()
         pollTimer = timer
-    }
-
-    private static func merge(_ commits: [PendingCommit]) -> [String: Set<Int64>]? {
-        if commits.count == 1 { return commits[0].changes }
-        var merged: [String: Set<Int64>] = [:]
-        for commit in commits {
-            guard let changes = commit.changes else { return nil }
-            for (table, rowIDs) in changes { merged[table, default: []].formUnion(rowIDs) }
-        }
-        return merged
-    }
-
-    private func failAll(_ error: Error) {
-        let storeError = error as? StoreError ?? StoreError(code: .error, message: "\(error)")
-        for observation in observations.values {
-            (observation as? FailableObservation)?.fail(storeError)
-        }
-        for (_, observation) in starting {
-            (observation as? FailableObservation)?.fail(storeError)
-        }
     }
 }
 

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 
 /// Keeps an observation alive: notifications stop when it is invalidated or
@@ -37,6 +38,25 @@ public final class ObservationToken: Sendable {
 /// An observation that knows its token, to stop delivering once it is invalidated.
 protocol TokenBearing: AnyObject {
     var token: ObservationToken? { get set }
+}
+
+/// Hands an observation's events to its callback, on the callback's queue
+/// (or the observation queue), until the token is invalidated.
+struct Delivery<Event: Sendable>: Sendable {
+    private let deliver: @Sendable (Event) -> Void
+
+    init(queue: DispatchQueue?, block: @escaping @Sendable (Event) -> Void) {
+        if let queue {
+            deliver = { event in queue.async { block(event) } }
+        } else {
+            deliver = block
+        }
+    }
+
+    func send(_ event: Event, unless token: ObservationToken?) {
+        guard token?.isInvalidated != true else { return }
+        deliver(event)
+    }
 }
 
 /// A lock around a value (Synchronization's Mutex needs macOS 15).

@@ -132,7 +132,7 @@ final class ResultsObservation<Element: Sendable>: StoreObservation, FailableObs
     // observation queue; the rest is immutable.
     private let results: Results<Element>
     private let keyPaths: [String]?
-    private let deliver: @Sendable (CollectionChange<Element>) -> Void
+    private let delivery: Delivery<CollectionChange<Element>>
     private var live: LiveQuery<Element>?
     private var table = ""
     private var failed = false
@@ -141,16 +141,11 @@ final class ResultsObservation<Element: Sendable>: StoreObservation, FailableObs
     init(results: Results<Element>, keyPaths: [String]?, queue: DispatchQueue?, block: @escaping @Sendable (CollectionChange<Element>) -> Void) {
         self.results = results
         self.keyPaths = keyPaths
-        if let queue {
-            deliver = { change in queue.async { block(change) } }
-        } else {
-            deliver = block
-        }
+        delivery = Delivery(queue: queue, block: block)
     }
 
     private func send(_ change: CollectionChange<Element>) {
-        guard token?.isInvalidated != true else { return }
-        deliver(change)
+        delivery.send(change, unless: token)
     }
 
     func start(_ db: Database) {

@@ -16,17 +16,7 @@ struct Query: ParsableCommand {
 
     @OptionGroup var options: StoreOptions
 
-    @Argument(help: "The table to read.")
-    var table: String
-
-    @Option(name: .customLong("where"), help: ArgumentHelp("A filter in Sluice's query language.", valueName: "expr"))
-    var filter: String?
-
-    @Option(help: ArgumentHelp("Columns to order by, comma-separated; each may end in ASC or DESC.", valueName: "columns"))
-    var order: String?
-
-    @Flag(help: "Reverse the order (descending).")
-    var desc = false
+    @OptionGroup var query: QueryOptions
 
     @Option(help: "At most this many rows.")
     var limit: Int?
@@ -39,18 +29,11 @@ struct Query: ParsableCommand {
     }
 
     func run() throws {
-        // Parse what the user typed before touching the database.
-        let parsedFilter = try filter.map { try Filter($0) }
-        var orderings = try order.map { try Ordering.parse($0) } ?? []
+        let (filter, orderings) = try query.parse()
         let store = try options.openExisting(readOnly: true)
         let (rows, columns) = try store.read { db in
-            let info = try db.tableInfo(table)
-            if desc {
-                orderings = orderings.isEmpty
-                    ? info.primaryKey.map { Ordering($0, descending: true) }
-                    : orderings.map(\.reversed)
-            }
-            let rows = try db.fetchRows(table: info.name, filter: parsedFilter, orderBy: orderings, limit: limit)
+            let info = try db.tableInfo(query.table)
+            let rows = try db.fetchRows(table: info.name, filter: filter, orderBy: query.orderings(orderings, for: info), limit: limit)
             return (rows, info.columnNames)
         }
         print(try (format ?? .table).render(rows, columns: columns))

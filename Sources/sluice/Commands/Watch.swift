@@ -19,17 +19,7 @@ struct Watch: ParsableCommand {
 
     @OptionGroup var options: StoreOptions
 
-    @Argument(help: "The table to watch.")
-    var table: String
-
-    @Option(name: .customLong("where"), help: ArgumentHelp("A filter in Sluice's query language.", valueName: "expr"))
-    var filter: String?
-
-    @Option(help: ArgumentHelp("Columns to order by, comma-separated; each may end in ASC or DESC.", valueName: "columns"))
-    var order: String?
-
-    @Flag(help: "Reverse the order (descending).")
-    var desc = false
+    @OptionGroup var query: QueryOptions
 
     @Option(help: "Output format: table (readable, coloured on a terminal) or json (JSON Lines).")
     var format: WatchFormat = .table
@@ -37,15 +27,11 @@ struct Watch: ParsableCommand {
     enum WatchFormat: String, ExpressibleByArgument, CaseIterable { case table, json }
 
     func run() throws {
-        let parsedFilter = try filter.map { try Filter($0) }
-        var orderings = try order.map { try Ordering.parse($0) } ?? []
+        let (filter, orderings) = try query.parse()
         let store = try options.openExisting(readOnly: true)
-        let info = try store.read { db in try db.tableInfo(table) }
-        if desc {
-            orderings = orderings.isEmpty ? info.primaryKey.map { Ordering($0, descending: true) } : orderings.map(\.reversed)
-        }
-        var results = store.rows(in: info.name).sorted(by: orderings)
-        if let parsedFilter { results = results.filter(parsedFilter) }
+        let info = try store.read { db in try db.tableInfo(query.table) }
+        var results = store.rows(in: info.name).sorted(by: query.orderings(orderings, for: info))
+        if let filter { results = results.filter(filter) }
 
         let printer = ChangePrinter(format: format, columns: info.columnNames)
         let failed = DispatchSemaphore(value: 0)

@@ -1,0 +1,29 @@
+import ArgumentParser
+import Store
+
+/// What `query` and `watch` share: a table, a filter and an order.
+struct QueryOptions: ParsableArguments {
+    @Argument(help: "The table to read.")
+    var table: String
+
+    @Option(name: .customLong("where"), help: ArgumentHelp("A filter in Sluice's query language.", valueName: "expr"))
+    var filter: String?
+
+    @Option(help: ArgumentHelp("Columns to order by, comma-separated; each may end in ASC or DESC.", valueName: "columns"))
+    var order: String?
+
+    @Flag(help: "Reverse the order (descending).")
+    var desc = false
+
+    /// The parsed filter and orderings; checks what the user typed before
+    /// the database is touched.
+    func parse() throws -> (filter: Filter?, orderings: [Ordering]) {
+        (try filter.map { try Filter($0) }, try order.map { try Ordering.parse($0) } ?? [])
+    }
+
+    /// The orderings for a table, reversed by `--desc` (the primary key when none is given).
+    func orderings(_ parsed: [Ordering], for table: TableInfo) -> [Ordering] {
+        guard desc else { return parsed }
+        return parsed.isEmpty ? table.primaryKey.map { Ordering($0, descending: true) } : parsed.map(\.reversed)
+    }
+}
