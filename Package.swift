@@ -26,7 +26,10 @@ let package = Package(
             name: "Store",
             dependencies: ["CSQLite", .product(name: "OpenCombineShim", package: "OpenCombine")]
         ),
-        .target(name: "ViewModels", dependencies: ["Store"]),
+        .target(
+            name: "ViewModels",
+            dependencies: ["Store", .product(name: "OpenCombineShim", package: "OpenCombine")]
+        ),
         .executableTarget(
             name: "sluice",
             dependencies: [
@@ -40,6 +43,10 @@ let package = Package(
         .target(name: "SluiceTestSupport", dependencies: ["Store"], path: "Tests/Support"),
         .testTarget(name: "StoreTests", dependencies: ["Store", "ViewModels", "SluiceTestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["Store", "ViewModels", "SluiceTestSupport", "sluice"]),
+        .testTarget(
+            name: "ViewModelsTests",
+            dependencies: ["Store", "ViewModels", "SluiceTestSupport", .product(name: "OpenCombineShim", package: "OpenCombine")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

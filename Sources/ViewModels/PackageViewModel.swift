@@ -1,0 +1,149 @@
+import Foundation
+import OpenCombineShim
+import Store
+
+/// The package editor: the recipient's names and street, kept in two-way
+/// sync with the store, a summary, and the contents.
+///
+/// Model → view model: property publishers. View model → model: each
+/// `@Published` field, minus its first value and duplicates, is written
+/// back; a value that just came from the store is not written again (no
+/// echo loop). Changes made elsewhere (another view model, another
+/// process) arrive without a reload.
+@MainActor
+public final class PackageViewModel: ObservableObject {
+    /// One item of the package.
+    public struct ContentItem: ViewModelItem, Identifiable, Equatable, Sendable {
+        /// The item's id.
+        public let id: Int64
+        /// "title weight" (weight in grams).
+        public let description: String
+        /// Makes an item.
+        public init(_ content: PackageContent) {
+            id = content.id ?? 0
+            description = "\(content.title) \(content.weight)"
+        }
+    }
+
+    /// The recipient's first name (two-way).
+    @Published public var recipientFirstName = ""
+    /// The recipient's last name (two-way).
+    @Published public var recipientLastName = ""
+    /// The recipient's street (two-way).
+    @Published public var street = ""
+    /// The package's contents, live, in position order.
+    public let contents: ObservableArray<ContentItem>
+    /// The recipient as last read from the store.
+    @Published public private(set) var recipient: Person?
+    /// The last error from a write.
+    @Published public private(set) var lastError: StoreError?
+
+    /// Titles for `addRandomItem()`.
+    public static let itemTitles = ["Light bulb", "Books", "Tea", "Socks", "Chocolate", "Postcards"]
+
+    private let store: Store
+    private let packageID: Int64
+    private let recipientID: Int64
+    private var cancellables = Set<AnyCancellable>()
+    private var fields: [String: ReferenceWritableKeyPath<PackageViewModel, String>] = [:]
+    private var fromStore: [String: String] = [:]
+
+    /// An editor for a package.
+    ///
+    /// - Throws: `.notFound` when the package does not exist.
+    public init(store: Store, packageID: Int64) throws {
+        self.store = store
+        self.packageID = packageID
+        guard let package = try store.read({ db in try db.fetchOne(Package.self, id: packageID) }) else {
+            throw StoreError(code: .notFound, message: "no package with id \(packageID)")
+        }
+        recipientID = package.recipientID
+        contents = ObservableArray(store.objects(PackageContent.self)
+            .filter(Column("package_id") == packageID)
+            .sorted(by: [Ordering("position")]))
+
+        bind(\.recipientFirstName, $recipientFirstName, to: \Person.firstName, column: "first_name")
+        bind(\.recipientLastName, $recipientLastName, to: \Person.lastName, column: "last_name")
+        bind(\.street, $street, to: \Person.street, column: "street")
+        store.objectValuePublisher(Person.self, id: recipientID)
+            .sink { @Sendable [weak self] person in
+                DispatchQueue.main.async { MainActor.assumeIsolated { self?.recipient = person } }
+            }
+            .store(in: &cancellables)
+        contents.$items.sink { [weak self] _ in self?.objectWillChange.send() }.store(in: &cancellables)
+    }
+
+    /// Model → view model through a property publisher; view model → model
+    /// through a write, skipping the value that came from the store.
+    private func bind<Value: Equatable & Sendable>(
+        _ field: ReferenceWritableKeyPath<PackageViewModel, String>, _ published: Published<String>.Publisher,
+        to property: KeyPath<Person, Value> & Sendable, column: String
+    ) {
+        fields[column] = field
+        store.propertyValuePublisher(Person.self, id: recipientID, property)
+            .sink { @Sendable [weak self] value in
+                let text = (value as? String) ?? (value as? String?).flatMap { $0 } ?? ""
+                DispatchQueue.main.async { MainActor.assumeIsolated { self?.received(text, column: column) } }
+            }
+            .store(in: &cancellables)
+        published
+            .dropFirst()
+            .removeDuplicates()
+            .sink { [weak self] text in
+                MainActor.assumeIsolated {
+                    guard let self, self.fromStore[column] != text else { return }
+                    self.fromStore[column] = text
+                    self.writeRecipient(column: column, value: text)
+                }
+            }
+            .store(in: &cancellables)
+    }
+
+    /// A value read from the store: shown, and remembered so it is not written back.
+    private func received(_ text: String, column: String) {
+        guard let field = fields[column] else { return }
+        fromStore[column] = text
+        if self[keyPath: field] != text { self[keyPath: field] = text }
+    }
+
+    private func writeRecipient(column: String, value: String) {
+        let id = recipientID
+        let stored: SQLiteValue = column == "street" && value.isEmpty ? .null : .text(value)
+        do {
+            try store.write { tx in
+                try tx.execute(sql: "UPDATE person SET \(column) = ? WHERE id = ?", arguments: [stored, .integer(id)])
+            }
+        } catch {
+            lastError = error as? StoreError
+        }
+    }
+
+    /// "Recipient: …", "Postal address: …", "Contents: title weight, …".
+    public var summary: String {
+        let name = [recipientFirstName, recipientLastName].filter { !$0.isEmpty }.joined(separator: " ")
+        let place = [recipient?.postalCode, recipient?.city].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " ")
+        let address = [street, place, recipient?.country ?? ""].filter { !$0.isEmpty }.joined(separator: ", ")
+        let items = contents.items.map(\.description).joined(separator: ", ")
+        return "Recipient: \(name)\nPostal address: \(address)\nContents: \(items)"
+    }
+
+    /// Adds an item with a title from a small list and a weight of 200–300 g.
+    public func addRandomItem() {
+        var generator = SystemRandomNumberGenerator()
+        addItem(title: Self.itemTitles.randomElement(using: &generator) ?? "Light bulb", weight: Int.random(in: 200...300, using: &generator))
+    }
+
+    /// Adds an item at the end of the contents.
+    public func addItem(title: String, weight: Int) {
+        let packageID = packageID
+        do {
+            try store.write { tx in
+                let last = try tx.fetchRows(sql: "SELECT COALESCE(MAX(position), -1) FROM package_content WHERE package_id = ?",
+                                            arguments: [.integer(packageID)]).first.flatMap { Int(sqliteValue: $0[0]) } ?? -1
+                try tx.insert(PackageContent(packageID: packageID, title: title, weight: weight, position: last + 1))
+            }
+        } catch {
+            lastError = error as? StoreError
+        }
+    }
+}

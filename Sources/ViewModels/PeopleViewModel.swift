@@ -1,0 +1,97 @@
+import Foundation
+import OpenCombineShim
+import Store
+
+/// The people list: people sorted by first then last name, a form to add
+/// one, deletion, and a search that narrows the list as you type.
+@MainActor
+public final class PeopleViewModel: ObservableObject {
+    /// One row of the list.
+    public struct Item: ViewModelItem, Identifiable, Equatable, Sendable {
+        /// The person's id.
+        public let id: Int64
+        /// "First Last".
+        public let name: String
+
+        /// Makes an item from a person.
+        public init(_ person: Person) {
+            id = person.id ?? 0
+            name = person.fullName
+        }
+    }
+
+    /// The people shown, live.
+    @Published public private(set) var people: ObservableArray<Item>
+    /// The add form's first name.
+    @Published public var firstName = "" { didSet { updateCanAdd() } }
+    /// The add form's last name.
+    @Published public var lastName = "" { didSet { updateCanAdd() } }
+    /// Whether the form can add a person now.
+    @Published public private(set) var canAdd = false
+    /// Narrows the list to names containing this text (case-insensitive).
+    @Published public var searchText = ""
+    /// The last error from a write, for an alert.
+    @Published public private(set) var lastError: StoreError?
+
+    /// Whether both names are non-empty once trimmed.
+    public var canAddPerson: AnyPublisher<Bool, Never> {
+        $canAdd.removeDuplicates().eraseToAnyPublisher()
+    }
+
+    private func updateCanAdd() {
+        canAdd = !Self.trimmed(firstName).isEmpty && !Self.trimmed(lastName).isEmpty
+    }
+
+    private let store: Store
+    private var cancellables = Set<AnyCancellable>()
+
+    /// A people list over a store.
+    public init(store: Store) {
+        self.store = store
+        people = ObservableArray(Self.results(store, search: ""))
+        $searchText
+            .dropFirst()
+            .removeDuplicates()
+            .sink { [weak self] text in
+                guard let self else { return }
+                MainActor.assumeIsolated { self.people = ObservableArray(Self.results(self.store, search: text)) }
+            }
+            .store(in: &cancellables)
+    }
+
+    static func trimmed(_ text: String) -> String { text.trimmingCharacters(in: .whitespacesAndNewlines) }
+
+    static func results(_ store: Store, search: String) -> Results<Person> {
+        let all = store.objects(Person.self).sorted(by: [Ordering("first_name"), Ordering("last_name")])
+        let text = trimmed(search)
+        guard !text.isEmpty else { return all }
+        return all.filter(Column("first_name").contains(text, caseInsensitive: true)
+                          || Column("last_name").contains(text, caseInsensitive: true))
+    }
+
+    /// Adds the person in the form and clears it; does nothing when a name is empty.
+    @discardableResult
+    public func addPerson() -> Person? {
+        let first = Self.trimmed(firstName), last = Self.trimmed(lastName)
+        guard !first.isEmpty, !last.isEmpty else { return nil }
+        do {
+            let person = try store.write { tx in try tx.insert(Person(firstName: first, lastName: last)) }
+            firstName = ""
+            lastName = ""
+            return person
+        } catch {
+            lastError = error as? StoreError
+            return nil
+        }
+    }
+
+    /// Deletes the people at these positions of the current list.
+    public func delete(at offsets: IndexSet) {
+        let ids = offsets.compactMap { $0 < people.items.count ? people.items[$0].id : nil }
+        do {
+            try store.write { tx in for id in ids { try tx.delete(Person.self, id: id) } }
+        } catch {
+            lastError = error as? StoreError
+        }
+    }
+}

@@ -1,0 +1,282 @@
+import Foundation
+import OpenCombineShim
+import SluiceTestSupport
+import Store
+import Testing
+@testable import ViewModels
+
+@MainActor
+@Suite struct ObservableArrayTests {
+    @Test func mapsOnlyInsertedAndModifiedRows() async throws {
+        let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
+        try store.write { tx in for name in ["B", "D", "F"] { try tx.insert(Person(firstName: name, lastName: "X")) } }
+        var mapped: [String] = []
+        let array = ObservableArray(store.objects(Person.self).sorted(byKeyPath: "first_name")) { (person: Person) -> String in
+            mapped.append(person.firstName)
+            return person.firstName.lowercased()
+        }
+        let changes = Recorder(array.changes)
+        await settle(store)
+        #expect(array.items == ["b", "d", "f"])
+        #expect(mapped == ["B", "D", "F"])
+        try store.write { tx in try tx.insert(Person(firstName: "C", lastName: "X")) }
+        await settle(store)
+        try store.write { tx in try tx.execute(sql: "UPDATE person SET first_name = 'Dd' WHERE first_name = 'D'") }
+        await settle(store)
+        #expect(array.items == ["b", "c", "dd", "f"])
+        #expect(mapped == ["B", "D", "F", "C", "Dd"], "the initial rows, then one insertion and one modification")
+        #expect(changes.values.count == 3)
+        if case .update(_, let insertions, _, _, _) = changes.values[1].kind { #expect(insertions == [1]) } else { Issue.record("expected an update") }
+        var mirror: [String] = []
+        for change in changes.values { change.apply(to: &mirror) }
+        #expect(mirror == array.items)
+    }
+}
+
+@MainActor
+@Suite struct PeopleViewModelTests {
+    @Test func listsAddsDeletesAndSearches() async throws {
+        let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
+        try store.write { tx in
+            try tx.insert(Person(firstName: "Zoë", lastName: "Ng"))
+            try tx.insert(Person(firstName: "Ana", lastName: "Kim"))
+            try tx.insert(Person(firstName: "Ana", lastName: "Bell"))
+        }
+        let model = PeopleViewModel(store: store)
+        let canAdd = Recorder(model.canAddPerson)
+        await settle(store)
+        #expect(model.people.items.map(\.name) == ["Ana Bell", "Ana Kim", "Zoë Ng"])
+
+        model.firstName = "  "
+        model.lastName = "Ödegaard"
+        model.firstName = "Émile"
+        #expect(canAdd.values == [false, true])
+        #expect(model.addPerson()?.firstName == "Émile")
+        #expect(model.firstName.isEmpty && model.lastName.isEmpty)
+        #expect(canAdd.values == [false, true, false])
+        await settle(store)
+        #expect(model.people.items.map(\.name) == ["Ana Bell", "Ana Kim", "Zoë Ng", "Émile Ödegaard"])
+
+        model.delete(at: IndexSet(integer: 1))
+        await settle(store)
+        #expect(model.people.items.map(\.name) == ["Ana Bell", "Zoë Ng", "Émile Ödegaard"])
+
+        model.searchText = "ZO"
+        await settle(store)
+        #expect(model.people.items.map(\.name) == ["Zoë Ng"])
+        try store.write { tx in try tx.insert(Person(firstName: "Zora", lastName: "Q")) }
+        await settle(store)
+        #expect(model.people.items.map(\.name) == ["Zora Q", "Zoë Ng"], "the search narrows new rows live")
+        model.searchText = ""
+        await settle(store)
+        #expect(model.people.items.count == 4)
+    }
+
+    @Test func twoViewModelsOnOneStoreSeeEachOthersWrites() async throws {
+        let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
+        let first = PeopleViewModel(store: store)
+        let second = PeopleViewModel(store: store)
+        await settle(store)
+        first.firstName = "Ana"
+        first.lastName = "Kim"
+        first.addPerson()
+        await settle(store)
+        #expect(second.people.items.map(\.name) == ["Ana Kim"])
+        second.delete(at: IndexSet(integer: 0))
+        await settle(store)
+        #expect(first.people.items.isEmpty)
+    }
+
+    @Test func writeFromAnotherProcessReachesTheViewModel() async throws {
+        let database = TemporaryDatabase()
+        let store = try database.store(migrations: DemoSchema.migrations)
+        let model = PeopleViewModel(store: store)
+        await settle(store)
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        shell.arguments = ["-cmd", ".timeout 5000", database.path, "INSERT INTO person (first_name, last_name) VALUES ('Shell', 'Process')"]
+        try shell.run()
+        shell.waitUntilExit()
+        #expect(shell.terminationStatus == 0)
+        await settle(store)
+        #expect(model.people.items.map(\.name) == ["Shell Process"])
+    }
+
+    @Test func releasedViewModelLeavesNothingBehind() async throws {
+        weak var weakModel: PeopleViewModel?
+        weak var weakStore: Store?
+        do {
+            let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
+            weakStore = store
+            var model: PeopleViewModel? = PeopleViewModel(store: store)
+            weakModel = model
+            await settle(store)
+            model?.searchText = "a"
+            await settle(store)
+            model = nil
+            #expect(weakModel == nil, "no retain cycle through subscriptions")
+            await settle(store)
+        }
+        #expect(weakStore == nil, "its observations were released with it")
+    }
+}
+
+@MainActor
+@Suite struct PackageViewModelTests {
+    static func fixture() throws -> (Store, Int64, Int64) {
+        let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
+        let (personID, packageID) = try store.write { tx -> (Int64, Int64) in
+            let person = try tx.insert(Person(firstName: "Zoë", lastName: "Ng", street: "1 Main St", city: "Oslo", postalCode: "0150", country: "Norway"))
+            let package = try tx.insert(Package(recipientID: person.id ?? 0))
+            try tx.insert(PackageContent(packageID: package.id ?? 0, title: "Tea", weight: 250, position: 0))
+            return (person.id ?? 0, package.id ?? 0)
+        }
+        return (store, personID, packageID)
+    }
+
+    @Test func namesAndStreetSyncBothWaysWithoutEcho() async throws {
+        let (store, personID, packageID) = try Self.fixture()
+        let model = try PackageViewModel(store: store, packageID: packageID)
+        let rowChanges = Recorder(store.objectPublisher(Person.self, id: personID))
+        await settle(store)
+        #expect(model.recipientFirstName == "Zoë" && model.recipientLastName == "Ng" && model.street == "1 Main St")
+        #expect(model.summary == "Recipient: Zoë Ng\nPostal address: 1 Main St, 0150 Oslo, Norway\nContents: Tea 250")
+
+        // View model -> model.
+        model.recipientFirstName = "Zoe"
+        model.street = "2 Side St"
+        await settle(store)
+        let stored = try store.read { db in try db.fetchOne(Person.self, id: personID) }
+        #expect(stored?.firstName == "Zoe" && stored?.street == "2 Side St")
+        #expect(rowChanges.values.count == 2, "one write per edit")
+
+        // Model -> view model, from elsewhere, and no echo write back.
+        try store.write { tx in try tx.execute(sql: "UPDATE person SET last_name = 'Nguyễn' WHERE id = ?", arguments: [.integer(personID)]) }
+        await settle(store)
+        #expect(model.recipientLastName == "Nguyễn")
+        #expect(rowChanges.values.count == 3, "the store's change was not written back")
+    }
+
+    @Test func addRandomItemAddsALightItemLive() async throws {
+        let (store, _, packageID) = try Self.fixture()
+        let model = try PackageViewModel(store: store, packageID: packageID)
+        await settle(store)
+        model.addRandomItem()
+        await settle(store)
+        #expect(model.contents.items.count == 2)
+        let added = try store.read { db in try db.fetchAll(PackageContent.self, filter: Column("position") == 1) }
+        #expect(added.count == 1)
+        #expect(added.first.map { (200...300).contains($0.weight) && PackageViewModel.itemTitles.contains($0.title) } == true)
+        #expect(model.summary.hasSuffix("Contents: Tea 250, \(added[0].title) \(added[0].weight)"))
+        #expect(throws: StoreError.self) { try PackageViewModel(store: store, packageID: 999) }
+    }
+}
+
+@MainActor
+@Suite struct ConversationViewModelTests {
+    @Test func sendStoresAndTheSessionRepliesOnItsClock() async throws {
+        let database = TemporaryDatabase()
+        let store = try database.store(migrations: DemoSchema.migrations)
+        let clock = ManualClock()
+        let model = ConversationViewModel(store: store, conversationID: 7,
+                                          session: SimulatedSession(friend: "Ana", delay: .seconds(2), clock: clock))
+        await settle(store)
+        model.send("Hello")
+        await settle(store)
+        #expect(model.messages.items.map(\.text) == ["Hello"])
+        #expect(model.messages.items.first?.isMine == true)
+        // The reply waits for the clock, not for real time.
+        while clock.sleeperCount == 0 { await Task.yield() }
+        clock.advance(by: .seconds(1))
+        await settle(store)
+        #expect(model.messages.items.count == 1)
+        clock.advance(by: .seconds(1))
+        for _ in 0..<100 where model.messages.items.count < 2 { await settle(store) }
+        #expect(model.messages.items.map(\.sender) == ["me", "Ana"])
+        #expect(model.messages.items.last?.text == "You said: Hello")
+
+        // The history is in the store: a new store on the file sees it.
+        let reopened = try Store(path: database.path)
+        let again = ConversationViewModel(store: reopened, conversationID: 7)
+        await settle(reopened)
+        #expect(again.messages.items.map(\.text) == ["Hello", "You said: Hello"])
+    }
+}
+
+@MainActor
+@Suite struct ReactiveFormModelTests {
+    @Test func validationFollowsTheArticlesRules() async throws {
+        let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
+        let id = try store.write { tx in try tx.insert(Person(firstName: "A", lastName: "B")).id ?? 0 }
+        let form = ReactiveFormModel(store: store, personID: id)
+        let messages = Recorder(form.$validationMessages)
+        let allowed = Recorder(form.submitAllowed)
+        form.firstEntry = "abc"
+        form.secondEntry = "abc"
+        form.firstEntry = "abcde"
+        form.secondEntry = "abcde"
+        #expect(messages.values == [
+            [ReactiveFormModel.lengthMessage],
+            [ReactiveFormModel.mismatchMessage, ReactiveFormModel.lengthMessage],
+            [ReactiveFormModel.lengthMessage],
+            [ReactiveFormModel.mismatchMessage, ReactiveFormModel.lengthMessage],
+            [],
+        ])
+        #expect(allowed.values == [false, true])
+        #expect(form.submit())
+        #expect(try store.read { db in try db.fetchOne(Person.self, id: id)?.email } == "abcde")
+        form.secondEntry = "abcdf"
+        #expect(form.submit() == false)
+        #expect(ReactiveFormModel.messages("Zoë12", "Zoë12").isEmpty, "characters, not bytes")
+    }
+}
+
+@MainActor
+@Suite struct TemperatureLimitsModelTests {
+    @Test func limitsPushEachOtherAndRejectNonNumbers() async throws {
+        let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
+        let model = TemperatureLimitsModel(store: store)
+        await settle(store)
+        #expect(model.low == 15 && model.high == 25)
+        #expect(model.lowText == "15" && model.highText == "25")
+
+        model.setLow(20)
+        #expect(model.high == 30 && model.highText == "30", "high is pushed up to low + 10")
+        model.setHigh(12)
+        #expect(model.low == 2 && model.lowText == "2", "low is pushed down to high - 10")
+
+        model.lowText = "abc"
+        #expect(model.lowText == "2", "a non-number restores the last valid text")
+        model.lowText = "7.5"
+        #expect(model.low == 7.5 && model.high == 17.5)
+        await settle(store)
+        let state = try store.read { db in try db.fetchOne(AppState.self, id: AppState.singletonID) }
+        #expect(state?.temperatureLow == 7.5 && state?.temperatureHigh == 17.5)
+
+        // A change made elsewhere shows up.
+        try store.write { tx in try tx.execute(sql: "UPDATE app_state SET temperature_low = 0, temperature_high = 40") }
+        await settle(store)
+        #expect(model.lowText == "0" && model.highText == "40")
+    }
+}
+
+@MainActor
+@Suite struct CurrentUserModelTests {
+    @Test func sharedStateIsSeenByEveryViewModel() async throws {
+        let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
+        let ana = try store.write { tx in try tx.insert(Person(firstName: "Ana", lastName: "Kim")) }
+        let first = CurrentUserModel(store: store)
+        let second = CurrentUserModel(store: store)
+        await settle(store)
+        #expect(first.currentUser == nil)
+        first.setCurrentUser(ana.id)
+        await settle(store, rounds: 5)
+        #expect(second.currentUser?.firstName == "Ana")
+        try store.write { tx in try tx.execute(sql: "UPDATE person SET first_name = 'Anna'") }
+        await settle(store, rounds: 5)
+        #expect(first.currentUser?.firstName == "Anna" && second.currentUser?.firstName == "Anna")
+        second.setCurrentUser(nil)
+        await settle(store, rounds: 5)
+        #expect(first.currentUser == nil)
+    }
+}
