@@ -38,6 +38,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "CSV", package: "CSV.swift"),
                 .product(name: "Rainbow", package: "Rainbow"),
+                .product(name: "OpenCombineShim", package: "OpenCombine"),
             ]
         ),
         .target(name: "SluiceTestSupport", dependencies: ["Store"], path: "Tests/Support"),

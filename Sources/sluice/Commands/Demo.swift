@@ -1,0 +1,194 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import OpenCombineShim
+import Store
+import ViewModels
+
+/// `sluice demo`: the view models in a terminal.
+struct Demo: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "An interactive terminal front end over the view models: people, a package editor and a chat.",
+        discussion: """
+            The screen redraws whenever the view models change, including when another process writes to \
+            the database (try `sluice seed` or the sqlite3 shell in another terminal). Type `help` for commands.
+            """)
+
+    @OptionGroup var options: StoreOptions
+
+    @Option(help: "How many people to generate when the store is empty.")
+    var people = 40
+
+    func run() async throws {
+        let store = try options.openOrCreate()
+        try store.migrate(DemoSchema.migrations)
+        if try store.read({ db in try db.fetchCount(Person.self) }) == 0 {
+            _ = try Seed.generate(people: people, seed: 7, into: store)
+        }
+        let lines = StandardInputLines.start()
+        try await runApp(store: store, path: options.path, lines: lines)
+    }
+
+    @MainActor
+    private func runApp(store: Store, path: String, lines: AsyncStream<String>) async throws {
+        let app = try DemoApp(store: store, path: path)
+        app.render()
+        for await line in lines {
+            guard app.handle(line) else { break }
+        }
+    }
+}
+
+/// Lines typed on standard input, read on a thread of their own.
+enum StandardInputLines {
+    static func start() -> AsyncStream<String> {
+        AsyncStream { continuation in
+            let thread = Thread {
+                while let line = readLine() { continuation.yield(line) }
+                continuation.finish()
+            }
+            thread.start()
+        }
+    }
+}
+
+/// The demo's screens and commands, on the main actor.
+@MainActor
+final class DemoApp {
+    enum Screen { case people, package, chat }
+
+    private let store: Store
+    private let path: String
+    private let peopleModel: PeopleViewModel
+    private var packageModel: PackageViewModel?
+    private var chatModel: ConversationViewModel?
+    private var screen = Screen.people
+    private var message = ""
+    private var watching = Set<AnyCancellable>()
+    private var redrawScheduled = false
+    private let isTerminal = Terminal.stdoutIsTerminal
+
+    init(store: Store, path: String) throws {
+        self.store = store
+        self.path = path
+        peopleModel = PeopleViewModel(store: store)
+        watch(peopleModel.objectWillChange)
+        watch(peopleModel.people.objectWillChange)
+    }
+
+    private func watch<P: Publisher>(_ publisher: P) where P.Failure == Never {
+        publisher.sink { @Sendable [weak self] _ in
+            DispatchQueue.main.async { MainActor.assumeIsolated { self?.scheduleRedraw() } }
+        }
+        .store(in: &watching)
+    }
+
+    private func scheduleRedraw() {
+        guard !redrawScheduled else { return }
+        redrawScheduled = true
+        DispatchQueue.main.async {
+            MainActor.assumeIsolated {
+                self.redrawScheduled = false
+                self.render()
+            }
+        }
+    }
+
+    /// Handles one command line; false to quit.
+    func handle(_ line: String) -> Bool {
+        let trimmed = line.trimmingCharacters(in: .whitespaces)
+        let (command, argument) = trimmed.split(separator: " ", maxSplits: 1).map(String.init).splitFirst()
+        message = ""
+        switch command.lowercased() {
+        case "", "help": message = "commands: people · search TEXT · add FIRST LAST · delete N · package [ID] · first NAME · last NAME · street TEXT · item · chat [ID] · send TEXT · quit"
+        case "quit", "exit", "q": return false
+        case "people": screen = .people
+        case "search":
+            screen = .people
+            peopleModel.searchText = argument
+            watch(peopleModel.people.objectWillChange)
+        case "add":
+            let names = argument.split(separator: " ", maxSplits: 1).map(String.init)
+            peopleModel.firstName = names.first ?? ""
+            peopleModel.lastName = names.count > 1 ? names[1] : ""
+            if peopleModel.addPerson() == nil { message = "add needs a first and a last name" }
+            screen = .people
+        case "delete":
+            if let number = Int(argument), number >= 1, number <= peopleModel.people.items.count {
+                peopleModel.delete(at: IndexSet(integer: number - 1))
+            } else {
+                message = "delete needs a row number from the list"
+            }
+        case "package": openPackage(argument)
+        case "first": editPackage { $0.recipientFirstName = argument }
+        case "last": editPackage { $0.recipientLastName = argument }
+        case "street": editPackage { $0.street = argument }
+        case "item": editPackage { $0.addRandomItem() }
+        case "chat": openChat(argument)
+        case "send":
+            if let chatModel { chatModel.send(argument) } else { message = "open a chat first: chat [ID]" }
+        default: message = "unknown command '\(command)'; type help"
+        }
+        render()
+        return true
+    }
+
+    private func openPackage(_ argument: String) {
+        let id = Int64(argument) ?? (try? store.read { db in try db.fetchAll(Package.self, orderBy: [Ordering("id")], limit: 1).first?.id }) ?? nil
+        guard let id else { message = "there is no package"; return }
+        do {
+            let model = try PackageViewModel(store: store, packageID: id)
+            packageModel = model
+            watch(model.objectWillChange)
+            screen = .package
+        } catch {
+            message = "\(error)"
+        }
+    }
+
+    private func editPackage(_ edit: (PackageViewModel) -> Void) {
+        guard let packageModel else { message = "open a package first: package [ID]"; return }
+        edit(packageModel)
+        screen = .package
+    }
+
+    private func openChat(_ argument: String) {
+        let id = Int64(argument) ?? 1
+        let model = ConversationViewModel(store: store, conversationID: id,
+                                          session: SimulatedSession(friend: "Ana", delay: .seconds(2), clock: ContinuousClock()))
+        chatModel = model
+        watch(model.objectWillChange)
+        screen = .chat
+    }
+
+    /// Draws the current screen (clearing a terminal first).
+    func render() {
+        var lines: [String] = []
+        switch screen {
+        case .people:
+            let items = peopleModel.people.items
+            lines.append("Sluice demo · people (\(items.count))" + (peopleModel.searchText.isEmpty ? "" : " matching \"\(peopleModel.searchText)\"") + " · \(path)")
+            for (index, item) in items.prefix(20).enumerated() { lines.append(String(format: "%3d. ", index + 1) + item.name) }
+            if items.count > 20 { lines.append("     … \(items.count - 20) more (search to narrow)") }
+        case .package:
+            guard let packageModel else { break }
+            lines.append("Sluice demo · package editor")
+            lines.append(contentsOf: packageModel.summary.split(separator: "\n").map(String.init))
+        case .chat:
+            guard let chatModel else { break }
+            lines.append("Sluice demo · chat")
+            for item in chatModel.messages.items.suffix(20) { lines.append("  \(item.sender): \(item.text)") }
+        }
+        if !message.isEmpty { lines.append(message) }
+        lines.append("> (help for commands)")
+        let text = lines.joined(separator: "\n")
+        let output = isTerminal ? "\u{1B}[2J\u{1B}[H" + text + "\n" : "\n---\n" + text + "\n"
+        FileHandle.standardOutput.write(Data(output.utf8))
+    }
+}
+
+private extension Array where Element == String {
+    func splitFirst() -> (String, String) {
+        (first ?? "", count > 1 ? self[1] : "")
+    }
+}
