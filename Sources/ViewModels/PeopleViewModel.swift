@@ -20,8 +20,11 @@ public final class PeopleViewModel: ObservableObject {
         }
     }
 
-    /// The people shown, live.
-    @Published public private(set) var people: ObservableArray<Item>
+    /// The people shown, live. (Its changes are forwarded to this model's
+    /// `objectWillChange`, so a SwiftUI view observing the model redraws.)
+    @Published public private(set) var people: ObservableArray<Item> {
+        didSet { forwardChanges() }
+    }
     /// The add form's first name.
     @Published public var firstName = "" { didSet { updateCanAdd() } }
     /// The add form's last name.
@@ -44,11 +47,13 @@ public final class PeopleViewModel: ObservableObject {
 
     private let store: Store
     private var cancellables = Set<AnyCancellable>()
+    private var forwarding: AnyCancellable?
 
     /// A people list over a store.
     public init(store: Store) {
         self.store = store
         people = ObservableArray(Self.results(store, search: ""))
+        forwardChanges()
         $searchText
             .dropFirst()
             .removeDuplicates()
@@ -57,6 +62,10 @@ public final class PeopleViewModel: ObservableObject {
                 MainActor.assumeIsolated { self.people = ObservableArray(Self.results(self.store, search: text)) }
             }
             .store(in: &cancellables)
+    }
+
+    private func forwardChanges() {
+        forwarding = people.objectWillChange.sink { [weak self] _ in self?.objectWillChange.send() }
     }
 
     static func trimmed(_ text: String) -> String { text.trimmingCharacters(in: .whitespacesAndNewlines) }

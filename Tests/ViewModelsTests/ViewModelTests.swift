@@ -72,6 +72,22 @@ import Testing
         #expect(model.people.items.count == 4)
     }
 
+    @Test func changesOfTheListReachTheModelsObjectWillChange() async throws {
+        let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
+        let model = PeopleViewModel(store: store)
+        await settle(store)
+        let willChange = Recorder(model.objectWillChange)
+        try store.write { tx in try tx.insert(Person(firstName: "A", lastName: "B")) }
+        await settle(store)
+        #expect(willChange.values.count == 1, "a SwiftUI view observing the model redraws")
+        model.searchText = "a"
+        await settle(store)
+        let afterSearch = willChange.values.count
+        try store.write { tx in try tx.insert(Person(firstName: "Ab", lastName: "C")) }
+        await settle(store)
+        #expect(willChange.values.count == afterSearch + 1, "still forwarded after the list was replaced")
+    }
+
     @Test func twoViewModelsOnOneStoreSeeEachOthersWrites() async throws {
         let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
         let first = PeopleViewModel(store: store)
