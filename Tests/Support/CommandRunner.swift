@@ -19,17 +19,20 @@ public struct CommandRunner {
     }
 
     /// The `sluice` executable, built next to the test runner by `swift test`.
-    public static var binary: URL {
+    public static var binary: URL { executable(named: "sluice") }
+
+    /// An executable of this package, built next to the test runner.
+    public static func executable(named name: String) -> URL {
         let candidates = [
             URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
             Bundle.main.bundleURL,
             Bundle.main.bundleURL.deletingLastPathComponent(),
         ]
         for folder in candidates {
-            let url = folder.appendingPathComponent("sluice")
+            let url = folder.appendingPathComponent(name)
             if FileManager.default.isExecutableFile(atPath: url.path) { return url }
         }
-        return candidates[0].appendingPathComponent("sluice")
+        return candidates[0].appendingPathComponent(name)
     }
 
     /// A path inside the folder.

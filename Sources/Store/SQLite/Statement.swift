@@ -6,6 +6,10 @@ typealias SQLiteStatement = OpaquePointer
 
 /// A prepared statement: bind, step, read columns, reset.
 final class Statement {
+    /// Statements not yet finalized in this process (for leak tests).
+    static var liveCount: Int { live.withLock { $0 } }
+    private static let live = Mutex(0)
+
     let handle: SQLiteStatement
     let sql: String
     unowned let connection: Connection
@@ -28,10 +32,12 @@ final class Statement {
             throw StoreError(code: .invalidUse, message: "only one SQL statement can run at a time", sql: sql)
         }
         handle = statement
+        Self.live.withLock { $0 += 1 }
     }
 
     deinit {
         sqlite3_finalize(handle)
+        Self.live.withLock { $0 -= 1 }
     }
 
     var columnCount: Int { Int(sqlite3_column_count(handle)) }
