@@ -229,9 +229,15 @@ public final class Store: @unchecked Sendable {
 
     /// Turns change tracking on while anything is observed (on the writer
     /// queue, before the observation reads its initial state).
-    private func setTracking(_ tracking: Bool) {
+    ///
+    /// Reads the current state rather than trusting the argument: the last
+    /// observation going away and a new one arriving race, and their calls
+    /// can reach the writer in either order.
+    private func setTracking(_: Bool) {
         guard let tracker else { return }
         let work = {
+            let tracking = self.observationCenter.isObserving
+            guard tracking != tracker.isTracking else { return }
             tracker.isTracking = tracking
             if tracking {
                 tracker.resetDataVersion()

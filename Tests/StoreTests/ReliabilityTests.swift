@@ -216,6 +216,48 @@ import Testing
         #expect(try store.read { db in try db.fetchCount(Person.self) } == 1)
     }
 
+    /// A read-only file (for a process that is not root): a clear error,
+    /// nothing written, and the store works once the file is writable again.
+    @Test(.enabled(if: getuid() == 0, "drops from root to nobody to make permissions apply"))
+    func readOnlyFileFailsCleanlyAndRecovers() throws {
+        let database = TemporaryDatabase()
+        do {
+            let store = try database.store(migrations: DemoSchema.migrations)
+            try store.write { tx in try tx.insert(Person(firstName: "Kept", lastName: "Row")) }
+        }   // closed: the WAL is checkpointed into the file
+        let before = try dump(path: database.path)
+        func insertAsNobody() throws -> (status: Int32, output: String) {
+            let process = Process()
+            process.executableURL = CommandRunner.executable(named: "sluice-stress")
+            process.arguments = ["insert", database.path]
+            var environment = ProcessInfo.processInfo.environment
+            environment["SLUICE_STRESS_AS_NOBODY"] = "1"
+            process.environment = environment
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (process.terminationStatus, output.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        // The folder and file belong to root and are not writable by others.
+        chmod(database.directory.path, 0o755)
+        chmod(database.path, 0o644)
+        let refused = try insertAsNobody()
+        #expect(refused.status == 1, "\(refused.output)")
+        #expect(refused.output.hasPrefix("error "), "\(refused.output)")
+        #expect(refused.output.contains("readonly") || refused.output.contains("read-only") || refused.output.contains("unable to open"),
+                "a clear error: \(refused.output)")
+        #expect(try dump(path: database.path) == before, "nothing was written")
+        // The cause goes away: now it works.
+        chmod(database.directory.path, 0o777)
+        chmod(database.path, 0o666)
+        let accepted = try insertAsNobody()
+        #expect(accepted.status == 0 && accepted.output == "ok", "\(accepted.output)")
+        #expect(try dump(path: database.path).count == before.count + 1)
+    }
+
     static func residentMemory() -> Int {
         #if canImport(Glibc)
         guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),

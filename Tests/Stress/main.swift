@@ -8,6 +8,10 @@ import ViewModels
 //                                   "committed N" after each commit (to be SIGKILLed)
 //   sluice-stress churn PATH SECS   random inserts/updates/deletes for SECS seconds;
 //                                   prints "ok COMMITS" or "busy ERROR" and exits non-zero
+//   sluice-stress insert PATH       inserts one person; prints "ok" or "error DESCRIPTION"
+//
+// With SLUICE_STRESS_AS_NOBODY=1, a process started as root first becomes
+// `nobody`, so that file permissions apply (root ignores them).
 
 /// Writes a line to standard output at once (the parent reads it as it comes).
 func say(_ line: String) {
@@ -21,12 +25,31 @@ guard arguments.count >= 3 else {
 }
 let path = arguments[2]
 
+#if canImport(Glibc)
+if ProcessInfo.processInfo.environment["SLUICE_STRESS_AS_NOBODY"] == "1", getuid() == 0 {
+    guard setgid(65534) == 0, setuid(65534) == 0 else {
+        say("error cannot become nobody")
+        exit(3)
+    }
+}
+#endif
+
 do {
-    let store = try Store(path: path, migrations: DemoSchema.migrations)
+    let store = arguments[1] == "insert" ? nil : try Store(path: path, migrations: DemoSchema.migrations)
     switch arguments[1] {
+    case "insert":
+        do {
+            let store = try Store(path: path)
+            try store.write { tx in try tx.insert(Person(firstName: "Written", lastName: "Once")) }
+            say("ok")
+        } catch {
+            say("error \(error)")
+            exit(1)
+        }
     case "batches":
         // Each batch: `size` people named after the batch, and a ledger
         // message saying how many, all in one transaction.
+        guard let store else { exit(2) }
         var batch = (try store.read { db in
             try db.fetchRows(sql: "SELECT COALESCE(MAX(conversation_id), 0) FROM message WHERE sender = 'ledger'")
         }.first.flatMap { Int64(sqliteValue: $0[0]) } ?? 0) + 1
@@ -42,6 +65,7 @@ do {
             batch += 1
         }
     case "churn":
+        guard let store else { exit(2) }
         let seconds = Double(arguments.count > 3 ? arguments[3] : "5") ?? 5
         let deadline = Date().addingTimeInterval(seconds)
         var commits = 0

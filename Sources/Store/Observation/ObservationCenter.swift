@@ -50,7 +50,9 @@ final class ObservationCenter: @unchecked Sendable {
     private var observations: [ObjectIdentifier: StoreObservation] = [:]
     private var order: [ObjectIdentifier] = []
     private var starting: [(ObjectIdentifier, StoreObservation)] = []
-    /// Called when the number of observations goes from 0 to 1 or back;
+    /// Called when the number of observations goes from 0 to 1 or back,
+    /// to re-check `isObserving` (calls may arrive out of order, so the
+    /// callee reads the current state instead of trusting an argument);
     /// set once, right after init.
     var trackingChanged: @Sendable (Bool) -> Void = { _ in }
     /// For a read-only store, whose every commit comes from elsewhere: poll
@@ -66,6 +68,9 @@ final class ObservationCenter: @unchecked Sendable {
     }
 
     var isOnQueue: Bool { DispatchQueue.getSpecific(key: queueKey) == true }
+
+    /// Whether anything is observed now.
+    var isObserving: Bool { count.withLock { $0 > 0 } }
 
     // MARK: - Writer side (called on the writer's queue)
 
