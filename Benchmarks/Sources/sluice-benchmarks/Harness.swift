@@ -31,9 +31,6 @@ struct Harness {
         print(Self.line(result) + (baseline.map { " (baseline: \($0))" } ?? ""))
     }
 
-    /// A figure that has no ratio target of its own (printed in the table as is).
-    mutating func note(_ name: String, raw: Double, sluice: Double) {}
-
     /// A ready-made table line.
     mutating func noteLine(_ line: String) {
         lines.append(line)
