@@ -78,9 +78,9 @@ final class ObservationCenter: @unchecked Sendable {
     /// of the state it committed.
     func commit(_ commit: () throws -> Void, changes: () -> [String: Set<Int64>]?, silenced: Set<ObjectIdentifier>) throws {
         try commit()
-        guard count.withLock({ $0 }) > 0 else { return }
+        // Always take the changes, so none carry over into a later commit.
         let changed = changes()
-        guard changed?.isEmpty != true else { return }
+        guard count.withLock({ $0 }) > 0, changed?.isEmpty != true else { return }
         record(changed, silenced: silenced)
     }
 
