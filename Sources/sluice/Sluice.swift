@@ -5,7 +5,7 @@ import ArgumentParser
 struct Sluice: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sluice",
-        abstract: "Seed, query and migrate a Sluice store (a plain SQLite file).",
+        abstract: "Seed, query, watch and migrate a Sluice store (a plain SQLite file), or try its view models in a terminal demo.",
         discussion: """
             The database is ./sluice.sqlite unless --db PATH or the SLUICE_DB environment variable says otherwise. \
             The demo schema (person, package, package_content, message, app_state) is built in.
