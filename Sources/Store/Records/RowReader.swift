@@ -87,9 +87,12 @@ public struct RowReader {
 }
 
 extension StatementDecoder {
-    private func index(of column: String, for type: Any.Type) throws -> Int32 {
+    /// The column's index. `type` is only for the error message, and lazy:
+    /// naming a type like `String?` costs a metadata lookup per column.
+    @inline(__always)
+    private func index(of column: String, for type: @autoclosure () -> Any.Type) throws -> Int32 {
         guard let index = map.index(of: column) else {
-            throw StoreError(code: .decoding, message: "cannot decode \(type) from table \(tableName): no column '\(column)' in the row (columns: \(columnNames.joined(separator: ", ")))")
+            throw StoreError(code: .decoding, message: "cannot decode \(type()) from table \(tableName): no column '\(column)' in the row (columns: \(columnNames.joined(separator: ", ")))")
         }
         return index
     }
@@ -110,22 +113,22 @@ extension StatementDecoder {
         optionalText(at: try index(of: column, for: String?.self))
     }
 
-    func readInt64(_ column: String, reporting type: Any.Type = Int64.self) throws -> Int64 {
-        let index = try index(of: column, for: type)
+    func readInt64(_ column: String, reporting type: @autoclosure () -> Any.Type = Int64.self) throws -> Int64 {
+        let index = try index(of: column, for: type())
         guard sqlite3_column_type(statement, index) == SQLITE_INTEGER else {
-            guard let exact = Int64(sqliteValue: value(at: index)) else { throw readFailure(type, column: column, at: index) }
+            guard let exact = Int64(sqliteValue: value(at: index)) else { throw readFailure(type(), column: column, at: index) }
             return exact
         }
         return sqlite3_column_int64(statement, index)
     }
 
-    func readOptionalInt64(_ column: String, reporting type: Any.Type = Int64.self) throws -> Int64? {
-        let index = try index(of: column, for: type)
+    func readOptionalInt64(_ column: String, reporting type: @autoclosure () -> Any.Type = Int64.self) throws -> Int64? {
+        let index = try index(of: column, for: type())
         switch sqlite3_column_type(statement, index) {
         case SQLITE_INTEGER: return sqlite3_column_int64(statement, index)
         case SQLITE_NULL: return nil
         default:
-            guard let exact = Int64(sqliteValue: value(at: index)) else { throw readFailure(type, column: column, at: index) }
+            guard let exact = Int64(sqliteValue: value(at: index)) else { throw readFailure(type(), column: column, at: index) }
             return exact
         }
     }
