@@ -87,16 +87,7 @@ final class StatementDecoder: Decoder {
     fileprivate func type(at index: Int32) -> Int32 { sqlite3_column_type(statement, index) }
 
     func value(at index: Int32) -> SQLiteValue {
-        switch sqlite3_column_type(statement, index) {
-        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(statement, index))
-        case SQLITE_FLOAT: return .real(sqlite3_column_double(statement, index))
-        case SQLITE_TEXT: return .text(text(at: index))
-        case SQLITE_BLOB:
-            let count = Int(sqlite3_column_bytes(statement, index))
-            guard count > 0, let pointer = sqlite3_column_blob(statement, index) else { return .blob(Data()) }
-            return .blob(Data(bytes: pointer, count: count))
-        default: return .null
-        }
+        StatementHandle.value(of: statement, at: index)
     }
 
     /// The column's text, or nil for NULL.
@@ -107,16 +98,12 @@ final class StatementDecoder: Decoder {
     /// insert). The fetch benchmark measured the extra type check per column.
     @inline(__always)
     func optionalText(at index: Int32) -> String? {
-        guard let pointer = sqlite3_column_text(statement, index) else { return nil }
-        let count = Int(sqlite3_column_bytes(statement, index))
-        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+        StatementHandle.text(of: statement, at: index)
     }
 
     @inline(__always)
     func text(at index: Int32) -> String {
-        guard let pointer = sqlite3_column_text(statement, index) else { return "" }
-        let count = Int(sqlite3_column_bytes(statement, index))
-        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+        StatementHandle.text(of: statement, at: index) ?? ""
     }
 
     fileprivate func mismatch<T>(_ type: T.Type, _ key: some CodingKey, _ index: Int32) -> DecodingError {

@@ -51,31 +51,12 @@ final class StatementEncoder: Encoder {
     }
 
     fileprivate func bind(_ value: SQLiteValue, at index: Int32) throws {
-        switch value {
-        case .null: try check(sqlite3_bind_null(statement, index))
-        case .integer(let int): try check(sqlite3_bind_int64(statement, index, int))
-        case .real(let double): try check(sqlite3_bind_double(statement, index, double))
-        case .text(let string): try bindText(string, at: index)
-        case .blob(let data):
-            try check(data.withUnsafeBytes { buffer in
-                if let base = buffer.baseAddress {
-                    return sqlite3_bind_blob64(statement, index, base, sqlite3_uint64(buffer.count), _sluice_transient())
-                }
-                return sqlite3_bind_zeroblob(statement, index, 0)
-            })
-        }
+        try check(StatementHandle.bind(value, to: statement, at: index))
     }
 
     @inline(__always)
     fileprivate func bindText(_ string: String, at index: Int32) throws {
-        var string = string
-        let code = string.withUTF8 { buffer in
-            buffer.withMemoryRebound(to: CChar.self) {
-                guard let base = $0.baseAddress else { return sqlite3_bind_text(statement, index, "", 0, nil) }
-                return sqlite3_bind_text(statement, index, base, Int32($0.count), _sluice_transient())
-            }
-        }
-        try check(code)
+        try check(StatementHandle.bindText(string, to: statement, at: index))
     }
 
     /// The SQLite value of a property of any Encodable type.

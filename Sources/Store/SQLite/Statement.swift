@@ -42,7 +42,6 @@ final class Statement {
 
     var columnCount: Int { Int(sqlite3_column_count(handle)) }
     var parameterCount: Int { Int(sqlite3_bind_parameter_count(handle)) }
-    var isReadOnly: Bool { sqlite3_stmt_readonly(handle) != 0 }
 
     // MARK: - Binding
 
@@ -61,35 +60,7 @@ final class Statement {
 
     /// Binds one value at a 1-based parameter index.
     func bind(_ value: SQLiteValue, at index: Int32) throws {
-        let code: Int32
-        switch value {
-        case .null: code = sqlite3_bind_null(handle, index)
-        case .integer(let int): code = sqlite3_bind_int64(handle, index, int)
-        case .real(let double): code = sqlite3_bind_double(handle, index, double)
-        case .text(let string): code = bindText(string, at: index)
-        case .blob(let data): code = bindBlob(data, at: index)
-        }
-        try check(code)
-    }
-
-    func bindText(_ string: String, at index: Int32) -> Int32 {
-        var string = string
-        return string.withUTF8 { buffer in
-            buffer.withMemoryRebound(to: CChar.self) {
-                // An empty buffer may have no base address; bind "" rather than NULL.
-                guard let base = $0.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, nil) }
-                return sqlite3_bind_text(handle, index, base, Int32($0.count), _sluice_transient())
-            }
-        }
-    }
-
-    func bindBlob(_ data: Data, at index: Int32) -> Int32 {
-        data.withUnsafeBytes { buffer in
-            if let base = buffer.baseAddress {
-                return sqlite3_bind_blob64(handle, index, base, sqlite3_uint64(buffer.count), _sluice_transient())
-            }
-            return sqlite3_bind_zeroblob(handle, index, 0)
-        }
+        try check(StatementHandle.bind(value, to: handle, at: index))
     }
 
     func check(_ code: Int32) throws {
@@ -123,28 +94,7 @@ final class Statement {
 
     /// The value of a 0-based column of the current row.
     func value(at index: Int32) -> SQLiteValue {
-        switch sqlite3_column_type(handle, index) {
-        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, index))
-        case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, index))
-        case SQLITE_TEXT: return .text(text(at: index))
-        case SQLITE_BLOB: return .blob(blob(at: index))
-        default: return .null
-        }
-    }
-
-    /// The current row's column as text; call only when its type is text.
-    @inline(__always)
-    func text(at index: Int32) -> String {
-        guard let pointer = sqlite3_column_text(handle, index) else { return "" }
-        let count = Int(sqlite3_column_bytes(handle, index))
-        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
-    }
-
-    /// The current row's column as bytes; call only when its type is blob.
-    func blob(at index: Int32) -> Data {
-        let count = Int(sqlite3_column_bytes(handle, index))
-        guard count > 0, let pointer = sqlite3_column_blob(handle, index) else { return Data() }
-        return Data(bytes: pointer, count: count)
+        StatementHandle.value(of: handle, at: index)
     }
 
     /// The whole current row.

@@ -1,0 +1,57 @@
+import CSQLite
+import Foundation
+
+/// Binding and reading values on a raw statement handle: shared by
+/// `Statement` and the row coder, which holds the raw handle on its hot path.
+enum StatementHandle {
+    /// Binds one value at a 1-based parameter index; returns SQLite's result code.
+    static func bind(_ value: SQLiteValue, to handle: SQLiteStatement, at index: Int32) -> Int32 {
+        switch value {
+        case .null: return sqlite3_bind_null(handle, index)
+        case .integer(let int): return sqlite3_bind_int64(handle, index, int)
+        case .real(let double): return sqlite3_bind_double(handle, index, double)
+        case .text(let string): return bindText(string, to: handle, at: index)
+        case .blob(let data):
+            return data.withUnsafeBytes { buffer in
+                guard let base = buffer.baseAddress else { return sqlite3_bind_zeroblob(handle, index, 0) }
+                return sqlite3_bind_blob64(handle, index, base, sqlite3_uint64(buffer.count), _sluice_transient())
+            }
+        }
+    }
+
+    /// Binds text (copied by SQLite); returns SQLite's result code.
+    @inline(__always)
+    static func bindText(_ string: String, to handle: SQLiteStatement, at index: Int32) -> Int32 {
+        var string = string
+        return string.withUTF8 { buffer in
+            buffer.withMemoryRebound(to: CChar.self) {
+                // An empty buffer may have no base address; bind "" rather than NULL.
+                guard let base = $0.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, nil) }
+                return sqlite3_bind_text(handle, index, base, Int32($0.count), _sluice_transient())
+            }
+        }
+    }
+
+    /// The value of a 0-based column of the current row.
+    static func value(of handle: SQLiteStatement, at index: Int32) -> SQLiteValue {
+        switch sqlite3_column_type(handle, index) {
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, index))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, index))
+        case SQLITE_TEXT: return .text(text(of: handle, at: index) ?? "")
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_column_bytes(handle, index))
+            guard count > 0, let pointer = sqlite3_column_blob(handle, index) else { return .blob(Data()) }
+            return .blob(Data(bytes: pointer, count: count))
+        default: return .null
+        }
+    }
+
+    /// The column's text, or nil for NULL (SQLite gives a NULL pointer for
+    /// NULL and the text form of any other value).
+    @inline(__always)
+    static func text(of handle: SQLiteStatement, at index: Int32) -> String? {
+        guard let pointer = sqlite3_column_text(handle, index) else { return nil }
+        let count = Int(sqlite3_column_bytes(handle, index))
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+}
