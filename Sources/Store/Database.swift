@@ -173,13 +173,9 @@ public final class Database {
     func selectSQL(
         table: TableInfo, columns: String = "*", filter: Filter?, orderBy: [Ordering], limit: Int?
     ) throws -> (sql: String, arguments: [SQLiteValue]) {
-        var sql = "SELECT \(columns) FROM \(quoteIdentifier(table.name))"
-        var arguments: [SQLiteValue] = []
-        if let filter {
-            let compiled = try FilterCompiler.compile(filter, table: table)
-            sql += " WHERE " + compiled.sql
-            arguments = compiled.arguments
-        }
+        let (condition, filterArguments) = try whereClause(filter, table: table)
+        var sql = "SELECT \(columns) FROM \(quoteIdentifier(table.name))" + condition
+        var arguments = filterArguments
         sql += " ORDER BY " + (try orderClause(table: table, orderBy: orderBy))
         if let limit {
             guard limit >= 0 else { throw StoreError(code: .invalidQuery, message: "limit must not be negative, got \(limit)") }
@@ -187,6 +183,13 @@ public final class Database {
             arguments.append(.integer(Int64(limit)))
         }
         return (sql, arguments)
+    }
+
+    /// ` WHERE <filter>` with its arguments, or nothing without a filter.
+    func whereClause(_ filter: Filter?, table: TableInfo) throws -> (sql: String, arguments: [SQLiteValue]) {
+        guard let filter else { return ("", []) }
+        let compiled = try FilterCompiler.compile(filter, table: table)
+        return (" WHERE " + compiled.sql, compiled.arguments)
     }
 
     /// `a DESC, b, pk`: the orderings, checked against the table, then the
@@ -245,13 +248,8 @@ public final class Database {
     /// The number of rows of a table that match a filter.
     public func fetchCount(table: String, filter: Filter? = nil) throws -> Int {
         let info = try tableInfo(table)
-        var sql = "SELECT COUNT(*) FROM \(quoteIdentifier(info.name))"
-        var arguments: [SQLiteValue] = []
-        if let filter {
-            let compiled = try FilterCompiler.compile(filter, table: info)
-            sql += " WHERE " + compiled.sql
-            arguments = compiled.arguments
-        }
+        let (condition, arguments) = try whereClause(filter, table: info)
+        let sql = "SELECT COUNT(*) FROM \(quoteIdentifier(info.name))" + condition
         let rows = try fetchRows(sql: sql, arguments: arguments)
         return rows.first.flatMap { Int(sqliteValue: $0[0]) } ?? 0
     }
@@ -326,13 +324,8 @@ public final class Database {
     @discardableResult
     public func deleteAll<M: Model>(_ type: M.Type, filter: Filter? = nil) throws -> Int {
         let info = try tableInfo(M.tableName)
-        var sql = "DELETE FROM \(quoteIdentifier(info.name))"
-        var arguments: [SQLiteValue] = []
-        if let filter {
-            let compiled = try FilterCompiler.compile(filter, table: info)
-            sql += " WHERE " + compiled.sql
-            arguments = compiled.arguments
-        }
+        let (condition, arguments) = try whereClause(filter, table: info)
+        let sql = "DELETE FROM \(quoteIdentifier(info.name))" + condition
         try execute(sql: sql, arguments: arguments)
         return connection.changes
     }

@@ -140,11 +140,6 @@ final class Connection {
         return statement
     }
 
-    /// Drops cached statements (after a schema change, for example).
-    func clearStatementCache() {
-        statementCache.removeAll()
-    }
-
     // MARK: - State
 
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
