@@ -34,12 +34,18 @@ final class ObservationCenter: @unchecked Sendable {
         let snapshot: Database?
     }
 
-    /// Snapshots pinned at once, at most: beyond that, commits are merged.
+    /// Snapshots pinned at once, at most.
     static let maximumSnapshots = 4
+    /// How long a commit waits for a snapshot connection when all are in
+    /// use, before it is merged with the next one instead. Bounded, so that
+    /// an observer that writes synchronously from the observation queue
+    /// cannot deadlock the writer.
+    static let snapshotWait: TimeInterval = 1
 
     let queue = DispatchQueue(label: "sluice.observation")
     private let queueKey = DispatchSpecificKey<Bool>()
-    private let lock = NSLock()
+    /// Guards the shared state; signalled when a snapshot connection comes back.
+    private let lock = NSCondition()
     private var version = 0
     private var pending: [PendingCommit] = []
     private var scheduled = false
@@ -112,6 +118,14 @@ final class ObservationCenter: @unchecked Sendable {
             lock.lock()
             if db == nil { pooled -= 1 }
         }
+        // All snapshots are in use: the observation queue is behind. Wait for
+        // it to hand one back rather than merge commits at once (not on that
+        // queue itself, which is the one that hands them back).
+        if db == nil, !isOnQueue {
+            let deadline = Date().addingTimeInterval(Self.snapshotWait)
+            while idle.isEmpty, lock.wait(until: deadline) {}
+            db = idle.popLast()
+        }
         lock.unlock()
         guard let db else { return nil }
         do {
@@ -130,6 +144,7 @@ final class ObservationCenter: @unchecked Sendable {
         db.rollback()
         lock.lock()
         idle.append(db)
+        lock.signal()
         lock.unlock()
     }
 
