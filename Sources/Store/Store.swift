@@ -61,21 +61,23 @@ public final class Store: @unchecked Sendable {
     private var reader: Database?
     /// Records the writer's changes (writer queue only).
     private let tracker: ChangeTracker?
-    /// Polls for other processes' commits while anything is observed (writer queue only).
-    private var externalChangeTimer: DispatchSourceTimer?
-    /// Runs observations on their own queue and read connection.
+    /// Notices other connections' commits while anything is observed (writer queue only).
+    private let watcher: CommitWatcher?
+    /// Runs observations on their own queue and read connections.
     let observationCenter: ObservationCenter
-
-    /// How often the store checks for commits by other processes or
-    /// connections while anything is observed.
-    static let externalChangePollInterval: DispatchTimeInterval = .milliseconds(10)
 
     /// Opens (or creates) the database at `path`.
     ///
     /// - Throws: `StoreError` with `.cannotOpen` when the file cannot be
     ///   opened, `.notADatabase` when it is not an SQLite database (the file
     ///   is left untouched).
-    public init(path: String, configuration: Configuration = Configuration()) throws {
+    public convenience init(path: String, configuration: Configuration = Configuration()) throws {
+        try self.init(path: path, configuration: configuration, capture: nil)
+    }
+
+    /// Opens the store, choosing how the writer's changes are captured
+    /// (tests run both ways; by default, the preupdate hook when SQLite has it).
+    init(path: String, configuration: Configuration, capture: ChangeTracker.Capture?) throws {
         self.path = path
         self.configuration = configuration
         writerQueue = DispatchQueue(label: "sluice.writer")
@@ -89,6 +91,7 @@ public final class Store: @unchecked Sendable {
         if configuration.readOnly {
             writer = nil
             tracker = nil
+            watcher = nil
             reader = try Self.openReader(path: path, configuration: configuration)
         } else {
             if !configuration.createIfMissing, !FileManager.default.fileExists(atPath: path) {
@@ -97,24 +100,33 @@ public final class Store: @unchecked Sendable {
             let connection = try Connection(path: path, mode: configuration.createIfMissing ? .create : .readWrite,
                                             busyTimeout: configuration.busyTimeoutMilliseconds)
             // WAL lets the reader run while the writer writes.
-            let mode = try Database(connection: connection, isReadOnly: false)
-                .fetchRows(sql: "PRAGMA journal_mode = WAL").first.flatMap { String(sqliteValue: $0[0]) }
-            guard mode?.lowercased() == "wal" else {
-                throw StoreError(code: .cannotOpen, message: "cannot switch \(path) to WAL mode (journal mode is \(mode ?? "unknown"))")
+            let mode = try connection.prepare(sql: "PRAGMA journal_mode = WAL")
+            let journal = try mode.step() ? String(sqliteValue: mode.value(at: 0)) : nil
+            guard journal?.lowercased() == "wal" else {
+                throw StoreError(code: .cannotOpen, message: "cannot switch \(path) to WAL mode (journal mode is \(journal ?? "unknown"))")
             }
             try connection.execute(script: "PRAGMA foreign_keys = ON; PRAGMA synchronous = \(configuration.synchronous.rawValue)")
-            writer = Database(connection: connection, isReadOnly: false)
-            tracker = ChangeTracker(connection: connection)
+            let writer = Database(connection: connection, isReadOnly: false)
+            self.writer = writer
+            tracker = ChangeTracker(db: writer, capture: capture)
+            watcher = CommitWatcher(connection: connection, queue: writerQueue)
         }
-        observationCenter.trackingChanged = { [weak self] tracking in self?.setTracking(tracking) }
-        observationCenter.pollsOwnConnection = configuration.readOnly
+        let center = observationCenter
+        tracker?.onCommit = { [watcher] changes, silenced in
+            center.record(changes, silenced: silenced, raced: { watcher?.otherConnectionCommitted() ?? false })
+        }
+        observationCenter.trackingChanged = { [weak self] in self?.updateTracking() }
+        observationCenter.watchesForCommits = configuration.readOnly
     }
 
     deinit {
-        externalChangeTimer?.cancel()
+        watcher?.stop()
         tracker?.uninstall()
-        observationCenter.stopPolling()
     }
+
+    /// How this store captures its own changes: `.preupdateHook` when the
+    /// SQLite library has one, else the update hook with the authorizer's help.
+    var changeCapture: ChangeTracker.Capture? { tracker?.capture }
 
     /// Opens the database and applies pending migrations.
     ///
@@ -138,13 +150,16 @@ public final class Store: @unchecked Sendable {
     /// The transaction commits when `body` returns and rolls back when it
     /// throws; the error is rethrown. Writes from all threads run one at a
     /// time, in call order per thread. After a commit, every live query and
-    /// observed object it changed is notified once, in commit order, on the
-    /// observation queue; a rolled-back transaction notifies nothing.
+    /// observed object it changed is notified once, in commit order; a
+    /// rolled-back transaction notifies nothing.
     ///
     /// Nesting: calling `write` from inside a `write` closure runs the inner
     /// body in a savepoint of the same transaction. If the inner body throws,
     /// only its changes are undone and the error reaches the outer body, which
     /// may catch it and go on; nothing is committed until the outer body returns.
+    ///
+    /// This blocks the calling thread until the writer is free and the
+    /// transaction is done; from the main actor, prefer `await store.write`.
     ///
     /// - Throws: what `body` throws, or `StoreError` when SQLite fails
     ///   (`.busy` after the busy timeout, `.constraint`, `.full`, ...).
@@ -153,41 +168,68 @@ public final class Store: @unchecked Sendable {
         try write(withoutNotifying: [], body)
     }
 
+    /// Runs `body` in a write transaction without blocking the calling
+    /// thread: the task waits for the writer, the thread does not.
+    ///
+    /// ```swift
+    /// let saved = try await store.write { tx in try tx.insert(person) }
+    /// ```
+    ///
+    /// - Throws: as `write(_:)`.
+    @discardableResult
+    public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        guard writer != nil else { throw readOnlyError() }
+        return try await withCheckedThrowingContinuation { continuation in
+            writerQueue.async {
+                continuation.resume(with: Result {
+                    guard let writer = self.writer else { throw self.readOnlyError() }
+                    return try self.transaction(writer, silenced: [], body)
+                })
+            }
+        }
+    }
+
     /// Runs a write transaction whose changes are not delivered to the
     /// observations of `tokens` (as Realm's `write(withoutNotifying:)`): for
     /// a change the UI made itself and has already shown. Their state still
     /// follows the commit, so the next changeset they get starts from it.
     ///
     /// To keep that commit apart from others, this waits for the observation
-    /// queue to process earlier commits and this one; do not call it from an
-    /// observation callback that runs on the observation queue.
+    /// queue to process earlier commits and this one.
     @discardableResult
     public func write<T>(withoutNotifying tokens: [ObservationToken], _ body: (Database) throws -> T) throws -> T {
-        guard let writer, let tracker else {
-            throw StoreError(code: .readOnly, message: "the store at \(path) was opened read-only")
-        }
+        guard let writer else { throw readOnlyError() }
         if DispatchQueue.getSpecific(key: writerKey) == true {
             return try writer.savepoint(body)
         }
         let silenced = Set(tokens.compactMap(\.observationID))
         if !silenced.isEmpty { observationCenter.drain() }
-        let result: T = try writerQueue.sync {
-            try writer.begin(immediate: true)
-            checkExternalCommit(tracker)
-            tracker.transactionBegan()
-            writer.refreshSchemaIfChanged()
-            do {
-                let result = try body(writer)
-                try observationCenter.commit({ try writer.commit() }, changes: { tracker.takeChanges() }, silenced: silenced)
-                return result
-            } catch {
-                writer.rollback()
-                tracker.discardChanges()
-                throw error
-            }
-        }
+        let result: T = try writerQueue.sync { try transaction(writer, silenced: silenced, body) }
         if !silenced.isEmpty { observationCenter.drain() }
         return result
+    }
+
+    private func readOnlyError() -> StoreError {
+        StoreError(code: .readOnly, message: "the store at \(path) was opened read-only")
+    }
+
+    /// On the writer queue: BEGIN, body, COMMIT (or ROLLBACK). The commit
+    /// reaches observers through the transaction path, as every commit does.
+    private func transaction<T>(_ writer: Database, silenced: Set<ObjectIdentifier>, _ body: (Database) throws -> T) throws -> T {
+        checkExternalCommit()
+        tracker?.refreshFacts()
+        try writer.begin(immediate: true)
+        tracker?.silenced = silenced
+        defer { tracker?.silenced = [] }
+        writer.refreshSchemaIfChanged()
+        do {
+            let result = try body(writer)
+            try writer.commit()
+            return result
+        } catch {
+            writer.rollback()
+            throw error
+        }
     }
 
     /// Runs `body` in a read transaction: it sees one consistent snapshot of
@@ -201,13 +243,7 @@ public final class Store: @unchecked Sendable {
             return try body(reader)
         }
         return try readerQueue.sync {
-            let db: Database
-            if let reader {
-                db = reader
-            } else {
-                db = try Self.openReader(path: path, configuration: configuration)
-                reader = db
-            }
+            let db = try readerConnection()
             try db.begin(immediate: false)
             db.refreshSchemaIfChanged()
             defer { db.rollback() }
@@ -215,69 +251,91 @@ public final class Store: @unchecked Sendable {
         }
     }
 
-    // MARK: - Observation plumbing
-
-    /// Starts an observation and returns the token that keeps it alive.
-    func register(_ observation: some StoreObservation & TokenBearing) -> ObservationToken {
-        let center = observationCenter
-        let id = ObjectIdentifier(observation)
-        let token = ObservationToken(observationID: id) { center.remove(id) }
-        observation.token = token
-        _ = center.add(observation)
-        return token
+    /// Runs `body` in a read transaction without blocking the calling thread.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            readerQueue.async {
+                continuation.resume(with: Result {
+                    let db = try self.readerConnection()
+                    try db.begin(immediate: false)
+                    db.refreshSchemaIfChanged()
+                    defer { db.rollback() }
+                    return try body(db)
+                })
+            }
+        }
     }
+
+    var isOnReaderQueue: Bool { DispatchQueue.getSpecific(key: readerKey) == true }
+
+    /// Runs `body` on the reader's queue with the reader (opened on first
+    /// use), outside any transaction; the result of `fallback` when it cannot be opened.
+    func withReader<T>(_ body: (Database) -> T, fallback: T) -> T {
+        readerQueue.sync {
+            guard let db = try? readerConnection() else { return fallback }
+            return body(db)
+        }
+    }
+
+    /// The reader, opened on first use (reader queue only).
+    private func readerConnection() throws -> Database {
+        if let reader { return reader }
+        let db = try Self.openReader(path: path, configuration: configuration)
+        reader = db
+        return db
+    }
+
+    // MARK: - Observation plumbing
 
     /// Turns change tracking on while anything is observed (on the writer
     /// queue, before the observation reads its initial state).
     ///
-    /// Reads the current state rather than trusting the argument: the last
-    /// observation going away and a new one arriving race, and their calls
-    /// can reach the writer in either order.
-    private func setTracking(_: Bool) {
-        guard let tracker else { return }
+    /// Reads the current state: the last observation going away and a new
+    /// one arriving race, and their calls can reach the writer in either order.
+    private func updateTracking() {
+        guard let tracker, let watcher else { return }
         let work = {
             let tracking = self.observationCenter.isObserving
             guard tracking != tracker.isTracking else { return }
             tracker.isTracking = tracking
             if tracking {
-                tracker.resetDataVersion()
-                self.startExternalChangeTimer()
+                let center = self.observationCenter
+                watcher.start { center.record(.unknown, silenced: []) }
             } else {
-                self.externalChangeTimer?.cancel()
-                self.externalChangeTimer = nil
+                watcher.stop()
             }
         }
         if DispatchQueue.getSpecific(key: writerKey) == true { work() } else { writerQueue.sync(execute: work) }
     }
 
-    private func startExternalChangeTimer() {
-        guard externalChangeTimer == nil, let tracker else { return }
-        let timer = DispatchSource.makeTimerSource(queue: writerQueue)
-        timer.schedule(deadline: .now() + Self.externalChangePollInterval, repeating: Self.externalChangePollInterval,
-                       leeway: .milliseconds(2))
-        timer.setEventHandler { [weak self] in
-            guard let self else { return }
-            self.checkExternalCommit(tracker)
-        }
-        timer.resume()
-        externalChangeTimer = timer
-    }
-
     /// On the writer queue: records a commit by another process or connection.
-    private func checkExternalCommit(_ tracker: ChangeTracker) {
-        if tracker.isTracking, tracker.otherConnectionCommitted() {
-            observationCenter.recordExternalCommit()
+    private func checkExternalCommit() {
+        if let tracker, let watcher, tracker.isTracking, watcher.otherConnectionCommitted() {
+            observationCenter.record(.unknown, silenced: [])
         }
     }
 
     /// Waits until every commit so far has been delivered to observers
-    /// (checking first for other processes' commits). For tests and tools.
+    /// (checking first for other processes' commits), including the main
+    /// queue's deliveries when called from another thread. For tests and tools.
     public func waitForObservers() {
-        if let tracker, DispatchQueue.getSpecific(key: writerKey) != true {
-            writerQueue.sync { checkExternalCommit(tracker) }
+        if writer != nil, DispatchQueue.getSpecific(key: writerKey) != true {
+            writerQueue.sync { checkExternalCommit() }
         }
         observationCenter.drain()
+        if !Self.isOnMainQueue { DispatchQueue.main.sync {} }
     }
+
+    /// Marks the main queue, to tell it apart from the main thread (the
+    /// main actor's jobs may run on the main queue from another thread).
+    private static let mainQueueKey: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
+
+    /// Whether this code runs on the main queue.
+    static var isOnMainQueue: Bool { DispatchQueue.getSpecific(key: mainQueueKey) == true }
 
     // MARK: - Migrations
 

@@ -7,7 +7,7 @@ import Testing
     static let order = SortOrder(terms: [.init(descending: false, collation: .binary)])
 
     static func key(_ value: Int64, _ rowID: Int64) -> SortKey {
-        SortKey(first: .integer(value), rest: [], rowID: rowID)
+        SortKey(first: SortValue.integer(value), rest: [], rowID: rowID)
     }
 
     @Test(arguments: [1, 7, 42])
@@ -69,7 +69,7 @@ import Testing
 
 @Suite struct ChangesetBuilderTests {
     /// Applies a changeset to an array of ids, taking new rows from `new`.
-    static func apply(_ changeset: ChangesetBuilder.Changeset, to old: [Int64], new: [Int64]) -> [Int64] {
+    static func apply(_ changeset: Changeset, to old: [Int64], new: [Int64]) -> [Int64] {
         var array = old
         for index in changeset.deletions.reversed() { array.remove(at: index) }
         for index in changeset.insertions { array.insert(new[index], at: index) }
@@ -84,11 +84,15 @@ import Testing
         new.shuffle(using: &random)
         if random.next(2) == 0 { new = old.filter { _ in random.next(6) > 0 } }
         let changed = Set(old.filter { _ in random.next(3) == 0 })
-        let changeset = ChangesetBuilder.diff(old: old, new: new) { changed.contains($0) }
+        let changeset = ChangesetBuilder.diff(old: old, new: new) { ChangesetBuilder.RowFacts(modified: changed.contains($0)) }
         #expect(Self.apply(changeset, to: old, new: new) == new)
         // Moves are deletions and insertions; survivors keep their order; modifications are survivors.
-        #expect(changeset.moves.allSatisfy { changeset.deletions.contains($0.0) && changeset.insertions.contains($0.1) })
-        #expect(changeset.moves.allSatisfy { old[$0.0] == new[$0.1] })
+        #expect(changeset.moves.allSatisfy { changeset.deletions.contains($0.from) && changeset.insertions.contains($0.to) })
+        #expect(changeset.moves.allSatisfy { old[$0.from] == new[$0.to] })
+        // Minimal: the rows kept in place are a longest common subsequence.
+        let common = new.filter(Set(old).contains)
+        let kept = common.count - changeset.moves.count
+        #expect(kept == Self.longestCommonSubsequence(old.filter(Set(new).contains), common))
         #expect(Set(changeset.modifications).isDisjoint(with: changeset.deletions))
         #expect(changeset.modifications.allSatisfy { changed.contains(old[$0]) })
     }
@@ -101,12 +105,12 @@ import Testing
         let c = (b.filter { _ in random.next(4) > 0 } + (200..<200 + Int64(random.next(8)))).shuffled(using: &random)
         let modifiedAB = Set(a.filter { _ in random.next(3) == 0 })
         let modifiedBC = Set(b.filter { _ in random.next(3) == 0 })
-        let first = ChangesetBuilder.diff(old: a, new: b) { modifiedAB.contains($0) }
-        let second = ChangesetBuilder.diff(old: b, new: c) { modifiedBC.contains($0) }
+        let first = ChangesetBuilder.diff(old: a, new: b) { ChangesetBuilder.RowFacts(modified: modifiedAB.contains($0)) }
+        let second = ChangesetBuilder.diff(old: b, new: c) { ChangesetBuilder.RowFacts(modified: modifiedBC.contains($0)) }
         let composed = ChangesetBuilder.compose(first, second, oldCount: a.count)
         #expect(Self.apply(composed, to: a, new: c) == c)
-        #expect(composed.moves.allSatisfy { a[$0.0] == c[$0.1] })
-        #expect(composed.moves.allSatisfy { composed.deletions.contains($0.0) && composed.insertions.contains($0.1) })
+        #expect(composed.moves.allSatisfy { a[$0.from] == c[$0.to] })
+        #expect(composed.moves.allSatisfy { composed.deletions.contains($0.from) && composed.insertions.contains($0.to) })
         // A survivor of both steps modified in either step is a modification.
         let survivors = Set(a).intersection(c)
         for index in composed.modifications { #expect(survivors.contains(a[index])) }
@@ -121,10 +125,23 @@ import Testing
         #expect(change.modificationsNew == [2, 5])
     }
 
-    @Test func longestIncreasingSubsequence() {
-        #expect(ChangesetBuilder.longestIncreasingSubsequence([]).isEmpty)
-        #expect(ChangesetBuilder.longestIncreasingSubsequence([3, 1, 2]) == [1, 2])
-        #expect(ChangesetBuilder.longestIncreasingSubsequence([0, 1, 2, 3]) == [0, 1, 2, 3])
+    /// Realm's examples: [1,2,3] → [2,3,1] is one move, of the row whose key changed.
+    @Test func oneMoveSufficesAndTheChangedRowMoves() {
+        let moved = ChangesetBuilder.diff(old: [1, 2, 3] as [Int64], new: [2, 3, 1]) { ChangesetBuilder.RowFacts(keyChanged: $0 == 1, modified: $0 == 1) }
+        #expect(moved.deletions == [0] && moved.insertions == [2] && moved.moves == [Changeset.Move(from: 0, to: 2)])
+        // Two rows swap; only one needs to move, and it is the one whose key changed.
+        let swapped = ChangesetBuilder.diff(old: [1, 2] as [Int64], new: [2, 1]) { ChangesetBuilder.RowFacts(keyChanged: $0 == 2, modified: $0 == 2) }
+        #expect(swapped.moves == [Changeset.Move(from: 1, to: 0)])
+    }
+
+    static func longestCommonSubsequence(_ a: [Int64], _ b: [Int64]) -> Int {
+        var table = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in 0..<a.count {
+            for j in 0..<b.count {
+                table[i + 1][j + 1] = a[i] == b[j] ? table[i][j] + 1 : max(table[i][j + 1], table[i + 1][j])
+            }
+        }
+        return table[a.count][b.count]
     }
 }
 

@@ -174,6 +174,7 @@ final class Collector<Value>: @unchecked Sendable {
         store.waitForObservers()
         #expect(subscriber.take().isEmpty)
         subscriber.requestOne()
+        store.waitForObservers()    // what waits is handed over on the delivery queue
         let merged = subscriber.take()
         #expect(merged.count == 1, "three commits arrive as one changeset")
         for change in merged { change.apply(to: &mirror) }
@@ -186,7 +187,7 @@ final class Collector<Value>: @unchecked Sendable {
         var iterator = results.changes.makeAsyncIterator()
         guard case .initial(let initial)? = await iterator.next() else { Issue.record("no initial"); return }
         #expect(initial.isEmpty)
-        try store.write { tx in try tx.insert(Person(firstName: "A", lastName: "X")) }
+        try await store.write { tx in try tx.insert(Person(firstName: "A", lastName: "X")) }
         let next = await iterator.next()
         #expect(next.flatMap(Changes.init) == Changes(insertions: [0]))
         var arrays = results.collections.makeAsyncIterator()

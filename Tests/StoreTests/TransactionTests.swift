@@ -71,7 +71,7 @@ import ViewModels
 
     @Test func readersSeeOnlyCommittedDataAndDoNotWaitForTheWriter() async throws {
         let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
-        try store.write { tx in try tx.insert(Person(id: 1, firstName: "Committed", lastName: "Row")) }
+        try await store.write { tx in try tx.insert(Person(id: 1, firstName: "Committed", lastName: "Row")) }
         let inserted = DispatchSemaphore(value: 0)
         let finish = DispatchSemaphore(value: 0)
         let writer = Thread {
@@ -85,13 +85,13 @@ import ViewModels
         inserted.wait()
         // The write transaction is open and holds the write lock: a read runs
         // now and sees the last committed state.
-        let during = try store.read { db in try db.fetchAll(Person.self).compactMap(\.id) }
+        let during = try await store.read { db in try db.fetchAll(Person.self).compactMap(\.id) }
         #expect(during == [1])
         finish.signal()
         // Once committed, the row is visible.
         var after: [Int64] = []
         for _ in 0..<200 {
-            after = try store.read { db in try db.fetchAll(Person.self).compactMap(\.id) }
+            after = try await store.read { db in try db.fetchAll(Person.self).compactMap(\.id) }
             if after.count == 2 { break }
             try await Task.sleep(nanoseconds: 5_000_000)
         }
@@ -122,7 +122,7 @@ import ViewModels
             }
             try await group.waitForAll()
         }
-        let ages = try store.read { db in try db.fetchAll(Person.self).compactMap(\.age) }
+        let ages = try await store.read { db in try db.fetchAll(Person.self).compactMap(\.age) }
         #expect(ages == Array(0..<200), "each write saw every earlier one: no interleaving")
     }
 }

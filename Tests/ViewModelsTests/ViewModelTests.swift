@@ -9,7 +9,7 @@ import Testing
 @Suite struct ObservableArrayTests {
     @Test func mapsOnlyInsertedAndModifiedRows() async throws {
         let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
-        try store.write { tx in for name in ["B", "D", "F"] { try tx.insert(Person(firstName: name, lastName: "X")) } }
+        try await store.write { tx in for name in ["B", "D", "F"] { try tx.insert(Person(firstName: name, lastName: "X")) } }
         var mapped: [String] = []
         let array = ObservableArray(store.objects(Person.self).sorted(byKeyPath: "first_name")) { (person: Person) -> String in
             mapped.append(person.firstName)
@@ -19,9 +19,9 @@ import Testing
         await settle(store)
         #expect(array.items == ["b", "d", "f"])
         #expect(mapped == ["B", "D", "F"])
-        try store.write { tx in try tx.insert(Person(firstName: "C", lastName: "X")) }
+        try await store.write { tx in try tx.insert(Person(firstName: "C", lastName: "X")) }
         await settle(store)
-        try store.write { tx in try tx.execute(sql: "UPDATE person SET first_name = 'Dd' WHERE first_name = 'D'") }
+        try await store.write { tx in try tx.execute(sql: "UPDATE person SET first_name = 'Dd' WHERE first_name = 'D'") }
         await settle(store)
         #expect(array.items == ["b", "c", "dd", "f"])
         #expect(mapped == ["B", "D", "F", "C", "Dd"], "the initial rows, then one insertion and one modification")
@@ -37,7 +37,7 @@ import Testing
 @Suite struct PeopleViewModelTests {
     @Test func listsAddsDeletesAndSearches() async throws {
         let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
-        try store.write { tx in
+        try await store.write { tx in
             try tx.insert(Person(firstName: "Zoë", lastName: "Ng"))
             try tx.insert(Person(firstName: "Ana", lastName: "Kim"))
             try tx.insert(Person(firstName: "Ana", lastName: "Bell"))
@@ -64,7 +64,7 @@ import Testing
         model.searchText = "ZO"
         await settle(store)
         #expect(model.people.items.map(\.name) == ["Zoë Ng"])
-        try store.write { tx in try tx.insert(Person(firstName: "Zora", lastName: "Q")) }
+        try await store.write { tx in try tx.insert(Person(firstName: "Zora", lastName: "Q")) }
         await settle(store)
         #expect(model.people.items.map(\.name) == ["Zora Q", "Zoë Ng"], "the search narrows new rows live")
         model.searchText = ""
@@ -77,13 +77,13 @@ import Testing
         let model = PeopleViewModel(store: store)
         await settle(store)
         let willChange = Recorder(model.objectWillChange)
-        try store.write { tx in try tx.insert(Person(firstName: "A", lastName: "B")) }
+        try await store.write { tx in try tx.insert(Person(firstName: "A", lastName: "B")) }
         await settle(store)
         #expect(willChange.values.count == 1, "a SwiftUI view observing the model redraws")
         model.searchText = "a"
         await settle(store)
         let afterSearch = willChange.values.count
-        try store.write { tx in try tx.insert(Person(firstName: "Ab", lastName: "C")) }
+        try await store.write { tx in try tx.insert(Person(firstName: "Ab", lastName: "C")) }
         await settle(store)
         #expect(willChange.values.count == afterSearch + 1, "still forwarded after the list was replaced")
     }
@@ -162,12 +162,12 @@ import Testing
         model.recipientFirstName = "Zoe"
         model.street = "2 Side St"
         await settle(store)
-        let stored = try store.read { db in try db.fetchOne(Person.self, id: personID) }
+        let stored = try await store.read { db in try db.fetchOne(Person.self, id: personID) }
         #expect(stored?.firstName == "Zoe" && stored?.street == "2 Side St")
         #expect(rowChanges.values.count == 2, "one write per edit")
 
         // Model -> view model, from elsewhere, and no echo write back.
-        try store.write { tx in try tx.execute(sql: "UPDATE person SET last_name = 'Nguyễn' WHERE id = ?", arguments: [.integer(personID)]) }
+        try await store.write { tx in try tx.execute(sql: "UPDATE person SET last_name = 'Nguyễn' WHERE id = ?", arguments: [.integer(personID)]) }
         await settle(store)
         #expect(model.recipientLastName == "Nguyễn")
         #expect(rowChanges.values.count == 3, "the store's change was not written back")
@@ -180,7 +180,7 @@ import Testing
         model.addRandomItem()
         await settle(store)
         #expect(model.contents.items.count == 2)
-        let added = try store.read { db in try db.fetchAll(PackageContent.self, filter: Column("position") == 1) }
+        let added = try await store.read { db in try db.fetchAll(PackageContent.self, filter: Column("position") == 1) }
         #expect(added.count == 1)
         #expect(added.first.map { (200...300).contains($0.weight) && PackageViewModel.itemTitles.contains($0.title) } == true)
         #expect(model.summary.hasSuffix("Contents: Tea 250, \(added[0].title) \(added[0].weight)"))
@@ -223,7 +223,7 @@ import Testing
 @Suite struct ReactiveFormModelTests {
     @Test func validationFollowsTheArticlesRules() async throws {
         let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
-        let id = try store.write { tx in try tx.insert(Person(firstName: "A", lastName: "B")).id ?? 0 }
+        let id = try await store.write { tx in try tx.insert(Person(firstName: "A", lastName: "B")).id ?? 0 }
         let form = ReactiveFormModel(store: store, personID: id)
         let messages = Recorder(form.$validationMessages)
         let allowed = Recorder(form.submitAllowed)
@@ -240,7 +240,7 @@ import Testing
         ])
         #expect(allowed.values == [false, true])
         #expect(form.submit())
-        #expect(try store.read { db in try db.fetchOne(Person.self, id: id)?.email } == "abcde")
+        #expect(try await store.read { db in try db.fetchOne(Person.self, id: id)?.email } == "abcde")
         form.secondEntry = "abcdf"
         #expect(form.submit() == false)
         #expect(ReactiveFormModel.messages("Zoë12", "Zoë12").isEmpty, "characters, not bytes")
@@ -266,11 +266,11 @@ import Testing
         model.lowText = "7.5"
         #expect(model.low == 7.5 && model.high == 17.5)
         await settle(store)
-        let state = try store.read { db in try db.fetchOne(AppState.self, id: AppState.singletonID) }
+        let state = try await store.read { db in try db.fetchOne(AppState.self, id: AppState.singletonID) }
         #expect(state?.temperatureLow == 7.5 && state?.temperatureHigh == 17.5)
 
         // A change made elsewhere shows up.
-        try store.write { tx in try tx.execute(sql: "UPDATE app_state SET temperature_low = 0, temperature_high = 40") }
+        try await store.write { tx in try tx.execute(sql: "UPDATE app_state SET temperature_low = 0, temperature_high = 40") }
         await settle(store)
         #expect(model.lowText == "0" && model.highText == "40")
     }
@@ -280,7 +280,7 @@ import Testing
 @Suite struct CurrentUserModelTests {
     @Test func sharedStateIsSeenByEveryViewModel() async throws {
         let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
-        let ana = try store.write { tx in try tx.insert(Person(firstName: "Ana", lastName: "Kim")) }
+        let ana = try await store.write { tx in try tx.insert(Person(firstName: "Ana", lastName: "Kim")) }
         let first = CurrentUserModel(store: store)
         let second = CurrentUserModel(store: store)
         await settle(store)
@@ -288,7 +288,7 @@ import Testing
         first.setCurrentUser(ana.id)
         await settle(store, rounds: 5)
         #expect(second.currentUser?.firstName == "Ana")
-        try store.write { tx in try tx.execute(sql: "UPDATE person SET first_name = 'Anna'") }
+        try await store.write { tx in try tx.execute(sql: "UPDATE person SET first_name = 'Anna'") }
         await settle(store, rounds: 5)
         #expect(first.currentUser?.firstName == "Anna" && second.currentUser?.firstName == "Anna")
         second.setCurrentUser(nil)

@@ -37,18 +37,7 @@ public enum CollectionChange<Element> {
     case error(StoreError)
 
     /// A row that changed position: its index before and after.
-    public struct Move: Hashable, Sendable {
-        /// Index in the previous result (also in `deletions`).
-        public let from: Int
-        /// Index in the new result (also in `insertions`).
-        public let to: Int
-
-        /// Creates a move.
-        public init(from: Int, to: Int) {
-            self.from = from
-            self.to = to
-        }
-    }
+    public typealias Move = Changeset.Move
 
     /// The result this change leads to, or nil for `.error`.
     public var results: ResultsSnapshot<Element>? {
@@ -58,42 +47,22 @@ public enum CollectionChange<Element> {
         }
     }
 
+    /// The changeset of an `.update`; nil for `.initial` and `.error`.
+    public var changeset: Changeset? {
+        guard case .update(_, let deletions, let insertions, let modifications, let moves) = self else { return nil }
+        return Changeset(deletions: deletions, insertions: insertions, modifications: modifications, moves: moves)
+    }
+
     /// The modified rows' indices in the new result, ascending: each
     /// modified row's old index mapped across the deletions and insertions.
     ///
-    /// - Complexity: O(d + i + m log m) for d deletions, i insertions, m modifications.
+    /// - Complexity: O(d + i + m) for d deletions, i insertions, m modifications.
     public var modificationsNew: [Int] {
-        guard case .update(_, let deletions, let insertions, let modifications, _) = self else { return [] }
-        return Self.mapSurvivors(modifications, deletions: deletions, insertions: insertions)
-    }
-
-    /// Maps old indices of surviving rows to new indices. Survivors keep
-    /// their relative order (a row whose order changes is a move), so the
-    /// r-th survivor of the old result is the r-th survivor of the new one.
-    static func mapSurvivors(_ oldIndices: [Int], deletions: [Int], insertions: [Int]) -> [Int] {
-        var result: [Int] = []
-        result.reserveCapacity(oldIndices.count)
-        var deleted = 0          // deletions below the current old index
-        var inserted = 0         // insertions at or below the current new index
-        for old in oldIndices {
-            while deleted < deletions.count, deletions[deleted] < old { deleted += 1 }
-            var new = old - deleted + inserted
-            while inserted < insertions.count, insertions[inserted] <= new {
-                inserted += 1
-                new += 1
-            }
-            result.append(new)
-        }
-        return result
+        changeset?.modificationsNew ?? []
     }
 }
 
 extension CollectionChange: @unchecked Sendable where Element: Sendable {}
-
-extension CollectionChange.Move: CustomStringConvertible {
-    /// `3→0`.
-    public var description: String { "\(from)→\(to)" }
-}
 
 extension CollectionChange {
     /// Applies the change to an array that mirrors the previous result:
@@ -112,10 +81,8 @@ extension CollectionChange {
         switch self {
         case .initial(let results):
             array = try results.map(transform)
-        case .update(let results, let deletions, let insertions, _, _):
-            for index in deletions.reversed() { array.remove(at: index) }
-            for index in insertions { array.insert(try transform(results[index]), at: index) }
-            for index in modificationsNew { array[index] = try transform(results[index]) }
+        case .update(let results, _, _, _, _):
+            try changeset?.apply(to: &array) { try transform(results[$0]) }
         case .error:
             break
         }

@@ -7,7 +7,9 @@ public enum ObjectChange<Model> {
     case change(Model, [PropertyChange])
     /// The object was deleted (or did not exist); nothing follows.
     case deleted
-    /// The object can no longer be observed (its table was dropped).
+    /// The object cannot be read now (its table was dropped, a value cannot
+    /// be decoded). Observing goes on: the next readable state comes as a
+    /// `.change` against the last one delivered.
     case error(StoreError)
 }
 
@@ -29,84 +31,71 @@ enum ObjectEvent<Model: Sendable>: Sendable {
     case change(ObjectChange<Model>)
 }
 
-extension Store {
-    /// Observes one object by primary key: `block` receives a `.change` for
-    /// each commit that changes it (with the changed columns' old and new
-    /// values), then `.deleted` when it is deleted, as Realm's
-    /// `object.observe`.
-    ///
-    /// - Parameters:
-    ///   - keyPaths: column names; when given, only changes to these columns
-    ///     are reported, and only they are listed.
-    ///   - queue: where `block` runs; by default, the observation queue.
-    public func observe<M: Model>(
-        _ type: M.Type, id: M.ID, keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
-        _ block: @escaping @Sendable (ObjectChange<M>) -> Void
-    ) -> ObservationToken {
-        observeObject(type, id: id, keyPaths: keyPaths, on: queue) { event in
-            if case .change(let change) = event { block(change) } else if case .initial(nil) = event { block(.deleted) }
-        }
-    }
-
-    func observeObject<M: Model>(
-        _ type: M.Type, id: M.ID, keyPaths: [String]?, on queue: DispatchQueue?,
-        _ block: @escaping @Sendable (ObjectEvent<M>) -> Void
-    ) -> ObservationToken {
-        register(ObjectObservation<M>(id: id.sqliteValue, keyPaths: keyPaths, queue: queue, block: block))
-    }
-}
-
-/// Keeps one observed object up to date.
+/// Keeps one observed object up to date. The object is its primary key:
+/// an UPDATE that changes the key, or a REPLACE that gives the key a new
+/// rowid, is followed by reading the key again.
 final class ObjectObservation<M: Model>: StoreObservation, FailableObservation, TokenBearing, @unchecked Sendable {
     // @unchecked Sendable: the mutable state is only touched on the
     // observation queue; the rest is immutable.
     private let id: SQLiteValue
     private let keyPaths: [String]?
     private let delivery: Delivery<ObjectEvent<M>>
-    private var table = ""
+    private var table: TableInfo?
     private var sql = ""
     private var rowID: Int64?
+    /// The last delivered values, by column name.
+    private var values: [String: SQLiteValue] = [:]
     private var columns: [String] = []
-    private var values: [SQLiteValue] = []
     private var finished = false
+    private var failed = false
     weak var token: ObservationToken?
 
-    init(id: SQLiteValue, keyPaths: [String]?, queue: DispatchQueue?, block: @escaping @Sendable (ObjectEvent<M>) -> Void) {
+    init(id: SQLiteValue, keyPaths: [String]?, delivery: Delivery<ObjectEvent<M>>) {
         self.id = id
         self.keyPaths = keyPaths
-        delivery = Delivery(queue: queue, block: block)
+        self.delivery = delivery
     }
 
     private func send(_ event: ObjectEvent<M>) {
         delivery.send(event, unless: token)
     }
 
-    /// The object's row now: (rowid, column values, model), or nil when gone.
-    private func read(_ db: Database) throws -> (Int64, [SQLiteValue], M)? {
+    /// Resolves the table, its key and the SELECT by key.
+    private func plan(_ db: Database) throws {
+        let info = try db.tableInfo(M.tableName)
+        try info.checkObservable()
+        guard let key = info.column(named: M.primaryKeyColumn) else {
+            throw StoreError(code: .unknownColumn, message: "\(M.self).primaryKeyColumn '\(M.primaryKeyColumn)' is not a column of table \(info.name)")
+        }
+        if let keyPaths {
+            for name in keyPaths where info.column(named: name) == nil {
+                throw StoreError(code: .unknownColumn, message: "unknown column '\(name)' in keyPaths for table \(info.name) (columns: \(info.columnNames.joined(separator: ", ")))")
+            }
+        }
+        var select = SelectBuilder(table: info)
+        select.columns = .rowIDAndAll
+        select.keyColumn = key.name
+        sql = try select.build().sql
+        columns = info.columnNames
+        table = info
+    }
+
+    /// The object's row now: (rowid, values by column, model), or nil when gone.
+    private func read(_ db: Database) throws -> (Int64, [String: SQLiteValue], M)? {
         let statement = try db.connection.cachedStatement(sql: sql)
         defer { statement.reset() }
         try statement.bind([id])
         guard try statement.step() else { return nil }
-        let decoder = StatementDecoder(statement: statement, tableName: table)
+        let decoder = StatementDecoder(statement: statement, tableName: M.tableName)
         let model = try decoder.decode(M.self)
-        let values = (1..<Int32(statement.columnCount)).map { statement.value(at: $0) }
+        var values: [String: SQLiteValue] = [:]
+        for (offset, name) in columns.enumerated() { values[name] = statement.value(at: Int32(offset + 1)) }
         return (statement.value(at: 0).integerValue ?? 0, values, model)
     }
 
     func start(_ db: Database) {
         do {
-            let info = try db.tableInfo(M.tableName)
-            guard let key = info.column(named: M.primaryKeyColumn) else {
-                throw StoreError(code: .unknownColumn, message: "\(M.self).primaryKeyColumn '\(M.primaryKeyColumn)' is not a column of table \(info.name)")
-            }
-            if let keyPaths {
-                for name in keyPaths where info.column(named: name) == nil {
-                    throw StoreError(code: .unknownColumn, message: "unknown column '\(name)' in keyPaths for table \(info.name) (columns: \(info.columnNames.joined(separator: ", ")))")
-                }
-            }
-            table = info.name
-            columns = info.columnNames
-            sql = "SELECT rowid AS \(QueryPlan.rowIDColumn), * FROM \(quoteIdentifier(info.name)) WHERE \(quoteIdentifier(key.name)) = ?"
+            try plan(db)
             guard let (rowID, values, model) = try read(db) else {
                 finished = true
                 send(.initial(nil))
@@ -120,22 +109,29 @@ final class ObjectObservation<M: Model>: StoreObservation, FailableObservation, 
         }
     }
 
-    func update(_ db: Database, changes: [String: Set<Int64>]?, silent: Bool) {
+    func update(_ db: Database, changes: ChangedRows, silent: Bool) {
         guard !finished, let rowID else { return }
-        if let changes {
-            guard changes[table]?.contains(rowID) == true else { return }
+        switch changes.change(matching: M.tableName) {
+        case nil: return
+        case .rows(let rowIDs)? where !failed && !rowIDs.contains(rowID): return
+        default: break
         }
         do {
+            if table == nil || changes.change(matching: M.tableName) == .unknown, try db.tableInfo(M.tableName) != table {
+                try plan(db)
+            }
             guard let (newRowID, newValues, model) = try read(db) else {
                 finished = true
                 if !silent { send(.change(.deleted)) }
                 return
             }
+            failed = false
             var changed: [PropertyChange] = []
-            for (index, name) in columns.enumerated() where index < newValues.count && index < values.count {
-                guard values[index] != newValues[index] else { continue }
+            for name in columns {
+                let old = values[name] ?? .null, new = newValues[name] ?? .null
+                guard old != new else { continue }
                 if let keyPaths, !keyPaths.contains(where: { $0.lowercased() == name.lowercased() }) { continue }
-                changed.append(PropertyChange(name: name, oldValue: values[index], newValue: newValues[index]))
+                changed.append(PropertyChange(name: name, oldValue: old, newValue: new))
             }
             self.rowID = newRowID
             values = newValues
@@ -146,8 +142,13 @@ final class ObjectObservation<M: Model>: StoreObservation, FailableObservation, 
     }
 
     func fail(_ error: StoreError) {
-        guard !finished else { return }
-        finished = true
+        guard !finished, !failed else { return }
+        failed = true
+        table = nil
+        if rowID == nil {
+            // It never started: nothing to go on from.
+            finished = true
+        }
         send(.change(.error(error)))
     }
 }

@@ -5,67 +5,77 @@ import Foundation
 protocol StoreObservation: AnyObject, Sendable {
     /// Reads the initial state at the center's snapshot and delivers it.
     func start(_ db: Database)
-    /// Applies the changes of one or more commits (rowids by table; nil when
-    /// another process committed and anything may have changed) and
-    /// delivers the result, unless `silent`.
-    func update(_ db: Database, changes: [String: Set<Int64>]?, silent: Bool)
+    /// Applies the changes of one or more commits against a snapshot that
+    /// holds them all, and delivers the result unless `silent`.
+    func update(_ db: Database, changes: ChangedRows, silent: Bool)
 }
 
 /// Runs the store's observations on their own queue and read connections.
 ///
-/// Right after each COMMIT, while the writer still holds off the next one,
-/// the center starts a read transaction on a pooled connection: that
-/// snapshot is exactly the committed state. The observation queue later
-/// applies each commit against its own snapshot, in commit order, so every
-/// commit gets its own changeset. When the pool is exhausted (observers far
-/// behind), commits wait unpinned and are applied together against a later
-/// snapshot: one merged changeset, nothing lost.
+/// Every event observers must see (one of our commits, a commit noticed
+/// from another connection, an observation starting) is *pinned*: a read
+/// transaction is started on a pooled connection, and the event is queued
+/// with it, both under one lock. So events are queued in the order their
+/// snapshots were taken, and each snapshot holds at least what the ones
+/// before it hold: observations only ever move forward, through states that
+/// commits produced. Right after our COMMIT, while the writer holds off the
+/// next one, the snapshot is exactly that commit unless another connection
+/// committed in between; `record` checks for that and then says "unknown",
+/// so the changeset covers both commits.
+///
+/// When all snapshot connections are in use (observers far behind), a
+/// commit waits for one, up to `snapshotWait`; past that it is queued
+/// without a snapshot and applied, merged, with the next event that has one.
 final class ObservationCenter: @unchecked Sendable {
-    // @unchecked Sendable: `pending`, `version`, `scheduled`, `idle`,
-    // `pooled` are guarded by `lock`; `connection`, `observations`, `order`,
-    // `starting`, the poll timer are only touched on `queue`.
+    // @unchecked Sendable: `pending`, `scheduled`, `idle`, `pooled` are
+    // guarded by `lock`; `connection`, `observations`, `order`, the watcher
+    // are only touched on `queue`.
 
-    struct PendingCommit {
-        let version: Int
-        /// nil: unknown (another process committed, or the schema changed).
-        let changes: [String: Set<Int64>]?
-        let silenced: Set<ObjectIdentifier>
-        /// A read transaction on the state right after this commit, if one could be pinned.
-        let snapshot: Database?
+    private enum Event {
+        case commit(ChangedRows, silenced: Set<ObjectIdentifier>)
+        /// An observation to start at this event's snapshot.
+        case start(ObjectIdentifier, StoreObservation)
+        /// An observation whose state was read elsewhere at this point of
+        /// the sequence: it takes part in every later event.
+        case join(ObjectIdentifier, StoreObservation)
+    }
+
+    private struct Pending {
+        var event: Event
+        /// A read transaction on the state right after this event, if one could be pinned.
+        var snapshot: Database?
+        /// Whether `snapshot` is the center's own connection (not pooled).
+        var isOwnConnection = false
     }
 
     /// Snapshots pinned at once, at most.
     static let maximumSnapshots = 4
     /// How long a commit waits for a snapshot connection when all are in
-    /// use, before it is merged with the next one instead. Bounded, so that
-    /// an observer that writes synchronously from the observation queue
-    /// cannot deadlock the writer.
+    /// use, before it is queued without one (merged with the next).
     static let snapshotWait: TimeInterval = 1
 
     let queue = DispatchQueue(label: "sluice.observation")
     private let queueKey = DispatchSpecificKey<Bool>()
     /// Guards the shared state; signalled when a snapshot connection comes back.
     private let lock = NSCondition()
-    private var version = 0
-    private var pending: [PendingCommit] = []
+    private var pending: [Pending] = []
     private var scheduled = false
     private var idle: [Database] = []
     private var pooled = 0
+    /// The queue's own connection: snapshots for starting observations.
     private var connection: Database?
     private let openConnection: () throws -> Database
     private var observations: [ObjectIdentifier: StoreObservation] = [:]
     private var order: [ObjectIdentifier] = []
-    private var starting: [(ObjectIdentifier, StoreObservation)] = []
     /// Called when the number of observations goes from 0 to 1 or back,
     /// to re-check `isObserving` (calls may arrive out of order, so the
     /// callee reads the current state instead of trusting an argument);
     /// set once, right after init.
-    var trackingChanged: @Sendable (Bool) -> Void = { _ in }
-    /// For a read-only store, whose every commit comes from elsewhere: poll
-    /// this queue's own connection's `data_version` while observing.
-    var pollsOwnConnection = false
-    private var pollTimer: DispatchSourceTimer?
-    private var lastDataVersion: Int64?
+    var trackingChanged: @Sendable () -> Void = {}
+    /// For a read-only store, whose every commit comes from elsewhere:
+    /// watches a connection of this queue for other connections' commits.
+    var watchesForCommits = false
+    private var watcher: CommitWatcher?
     private let count = Mutex(0)
 
     init(openConnection: @escaping () throws -> Database) {
@@ -78,110 +88,178 @@ final class ObservationCenter: @unchecked Sendable {
     /// Whether anything is observed now.
     var isObserving: Bool { count.withLock { $0 > 0 } }
 
-    // MARK: - Writer side (called on the writer's queue)
+    // MARK: - Events
 
-    /// Runs COMMIT, then records its changes as one version with a snapshot
-    /// of the state it committed.
-    func commit(_ commit: () throws -> Void, changes: () -> [String: Set<Int64>]?, silenced: Set<ObjectIdentifier>) throws {
-        try commit()
-        // Always take the changes, so none carry over into a later commit.
-        let changed = changes()
-        guard count.withLock({ $0 }) > 0, changed?.isEmpty != true else { return }
-        record(changed, silenced: silenced)
-    }
-
-    /// Records that another connection committed (or the schema changed).
-    func recordExternalCommit() {
-        record(nil, silenced: [])
-    }
-
-    /// On the writer's queue, so no commit happens meanwhile: pins the
-    /// current state and queues the commit.
-    private func record(_ changes: [String: Set<Int64>]?, silenced: Set<ObjectIdentifier>) {
-        let snapshot = pinSnapshot()
+    /// Queues a commit with a snapshot of the state it committed. Called
+    /// right after COMMIT, before anything else can commit through this
+    /// store. `raced` runs once the snapshot is pinned and says whether
+    /// another connection may have committed since our COMMIT (then the
+    /// snapshot may hold that commit too, and the changes are unknown).
+    func record(_ changes: ChangedRows, silenced: Set<ObjectIdentifier>, raced: () -> Bool = { false }) {
+        guard isObserving, !changes.isEmpty else { return }
+        let db = snapshotConnection()
         lock.lock()
-        version += 1
-        pending.append(PendingCommit(version: version, changes: changes, silenced: silenced, snapshot: snapshot))
+        var event = Pending(event: .commit(changes, silenced: silenced), snapshot: pin(db))
+        if event.snapshot == nil, let db { giveBack(db) }
+        var raceFound = false
+        if raced() {
+            // The snapshot holds our commit and perhaps the other one: the
+            // changeset covers both. Queue the other commit too, in case it
+            // landed after the snapshot was taken.
+            var unknown = ChangedRows.unknown
+            unknown.formUnion(changes)
+            event.event = .commit(unknown, silenced: [])
+            raceFound = true
+        }
+        pending.append(event)
         let schedule = !scheduled
         scheduled = true
         lock.unlock()
+        if raceFound { record(.unknown, silenced: []) }
         if schedule { queue.async { self.pump() } }
     }
 
-    private func pinSnapshot() -> Database? {
+    /// A connection for a snapshot: an idle one, a new one while the pool
+    /// has room, or one handed back within `snapshotWait` (not on the queue,
+    /// which is what hands them back). Nil when none could be had.
+    private func snapshotConnection() -> Database? {
         lock.lock()
-        var db = idle.popLast()
-        if db == nil, pooled < Self.maximumSnapshots {
+        if let db = idle.popLast() {
+            lock.unlock()
+            return db
+        }
+        if pooled < Self.maximumSnapshots {
             pooled += 1
             lock.unlock()
-            db = try? openConnection()
+            if let db = try? openConnection() { return db }
             lock.lock()
-            if db == nil { pooled -= 1 }
+            pooled -= 1
         }
-        // All snapshots are in use: the observation queue is behind. Wait for
-        // it to hand one back rather than merge commits at once (not on that
-        // queue itself, which is the one that hands them back).
-        if db == nil, !isOnQueue {
+        if !isOnQueue {
             let deadline = Date().addingTimeInterval(Self.snapshotWait)
             while idle.isEmpty, lock.wait(until: deadline) {}
-            db = idle.popLast()
         }
+        let db = idle.popLast()
         lock.unlock()
+        return db
+    }
+
+    /// Starts a read transaction (BEGIN + a read pins the snapshot); nil on failure.
+    private func pin(_ db: Database?) -> Database? {
         guard let db else { return nil }
         do {
-            // BEGIN + a read pins the snapshot.
             try db.begin(immediate: false)
             _ = try db.fetchRows(sql: "SELECT 1 FROM sqlite_schema LIMIT 1")
             return db
         } catch {
             db.rollback()
-            release(db)
             return nil
         }
     }
 
-    private func release(_ db: Database) {
-        db.rollback()
-        lock.lock()
+    /// Returns a pooled connection (the caller holds the lock).
+    private func giveBack(_ db: Database) {
         idle.append(db)
         lock.signal()
+    }
+
+    private func release(_ event: Pending) {
+        guard let db = event.snapshot else { return }
+        db.rollback()
+        guard !event.isOwnConnection else { return }
+        lock.lock()
+        giveBack(db)
         lock.unlock()
     }
 
     // MARK: - Observations
 
     /// Adds an observation; its initial state is read and delivered on the queue.
-    func add(_ observation: StoreObservation) -> ObjectIdentifier {
+    func add(_ observation: StoreObservation) {
         let id = ObjectIdentifier(observation)
+        becameObserved()
+        queue.async {
+            self.enqueueOnOwnConnection(.start(id, observation))
+            self.pump()
+        }
+    }
+
+    /// Adds an observation whose initial state the caller reads now, on
+    /// `db` (a read transaction the caller then keeps open while reading):
+    /// pins `db`'s snapshot at this point of the event sequence.
+    func join(_ observation: StoreObservation, pinning db: Database) throws {
+        becameObserved()
+        do {
+            try db.begin(immediate: false)
+            lock.lock()
+            defer { lock.unlock() }
+            do {
+                _ = try db.fetchRows(sql: "SELECT 1 FROM sqlite_schema LIMIT 1")
+            } catch {
+                db.rollback()
+                throw error
+            }
+            pending.append(Pending(event: .join(ObjectIdentifier(observation), observation), snapshot: nil))
+        } catch {
+            let last = count.withLock { count in
+                count -= 1
+                return count == 0
+            }
+            if last { trackingChanged() }
+            throw error
+        }
+    }
+
+    private func becameObserved() {
         let first = count.withLock { count in
             count += 1
             return count == 1
         }
-        if first { trackingChanged(true) }
-        queue.async {
-            self.starting.append((id, observation))
-            self.pump()
+        if first { trackingChanged() }
+    }
+
+    /// On the queue: pins the queue's own connection for an event.
+    private func enqueueOnOwnConnection(_ event: Event) {
+        let db: Database?
+        if let connection {
+            db = connection
+        } else {
+            db = try? openConnection()
+            connection = db
         }
-        return id
+        lock.lock()
+        let snapshot = pin(db)
+        pending.append(Pending(event: event, snapshot: snapshot, isOwnConnection: true))
+        lock.unlock()
+        if snapshot == nil, case .start(_, let observation) = event {
+            (observation as? FailableObservation)?.fail(StoreError(code: .cannotOpen, message: "cannot open a read connection for observing"))
+        }
     }
 
     /// Removes an observation (on the queue, after any delivery in progress).
     func remove(_ id: ObjectIdentifier) {
         let work: @Sendable () -> Void = {
             let removed = self.observations.removeValue(forKey: id) != nil
-            let wasStarting = self.starting.contains { $0.0 == id }
-            self.starting.removeAll { $0.0 == id }
+            let pendingHere = self.lock.withLock {
+                let before = self.pending.count
+                self.pending.removeAll { pending in
+                    switch pending.event {
+                    case .start(let other, _), .join(let other, _): return other == id
+                    case .commit: return false
+                    }
+                }
+                return before != self.pending.count
+            }
             self.order.removeAll { $0 == id }
-            guard removed || wasStarting else { return }
+            guard removed || pendingHere else { return }
             let last = self.count.withLock { count in
                 count -= 1
                 return count == 0
             }
             if last {
-                self.trackingChanged(false)
-                self.pollTimer?.cancel()
-                self.pollTimer = nil
-                self.lastDataVersion = nil
+                self.trackingChanged()
+                self.watcher?.stop()
+                self.watcher = nil
                 self.connection = nil
                 self.lock.withLock {
                     self.pooled -= self.idle.count
@@ -192,7 +270,7 @@ final class ObservationCenter: @unchecked Sendable {
         if isOnQueue { work() } else { queue.async(execute: work) }
     }
 
-    /// Processes everything committed so far, synchronously.
+    /// Processes everything queued so far, synchronously.
     func drain() {
         if isOnQueue { pump() } else { queue.sync { pump() } }
     }
@@ -200,109 +278,70 @@ final class ObservationCenter: @unchecked Sendable {
     // MARK: - The pump (on the queue)
 
     private func pump() {
-        lock.lock()
-        let commits = pending
-        pending = []
-        scheduled = false
-        lock.unlock()
-
-        // Commits with their own snapshot are applied one by one; commits
-        // without one wait for the next snapshot and go with it.
-        var waiting: [PendingCommit] = []
-        for commit in commits {
-            waiting.append(commit)
-            guard let snapshot = commit.snapshot else { continue }
-            apply(waiting, on: snapshot)
-            waiting = []
-            release(snapshot)
-        }
-
-        guard !waiting.isEmpty || !starting.isEmpty else { return }
-        // The rest (and newcomers) use the queue's own connection, at the latest state.
-        let db: Database
-        do {
-            if let connection {
-                db = connection
-            } else {
-                db = try openConnection()
-                connection = db
+        while true {
+            lock.lock()
+            let events = pending
+            pending = []
+            scheduled = false
+            lock.unlock()
+            guard !events.isEmpty else { return }
+            // Events without a snapshot wait for the next one that has one,
+            // and are applied with it (merged).
+            var waiting = ChangedRows()
+            var waitingSilenced: Set<ObjectIdentifier>?
+            var hasWaiting = false
+            for (offset, event) in events.enumerated() {
+                switch event.event {
+                case .join(let id, let observation):
+                    observations[id] = observation
+                    order.append(id)
+                case .start(let id, let observation):
+                    if let db = event.snapshot {
+                        if hasWaiting { apply(waiting, silenced: waitingSilenced ?? [], on: db) }
+                        hasWaiting = false
+                        waiting = ChangedRows()
+                        waitingSilenced = nil
+                        observations[id] = observation
+                        order.append(id)
+                        observation.start(db)
+                    }
+                case .commit(let changes, let silenced):
+                    waiting.formUnion(changes)
+                    waitingSilenced = waitingSilenced.map { $0.intersection(silenced) } ?? silenced
+                    hasWaiting = true
+                    if let db = event.snapshot {
+                        apply(waiting, silenced: waitingSilenced ?? [], on: db)
+                        hasWaiting = false
+                        waiting = ChangedRows()
+                        waitingSilenced = nil
+                    }
+                }
+                release(event)
+                if hasWaiting, offset == events.count - 1 {
+                    // Nothing later to merge with: queue what waits again,
+                    // in front, and pin a fresh snapshot behind it.
+                    lock.lock()
+                    pending.insert(Pending(event: .commit(waiting, silenced: waitingSilenced ?? []), snapshot: nil), at: 0)
+                    lock.unlock()
+                    enqueueOnOwnConnection(.commit(ChangedRows(), silenced: []))
+                }
             }
-            try db.begin(immediate: false)
-            _ = try db.fetchRows(sql: "SELECT 1 FROM sqlite_schema LIMIT 1")
-        } catch {
-            connection?.rollback()
-            failAll(error)
-            return
-        }
-        defer { db.rollback() }
-        if !waiting.isEmpty { apply(waiting, on: db) }
-        let newcomers = starting
-        starting = []
-        for (id, observation) in newcomers {
-            observations[id] = observation
-            order.append(id)
-            observation.start(db)
-        }
-        if pollsOwnConnection, !newcomers.isEmpty, pollTimer == nil {
-            startPolling()
+            if watchesForCommits, watcher == nil, !observations.isEmpty, let connection {
+                let watcher = CommitWatcher(connection: connection.connection, queue: queue)
+                watcher.start { [weak self] in self?.record(.unknown, silenced: []) }
+                self.watcher = watcher
+            }
         }
     }
 
-    /// Applies commits to every observation, against a snapshot that
-    /// contains them all.
-    private func apply(_ commits: [PendingCommit], on db: Database) {
+    /// Applies changes to every observation, against a snapshot that holds them all.
+    private func apply(_ changes: ChangedRows, silenced: Set<ObjectIdentifier>, on db: Database) {
+        guard !changes.isEmpty else { return }
         db.refreshSchemaIfChanged()
-        let changes = Self.merge(commits)
         for id in order {
             guard let observation = observations[id] else { continue }
-            let silenced = commits.allSatisfy { $0.silenced.contains(id) }
-            observation.update(db, changes: changes, silent: silenced)
+            observation.update(db, changes: changes, silent: silenced.contains(id))
         }
-    }
-
-    private static func merge(_ commits: [PendingCommit]) -> [String: Set<Int64>]? {
-        if commits.count == 1 { return commits[0].changes }
-        var merged: [String: Set<Int64>] = [:]
-        for commit in commits {
-            guard let changes = commit.changes else { return nil }
-            for (table, rowIDs) in changes { merged[table, default: []].formUnion(rowIDs) }
-        }
-        return merged
-    }
-
-    private func failAll(_ error: Error) {
-        let storeError = error as? StoreError ?? StoreError(code: .error, message: "\(error)")
-        for observation in observations.values {
-            (observation as? FailableObservation)?.fail(storeError)
-        }
-        for (_, observation) in starting {
-            (observation as? FailableObservation)?.fail(storeError)
-        }
-    }
-
-    /// Stops polling (the store is going away).
-    func stopPolling() {
-        queue.async { [self] in
-            pollTimer?.cancel()
-            pollTimer = nil
-        }
-    }
-
-    /// Read-only stores: every change in `data_version` is a commit by
-    /// another connection. Runs on the queue, outside any transaction.
-    private func startPolling() {
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now() + Store.externalChangePollInterval, repeating: Store.externalChangePollInterval,
-                       leeway: .milliseconds(2))
-        timer.setEventHandler { [weak self] in
-            guard let self, let connection = self.connection,
-                  let version = try? connection.connection.scalarInt(sql: "PRAGMA data_version") else { return }
-            defer { self.lastDataVersion = version }
-            if let last = self.lastDataVersion, last != version { self.recordExternalCommit() }
-        }
-        lastDataVersion = try? connection?.connection.scalarInt(sql: "PRAGMA data_version")
-        timer.resume()
-        pollTimer = timer
     }
 }
 

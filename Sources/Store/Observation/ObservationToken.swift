@@ -40,36 +40,27 @@ protocol TokenBearing: AnyObject {
     var token: ObservationToken? { get set }
 }
 
-/// Hands an observation's events to its callback, on the callback's queue
-/// (or the observation queue), until the token is invalidated.
+/// Hands an observation's events to its callback, one at a time and in
+/// order, on the callback's serial queue (the main queue by default), until
+/// the token is invalidated. The observation queue never waits for a callback.
 struct Delivery<Event: Sendable>: Sendable {
-    private let deliver: @Sendable (Event) -> Void
+    private let queue: DispatchQueue
+    private let block: @Sendable (Event) -> Void
 
-    init(queue: DispatchQueue?, block: @escaping @Sendable (Event) -> Void) {
-        if let queue {
-            deliver = { event in queue.async { block(event) } }
-        } else {
-            deliver = block
-        }
+    init(queue: DispatchQueue, block: @escaping @Sendable (Event) -> Void) {
+        self.queue = queue
+        self.block = block
     }
 
     func send(_ event: Event, unless token: ObservationToken?) {
         guard token?.isInvalidated != true else { return }
-        deliver(event)
-    }
-}
-
-/// A lock around a value (Synchronization's Mutex needs macOS 15).
-final class Mutex<Value>: @unchecked Sendable {
-    // @unchecked Sendable because `value` is only touched with `lock` held.
-    private var value: Value
-    private let lock = NSLock()
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
+        let block = self.block
+        let hasToken = token != nil
+        queue.async { [weak token] in
+            // Checked again on the queue: nothing arrives after `invalidate()`
+            // returned on that queue (a released token is invalidated).
+            if hasToken, token?.isInvalidated != false { return }
+            block(event)
+        }
     }
 }

@@ -8,8 +8,7 @@ import Dispatch
 ///     .filter("age >= $0", 18)
 ///     .sorted(byKeyPath: "last_name")
 /// let now = try adults.fetch()
-/// let token = adults.observe { change in ... }          // CollectionChange<Person>
-/// adults.changesetPublisher.receive(on: DispatchQueue.main).sink { ... }
+/// let token = adults.observe { change in ... }          // CollectionChange<Person>, on the main queue
 /// ```
 ///
 /// Results are values: `filter` and `sorted` return new ones. Ties in the
@@ -17,7 +16,7 @@ import Dispatch
 /// reported when the results are fetched (`fetch()` throws) or observed
 /// (`.error`), so that chains read as in Realm.
 public struct Results<Element: Sendable>: Sendable {
-    let store: Store
+    let host: any ObservationHost
     let table: String
     let decode: @Sendable (StatementDecoder) throws -> Element
     /// The filter, or the error from parsing it.
@@ -25,8 +24,8 @@ public struct Results<Element: Sendable>: Sendable {
     var orderings: [Ordering] = []
     var limitCount: Int?
 
-    init(store: Store, table: String, decode: @escaping @Sendable (StatementDecoder) throws -> Element) {
-        self.store = store
+    init(host: any ObservationHost, table: String, decode: @escaping @Sendable (StatementDecoder) throws -> Element) {
+        self.host = host
         self.table = table
         self.decode = decode
     }
@@ -78,15 +77,16 @@ public struct Results<Element: Sendable>: Sendable {
     /// The current rows, read on the store's reader.
     public func fetch() throws -> [Element] {
         let filter = try self.filter?.get()
-        return try store.read { db in
-            let info = try db.tableInfo(table)
+        return try host.read { db in
+            var select = SelectBuilder(table: try db.tableInfo(table))
             // The same columns as the live query reads (its decoders expect the rowid first).
-            let (sql, arguments) = try db.selectSQL(table: info, columns: "rowid AS \(QueryPlan.rowIDColumn), *",
-                                                    filter: filter, orderBy: orderings, limit: limitCount)
+            select.columns = .rowIDAndAll
+            (select.filter, select.orderBy, select.limit) = (filter, orderings, limitCount)
+            let (sql, arguments) = try select.build()
             let statement = try db.connection.cachedStatement(sql: sql)
             defer { statement.reset() }
             try statement.bind(arguments)
-            let decoder = StatementDecoder(statement: statement, tableName: info.name)
+            let decoder = StatementDecoder(statement: statement, tableName: select.table.name)
             var elements: [Element] = []
             while try statement.step() { elements.append(try decode(decoder)) }
             return elements
@@ -95,96 +95,133 @@ public struct Results<Element: Sendable>: Sendable {
 
     /// Observes the results: `block` receives `.initial` with the current
     /// rows, then one `.update` per commit that changes them, in commit
-    /// order, and `.error` if the query can no longer run.
+    /// order, on `queue` (the main queue unless you say otherwise).
+    ///
+    /// When the query cannot run (its table was dropped, a stored value
+    /// cannot be decoded), `block` receives `.error`; observing goes on, and
+    /// once the query runs again it receives `.initial` with the new rows
+    /// (apply it as a fresh start, as for the first one).
     ///
     /// - Parameters:
     ///   - keyPaths: column names; when given, a row counts as modified only
     ///     when one of these columns changes (Realm's `keyPaths:`). Rows
     ///     entering, leaving or moving are always reported.
-    ///   - queue: where `block` runs (a serial queue keeps the order); by
-    ///     default, the store's observation queue. Do not write to the store
-    ///     synchronously from that queue.
+    ///   - queue: where `block` runs, one call at a time, in commit order.
+    ///   - scheduling: `.immediate` delivers `.initial` before this returns,
+    ///     on the calling thread (call it from `queue`).
     /// - Returns: a token: keep it to keep observing.
     public func observe(
-        keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+        keyPaths: [String]? = nil, on queue: DispatchQueue = .main, scheduling: ObservationScheduling = .async,
         _ block: @escaping @Sendable (CollectionChange<Element>) -> Void
     ) -> ObservationToken {
-        let observation = ResultsObservation(results: self, keyPaths: keyPaths, queue: queue, block: block)
-        return store.register(observation)
-    }
-}
-
-extension Store {
-    /// The live query of every row of a model's table, as Realm's `realm.objects(_:)`.
-    public func objects<M: Model>(_ type: M.Type) -> Results<M> {
-        Results(store: self, table: M.tableName) { try $0.decode(M.self) }
-    }
-
-    /// The live query of every row of a table, as dynamic rows (for tools and the CLI).
-    public func rows(in table: String) -> Results<Row> {
-        Results(store: self, table: table) { $0.currentRow(droppingFirst: 1) }
+        let observation = ResultsObservation(results: self, keyPaths: keyPaths, delivery: Delivery(queue: queue, block: block))
+        switch scheduling {
+        case .async:
+            return host.register(observation)
+        case .immediate:
+            return host.registerImmediately(observation) { db in
+                if let initial = observation.startImmediately(db) { block(initial) }
+            }
+        }
     }
 }
 
 /// Keeps one `Results` observer up to date.
 final class ResultsObservation<Element: Sendable>: StoreObservation, FailableObservation, TokenBearing, @unchecked Sendable {
     // @unchecked Sendable: `live` and `failed` are only touched on the
-    // observation queue; the rest is immutable.
+    // observation queue (or by `startImmediately`, before the observation
+    // takes part in any event); the rest is immutable.
     private let results: Results<Element>
     private let keyPaths: [String]?
     private let delivery: Delivery<CollectionChange<Element>>
     private var live: LiveQuery<Element>?
-    private var table = ""
+    /// Whether `.error` was delivered since the last good state.
     private var failed = false
     weak var token: ObservationToken?
 
-    init(results: Results<Element>, keyPaths: [String]?, queue: DispatchQueue?, block: @escaping @Sendable (CollectionChange<Element>) -> Void) {
+    init(results: Results<Element>, keyPaths: [String]?, delivery: Delivery<CollectionChange<Element>>) {
         self.results = results
         self.keyPaths = keyPaths
-        delivery = Delivery(queue: queue, block: block)
+        self.delivery = delivery
     }
 
     private func send(_ change: CollectionChange<Element>) {
         delivery.send(change, unless: token)
     }
 
-    func start(_ db: Database) {
+    private func makePlan(_ db: Database) throws -> QueryPlan {
+        try QueryPlan(db: db, table: results.table, filter: try results.filter?.get(), orderBy: results.orderings,
+                      limit: results.limitCount, keyPaths: keyPaths)
+    }
+
+    /// Reads the first state; nil (after delivering `.error`) when the query cannot run.
+    private func begin(_ db: Database) -> CollectionChange<Element>? {
         do {
-            let filter = try results.filter?.get()
-            let plan = try QueryPlan(db: db, table: results.table, filter: filter, orderBy: results.orderings,
-                                     limit: results.limitCount, keyPaths: keyPaths)
-            table = plan.table.name
-            let live = try LiveQuery(plan: plan, decode: results.decode, db: db)
+            let live = try LiveQuery(plan: try makePlan(db), decode: results.decode, db: db)
             self.live = live
-            send(.initial(live.snapshot))
+            failed = false
+            return .initial(live.snapshot)
         } catch {
-            fail(error as? StoreError ?? StoreError(code: .error, message: "\(error)"))
+            fail(error)
+            return nil
         }
     }
 
-    func update(_ db: Database, changes: [String: Set<Int64>]?, silent: Bool) {
-        guard !failed, let live else { return }
-        let changed: Set<Int64>?
-        if let changes {
-            guard let rowIDs = changes[table], !rowIDs.isEmpty else { return }
-            changed = rowIDs
-        } else {
-            changed = nil
+    func start(_ db: Database) {
+        if let initial = begin(db) { send(initial) }
+    }
+
+    func startImmediately(_ db: Database) -> CollectionChange<Element>? {
+        begin(db)
+    }
+
+    func update(_ db: Database, changes: ChangedRows, silent: Bool) {
+        guard let live else {
+            // Failed before: try again whenever its table may have changed.
+            guard changes.change(matching: results.table) != nil, let initial = begin(db), !silent else { return }
+            send(initial)
+            return
         }
+        guard let change = changes.change(in: live.plan.table.name) else { return }
         do {
-            guard let changeset = try live.apply(changed: changed, db: db), !silent else { return }
+            var changeset: Changeset?
+            if change == .unknown, try db.tableInfo(live.plan.table.name) != live.plan.table {
+                changeset = try live.replan(try makePlan(db), db: db)
+            } else {
+                changeset = try live.apply(change, db: db)
+            }
+            guard let changeset, !silent else { return }
             send(.update(live.snapshot, deletions: changeset.deletions, insertions: changeset.insertions,
-                         modifications: changeset.modifications,
-                         moves: changeset.moves.map { CollectionChange<Element>.Move(from: $0.0, to: $0.1) }))
+                         modifications: changeset.modifications, moves: changeset.moves))
         } catch {
-            fail(error as? StoreError ?? StoreError(code: .error, message: "\(error)"))
+            // Its state is no longer known to be any commit's: start over
+            // (with `.initial`) when it can run again.
+            self.live = nil
+            fail(error)
         }
+    }
+
+    func fail(_ error: Error) {
+        guard !failed else { return }
+        failed = true
+        var storeError = error as? StoreError ?? StoreError(code: .error, message: "\(error)")
+        if storeError.code == .unknownTable {
+            storeError.message = "the observed table '\(results.table)' is gone: \(storeError.message)"
+        }
+        send(.error(storeError))
     }
 
     func fail(_ error: StoreError) {
-        guard !failed else { return }
-        failed = true
-        send(.error(error))
+        fail(error as Error)
+    }
+}
+
+extension ChangedRows {
+    /// How a table changed, matching its name as SQLite does (ASCII case-insensitively).
+    func change(matching table: String) -> TableChange? {
+        if let change = change(in: table) { return change }
+        let lowered = table.lowercased()
+        return tables.first { $0.key.lowercased() == lowered }?.value
     }
 }
 

@@ -29,6 +29,19 @@ final class Connection {
     /// How long to retry a lock held by another connection, in milliseconds.
     let busyTimeout: Int32
 
+    /// What the authorizer noticed while statements were prepared (or while
+    /// a script ran): see `StatementNotes`.
+    private var notes = StatementNotes()
+    /// Asked about each action SQLite authorizes, after the connection's
+    /// own bookkeeping: the change tracker uses it to see what a statement
+    /// may do that its hooks do not report. Returns SQLITE_OK, SQLITE_IGNORE
+    /// or SQLITE_DENY.
+    var authorizerDelegate: ((_ action: Int32, _ table: UnsafePointer<CChar>?, _ column: UnsafePointer<CChar>?, _ notes: inout StatementNotes) -> Int32)?
+    /// Called after every statement finishes (stepped to its end, failed,
+    /// or a script ran), with what its preparation noted: the transaction
+    /// path and the schema cache hang off this.
+    var statementDidFinish: ((StatementNotes) -> Void)?
+
     init(path: String, mode: OpenMode, busyTimeout: Int32 = 5_000) throws {
         self.path = path
         self.busyTimeout = busyTimeout
@@ -79,6 +92,45 @@ final class Connection {
             throw error
         }
         registerFunctions()
+        // > The authorizer callback is invoked as SQL statements are being
+        // > compiled by sqlite3_prepare() or its variants.
+        sqlite3_set_authorizer(db, { context, action, first, second, _, _ in
+            guard let context else { return SQLITE_OK }
+            return Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue().authorize(action, first, second)
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    private func authorize(_ action: Int32, _ first: UnsafePointer<CChar>?, _ second: UnsafePointer<CChar>?) -> Int32 {
+        switch action {
+        case SQLITE_CREATE_INDEX, SQLITE_CREATE_TABLE, SQLITE_CREATE_TEMP_INDEX, SQLITE_CREATE_TEMP_TABLE,
+             SQLITE_CREATE_TEMP_TRIGGER, SQLITE_CREATE_TEMP_VIEW, SQLITE_CREATE_TRIGGER, SQLITE_CREATE_VIEW,
+             SQLITE_DROP_INDEX, SQLITE_DROP_TABLE, SQLITE_DROP_TEMP_INDEX, SQLITE_DROP_TEMP_TABLE,
+             SQLITE_DROP_TEMP_TRIGGER, SQLITE_DROP_TEMP_VIEW, SQLITE_DROP_TRIGGER, SQLITE_DROP_VIEW,
+             SQLITE_ALTER_TABLE, SQLITE_CREATE_VTABLE, SQLITE_DROP_VTABLE:
+            notes.changesSchema = true
+        default:
+            break
+        }
+        guard let authorizerDelegate else { return SQLITE_OK }
+        return authorizerDelegate(action, first, second, &notes)
+    }
+
+    /// Starts collecting notes for a statement about to be prepared.
+    func beginNotes() -> StatementNotes {
+        defer { notes = StatementNotes() }
+        return notes
+    }
+
+    /// The notes collected since `beginNotes()`, restoring what was being
+    /// collected before (a statement can be prepared while a script runs).
+    func endNotes(restoring outer: StatementNotes) -> StatementNotes {
+        defer { notes = outer }
+        return notes
+    }
+
+    /// Tells the connection's listeners that a statement finished.
+    func finished(_ statementNotes: StatementNotes) {
+        statementDidFinish?(statementNotes)
     }
 
     /// The pause between two attempts to take a lock another connection holds.
@@ -86,6 +138,7 @@ final class Connection {
 
     deinit {
         statementCache.removeAll()
+        sqlite3_set_authorizer(handle, nil, nil)
         sqlite3_busy_handler(handle, nil, nil)
         sqlite3_close_v2(handle)
         Self.live.withLock { $0 -= 1 }
@@ -96,7 +149,11 @@ final class Connection {
     /// Runs one or more statements without results (a migration script, a pragma).
     func execute(script sql: String) throws {
         var errorMessage: UnsafeMutablePointer<CChar>?
+        // sqlite3_exec prepares each statement as it goes: what the
+        // authorizer notes meanwhile belongs to this script.
+        let outer = beginNotes()
         let code = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
+        finished(endNotes(restoring: outer))
         if code != SQLITE_OK {
             var error = StoreError(sqliteCode: code, db: handle, sql: sql)
             if let errorMessage {
@@ -170,6 +227,17 @@ final class Connection {
                 }
             }, nil, nil, nil)
     }
+}
+
+/// What the authorizer noticed about a statement when it was prepared.
+struct StatementNotes {
+    /// It creates, drops or alters a table, index, view or trigger.
+    var changesSchema = false
+    /// Tables whose row changes the hooks may not fully report (the change
+    /// tracker's fallback without the preupdate hook fills this in).
+    var untrackedTables: [String] = []
+
+    var isEmpty: Bool { !changesSchema && untrackedTables.isEmpty }
 }
 
 // Connections are used only on their store's serial queues.

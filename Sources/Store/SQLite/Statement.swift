@@ -13,6 +13,8 @@ final class Statement {
     let handle: SQLiteStatement
     let sql: String
     unowned let connection: Connection
+    /// What the authorizer noticed while preparing it.
+    let notes: StatementNotes
     /// Column names, read once.
     private(set) lazy var columnNames: [String] = (0..<columnCount).map {
         String(cString: sqlite3_column_name(handle, Int32($0)))
@@ -23,7 +25,9 @@ final class Statement {
         self.sql = sql
         var statement: SQLiteStatement?
         var tail: UnsafePointer<CChar>?
+        let outer = connection.beginNotes()
         let code = sql.withCString { sqlite3_prepare_v3(connection.handle, $0, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, &tail) }
+        notes = connection.endNotes(restoring: outer)
         guard code == SQLITE_OK, let statement else {
             throw StoreError(sqliteCode: code, db: connection.handle, sql: sql)
         }
@@ -76,10 +80,13 @@ final class Statement {
         let code = sqlite3_step(handle)
         switch code {
         case SQLITE_ROW: return true
-        case SQLITE_DONE: return false
+        case SQLITE_DONE:
+            connection.finished(notes)
+            return false
         default:
             let error = StoreError(sqliteCode: code, db: connection.handle, sql: sql)
             sqlite3_reset(handle)
+            connection.finished(notes)
             throw error
         }
     }

@@ -14,6 +14,18 @@ public struct TableInfo: Sendable, Hashable {
         public let hasDefault: Bool
         /// Whether the column is part of the primary key.
         public let isPrimaryKey: Bool
+        /// Whether the column is generated (`GENERATED ALWAYS AS ...`): read, never written.
+        public let isGenerated: Bool
+
+        /// A column description (as `PRAGMA table_xinfo` gives it).
+        public init(name: String, declaredType: String, isNotNull: Bool, hasDefault: Bool, isPrimaryKey: Bool, isGenerated: Bool = false) {
+            self.name = name
+            self.declaredType = declaredType
+            self.isNotNull = isNotNull
+            self.hasDefault = hasDefault
+            self.isPrimaryKey = isPrimaryKey
+            self.isGenerated = isGenerated
+        }
 
         /// The column's type affinity, by SQLite's rules.
         ///
@@ -35,13 +47,66 @@ public struct TableInfo: Sendable, Hashable {
         }
     }
 
+    /// What kind of table it is.
+    public enum Kind: String, Sendable {
+        /// An ordinary table with a rowid.
+        case table
+        /// A `WITHOUT ROWID` table.
+        case withoutRowID = "WITHOUT ROWID table"
+        /// A view.
+        case view
+        /// A virtual table (FTS, R*Tree, ...).
+        case virtual = "virtual table"
+    }
+
     /// The table's name as stored in the schema.
     public let name: String
-    /// Its columns, in declaration order.
+    /// What kind of table it is.
+    public let kind: Kind
+    /// Its columns, in declaration order, generated ones included (as `SELECT *` returns them).
     public let columns: [Column]
 
     /// The primary-key column names, in key order; `rowid` for a table without one.
     public let primaryKey: [String]
+    /// Whether an index can make an INSERT or UPDATE replace another row
+    /// (a UNIQUE constraint, or a primary key that is not the rowid).
+    let hasUniqueIndex: Bool
+    /// Column collations other than BINARY, by column name.
+    let collations: [String: String]
+
+    /// A description of an ordinary table (for tools that check input against a schema).
+    public init(name: String, columns: [Column], primaryKey: [String]) {
+        self.init(name: name, kind: .table, columns: columns, primaryKey: primaryKey, hasUniqueIndex: false, collations: [:])
+    }
+
+    init(name: String, kind: Kind, columns: [Column], primaryKey: [String], hasUniqueIndex: Bool, collations: [String: String]) {
+        self.name = name
+        self.kind = kind
+        self.columns = columns
+        self.primaryKey = primaryKey
+        self.hasUniqueIndex = hasUniqueIndex
+        self.collations = collations
+    }
+
+    /// The collation of a column (`BINARY` unless declared otherwise).
+    func collation(of column: String) -> String {
+        collations[column] ?? "BINARY"
+    }
+
+    /// Whether the rows' identity is the rowid: an INTEGER PRIMARY KEY (its
+    /// alias) or no declared key. Otherwise identity is the declared key.
+    var identityIsRowID: Bool { primaryKey == ["rowid"] || hasIntegerPrimaryKey }
+
+    /// Throws unless changes to the table can be followed: live queries
+    /// and object observations need a table with a rowid.
+    func checkObservable() throws {
+        guard kind == .table else {
+            throw StoreError(code: .unsupportedTable, message: "cannot observe \(name): it is a \(kind.rawValue); live queries and observations need an ordinary table with a rowid (SQLite reports no row changes of \(kind == .view ? "views" : kind == .virtual ? "virtual tables" : "WITHOUT ROWID tables") to its hooks)")
+        }
+    }
+
+    /// The columns an INSERT or UPDATE can write (generated ones cannot be).
+    var writableColumns: [Column] { columns.filter { !$0.isGenerated } }
 
     /// The column with this name (ASCII case-insensitive, as SQLite), if any.
     public func column(named name: String) -> Column? {

@@ -22,7 +22,7 @@ struct Demo: AsyncParsableCommand {
     func run() async throws {
         let store = try options.openOrCreate()
         try store.migrate(DemoSchema.migrations)
-        if try store.read({ db in try db.fetchCount(Person.self) }) == 0 {
+        if try await store.read({ db in try db.fetchCount(Person.self) }) == 0 {
             _ = try Seed.generate(people: people, seed: 7, into: store)
         }
         let lines = StandardInputLines.start()

@@ -1,17 +1,76 @@
 import Foundation
 
+/// One ORDER BY value as SQLite compares it: text is kept as the bytes
+/// the collation compares (the stored bytes, in the database's encoding,
+/// for BINARY; UTF-8 for NOCASE and RTRIM), never decoded into a String,
+/// so invalid UTF-8 and UTF-16 databases sort exactly as SQLite sorts them.
+enum SortValue: Sendable, Hashable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(ContiguousArray<UInt8>)
+    case blob(ContiguousArray<UInt8>)
+
+    /// The value of a decoded SQLiteValue (text as UTF-8).
+    init(_ value: SQLiteValue) {
+        switch value {
+        case .null: self = .null
+        case .integer(let int): self = .integer(int)
+        case .real(let double): self = .real(double)
+        case .text(let string): self = .text(ContiguousArray(string.utf8))
+        case .blob(let data): self = .blob(ContiguousArray(data))
+        }
+    }
+
+    static func == (lhs: SortValue, rhs: SortValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case (.integer(let x), .integer(let y)): return x == y
+        case (.real(let x), .real(let y)): return x == y || (x.isNaN && y.isNaN)
+        case (.text(let x), .text(let y)), (.blob(let x), .blob(let y)): return x == y
+        default: return false
+        }
+    }
+
+    func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0)
+        case .integer(let value): hasher.combine(1); hasher.combine(value)
+        case .real(let value): hasher.combine(2); hasher.combine(value.isNaN ? .nan : value)
+        case .text(let bytes): hasher.combine(3); hasher.combine(bytes)
+        case .blob(let bytes): hasher.combine(4); hasher.combine(bytes)
+        }
+    }
+}
+
 /// The position of a row in a live query: its values for the ORDER BY
 /// terms (the query's orderings, then the primary key), and its rowid.
 struct SortKey: Sendable, Hashable {
     /// The first ORDER BY value, inline (most queries order by one column).
-    var first: SQLiteValue
+    var first: SortValue
     /// The other ORDER BY values.
-    var rest: [SQLiteValue]
-    /// The rowid: the row's identity.
+    var rest: [SortValue]
+    /// The rowid.
     var rowID: Int64
 
-    func value(at index: Int) -> SQLiteValue {
+    init(first: SortValue, rest: [SortValue], rowID: Int64) {
+        self.first = first
+        self.rest = rest
+        self.rowID = rowID
+    }
+
+    /// A key from decoded values (text as UTF-8).
+    init(first: SQLiteValue, rest: [SQLiteValue], rowID: Int64) {
+        self.init(first: SortValue(first), rest: rest.map(SortValue.init), rowID: rowID)
+    }
+
+    func value(at index: Int) -> SortValue {
         index == 0 ? first : rest[index - 1]
+    }
+
+    /// Whether the ORDER BY values are the same (the rowid aside).
+    func hasSameValues(as other: SortKey) -> Bool {
+        first == other.first && rest == other.rest
     }
 }
 
@@ -59,7 +118,7 @@ struct SortOrder: Sendable {
         return a.rowID < b.rowID ? -1 : (a.rowID == b.rowID ? 0 : 1)
     }
 
-    private static func storageClass(_ value: SQLiteValue) -> Int {
+    private static func storageClass(_ value: SortValue) -> Int {
         switch value {
         case .null: return 0
         case .integer, .real: return 1
@@ -68,7 +127,7 @@ struct SortOrder: Sendable {
         }
     }
 
-    static func compare(_ a: SQLiteValue, _ b: SQLiteValue, collation: Collation) -> Int {
+    static func compare(_ a: SortValue, _ b: SortValue, collation: Collation) -> Int {
         switch (a, b) {
         case (.null, .null): return 0
         case (.integer(let x), .integer(let y)): return x < y ? -1 : (x == y ? 0 : 1)
@@ -96,10 +155,9 @@ struct SortOrder: Sendable {
         return fraction > 0 ? -1 : (fraction < 0 ? 1 : 0)
     }
 
-    static func compare(text a: String, _ b: String, collation: Collation) -> Int {
-        var a = a, b = b
-        return a.withUTF8 { x in
-            b.withUTF8 { y in
+    static func compare(text a: ContiguousArray<UInt8>, _ b: ContiguousArray<UInt8>, collation: Collation) -> Int {
+        a.withUnsafeBufferPointer { x in
+            b.withUnsafeBufferPointer { y in
                 switch collation {
                 case .binary: return compareBytes(x, y)
                 case .nocase: return compareBytes(x, y, fold: true)
@@ -107,6 +165,11 @@ struct SortOrder: Sendable {
                 }
             }
         }
+    }
+
+    /// Text as SQLite compares it (`a` and `b` as UTF-8).
+    static func compare(text a: String, _ b: String, collation: Collation) -> Int {
+        compare(text: ContiguousArray(a.utf8), ContiguousArray(b.utf8), collation: collation)
     }
 
     private static func trimmingSpaces(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
@@ -129,11 +192,7 @@ struct SortOrder: Sendable {
         return x.count < y.count ? -1 : (x.count == y.count ? 0 : 1)
     }
 
-    static func compareBytes(_ x: Data, _ y: Data) -> Int {
-        x.withUnsafeBytes { a in
-            y.withUnsafeBytes { b in
-                compareBytes(a.bindMemory(to: UInt8.self), b.bindMemory(to: UInt8.self))
-            }
-        }
+    static func compareBytes(_ x: ContiguousArray<UInt8>, _ y: ContiguousArray<UInt8>) -> Int {
+        x.withUnsafeBufferPointer { a in y.withUnsafeBufferPointer { b in compareBytes(a, b) } }
     }
 }

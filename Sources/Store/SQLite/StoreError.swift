@@ -94,6 +94,8 @@ public struct StoreError: Error, Sendable, Equatable {
         public static let invalidInput = Code(rawValue: 1008)
         /// The store was used in a way its API does not allow.
         public static let invalidUse = Code(rawValue: 1009)
+        /// The table cannot be observed (a `WITHOUT ROWID` table, a view, a virtual table).
+        public static let unsupportedTable = Code(rawValue: 1010)
     }
 
     /// What kind of failure this is.

@@ -19,15 +19,28 @@ public final class Database {
     let connection: Connection
     /// Whether this connection refuses writes (a reader).
     public let isReadOnly: Bool
-    private var tableInfoCache: [String: TableInfo] = [:]
-    private var tableNamesCache: [String]?
-    private var cachedSchemaVersion: Int64 = -1
+    /// What this connection knows of the schema.
+    let schema: SchemaCache
+    /// Commit and rollback notifications (writers only).
+    let transactionPath: TransactionPath?
     private var writePlans: [WritePlanKey: WritePlan] = [:]
+    private var writePlansGeneration = 0
     private var savepointDepth = 0
 
     init(connection: Connection, isReadOnly: Bool) {
         self.connection = connection
         self.isReadOnly = isReadOnly
+        schema = SchemaCache(connection: connection)
+        transactionPath = isReadOnly ? nil : TransactionPath(connection: connection)
+        connection.statementDidFinish = { [unowned self] notes in
+            if notes.changesSchema { schema.invalidate() }
+            transactionPath?.statementDidFinish(self, notes: notes)
+        }
+    }
+
+    deinit {
+        transactionPath?.uninstall()
+        connection.statementDidFinish = nil
     }
 
     // MARK: - Raw SQL
@@ -42,7 +55,6 @@ public final class Database {
     /// Runs a script of several SQL statements, without arguments.
     public func execute(script sql: String) throws {
         try connection.execute(script: sql)
-        refreshSchemaIfChanged()
     }
 
     /// Fetches every row of an SQL query.
@@ -80,56 +92,22 @@ public final class Database {
 
     /// The names of the app's tables, sorted (SQLite's and Sluice's own tables left out).
     public func tableNames() throws -> [String] {
-        if let tableNamesCache { return tableNamesCache }
-        let rows = try fetchRows(sql: """
-            SELECT name FROM sqlite_schema
-            WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE 'sluice\\_%' ESCAPE '\\'
-            ORDER BY name
-            """)
-        let names = rows.compactMap { String(sqliteValue: $0[0]) }
-        tableNamesCache = names
-        return names
+        try schema.tableNames()
     }
 
-    /// A table's columns and primary key.
+    /// A table's columns and primary key. Sluice's own `sluice_*` tables
+    /// can be read too, though `tableNames()` leaves them out.
     ///
     /// - Throws: `StoreError.Code.unknownTable`, listing the tables there are.
     public func tableInfo(_ table: String) throws -> TableInfo {
-        if let info = tableInfoCache[table] { return info }
-        let names = try tableNames()
-        guard let name = names.first(where: { $0 == table }) ?? names.first(where: { $0.lowercased() == table.lowercased() }) else {
-            let list = names.isEmpty ? "the database has no tables; run the migrations first" : "tables: \(names.joined(separator: ", "))"
-            throw StoreError(code: .unknownTable, message: "unknown table '\(table)' (\(list))")
-        }
-        let rows = try fetchRows(sql: "PRAGMA table_info(\(quoteIdentifier(name)))")
-        var columns: [TableInfo.Column] = []
-        var keyParts: [(Int64, String)] = []
-        for row in rows {
-            let columnName = try row.value("name", as: String.self)
-            let pk = try row.value("pk", as: Int64.self)
-            columns.append(TableInfo.Column(
-                name: columnName,
-                declaredType: (try? row.value("type", as: String.self)) ?? "",
-                isNotNull: try row.value("notnull", as: Int64.self) != 0,
-                hasDefault: !(row["dflt_value"]?.isNull ?? true),
-                isPrimaryKey: pk > 0))
-            if pk > 0 { keyParts.append((pk, columnName)) }
-        }
-        let primaryKey = keyParts.isEmpty ? ["rowid"] : keyParts.sorted { $0.0 < $1.0 }.map(\.1)
-        let info = TableInfo(name: name, columns: columns, primaryKey: primaryKey)
-        tableInfoCache[table] = info
-        return info
+        try schema.tableInfo(table)
     }
 
-    /// Drops cached schema knowledge when the schema changed (a migration,
-    /// another process). Called at the start of each transaction.
+    /// Drops cached schema knowledge when another connection changed the
+    /// schema. Called at the start of each transaction; this connection's
+    /// own schema changes drop it as they run.
     func refreshSchemaIfChanged() {
-        let version: Int64 = (try? connection.scalarInt(sql: "PRAGMA schema_version")) ?? -2
-        guard version != cachedSchemaVersion else { return }
-        cachedSchemaVersion = version
-        tableInfoCache.removeAll()
-        tableNamesCache = nil
-        writePlans.removeAll()
+        schema.refreshIfChanged()
     }
 
     // MARK: - Transactions
@@ -169,57 +147,11 @@ public final class Database {
 
     // MARK: - Queries
 
-    /// SQL for `SELECT columns FROM table [WHERE filter] ORDER BY ..., pk [LIMIT n]`.
-    func selectSQL(
-        table: TableInfo, columns: String = "*", filter: Filter?, orderBy: [Ordering], limit: Int?
-    ) throws -> (sql: String, arguments: [SQLiteValue]) {
-        let (condition, filterArguments) = try whereClause(filter, table: table)
-        var sql = "SELECT \(columns) FROM \(quoteIdentifier(table.name))" + condition
-        var arguments = filterArguments
-        sql += " ORDER BY " + (try orderClause(table: table, orderBy: orderBy))
-        if let limit {
-            guard limit >= 0 else { throw StoreError(code: .invalidQuery, message: "limit must not be negative, got \(limit)") }
-            sql += " LIMIT ?"
-            arguments.append(.integer(Int64(limit)))
-        }
-        return (sql, arguments)
-    }
-
-    /// ` WHERE <filter>` with its arguments, or nothing without a filter.
-    func whereClause(_ filter: Filter?, table: TableInfo) throws -> (sql: String, arguments: [SQLiteValue]) {
-        guard let filter else { return ("", []) }
-        let compiled = try FilterCompiler.compile(filter, table: table)
-        return (" WHERE " + compiled.sql, compiled.arguments)
-    }
-
-    /// `a DESC, b, pk`: the orderings, checked against the table, then the
-    /// primary key so that ties always come out in the same order.
-    func orderClause(table: TableInfo, orderBy: [Ordering]) throws -> String {
-        var terms: [String] = []
-        var used = Set<String>()
-        for ordering in orderBy {
-            guard let column = table.column(named: ordering.column) else {
-                let message = "unknown column '\(ordering.column)' in table \(table.name) (columns: \(table.columnNames.joined(separator: ", ")))"
-                if let source = ordering.source, let position = ordering.position {
-                    var error = QueryParser.error(message, in: source, at: position)
-                    error.code = .unknownColumn
-                    throw error
-                }
-                throw StoreError(code: .unknownColumn, message: message)
-            }
-            terms.append(quoteIdentifier(column.name) + (ordering.descending ? " DESC" : ""))
-            used.insert(column.name)
-        }
-        for key in table.primaryKey where !used.contains(key) {
-            terms.append(quoteIdentifier(key))
-        }
-        return terms.joined(separator: ", ")
-    }
-
     /// Rows of a table, filtered, ordered (ties broken by primary key) and limited.
     public func fetchRows(table: String, filter: Filter? = nil, orderBy: [Ordering] = [], limit: Int? = nil) throws -> [Row] {
-        let info = try tableInfo(table)
-        let (sql, arguments) = try selectSQL(table: info, filter: filter, orderBy: orderBy, limit: limit)
+        var select = SelectBuilder(table: try tableInfo(table))
+        (select.filter, select.orderBy, select.limit) = (filter, orderBy, limit)
+        let (sql, arguments) = try select.build()
         return try fetchRows(sql: sql, arguments: arguments)
     }
 
@@ -227,17 +159,18 @@ public final class Database {
     ///
     /// - Complexity: one SQL query; decoding reads columns directly.
     public func fetchAll<M: Model>(_ type: M.Type, filter: Filter? = nil, orderBy: [Ordering] = [], limit: Int? = nil) throws -> [M] {
-        let info = try tableInfo(M.tableName)
-        let (sql, arguments) = try selectSQL(table: info, filter: filter, orderBy: orderBy, limit: limit)
+        var select = SelectBuilder(table: try tableInfo(M.tableName))
+        (select.filter, select.orderBy, select.limit) = (filter, orderBy, limit)
+        let (sql, arguments) = try select.build()
         return try fetchAll(M.self, sql: sql, arguments: arguments)
     }
 
     /// The model with this primary key, or nil.
     public func fetchOne<M: Model>(_ type: M.Type, id: M.ID) throws -> M? {
         let info = try tableInfo(M.tableName)
-        let key = try primaryKeyColumn(of: M.self, in: info)
-        let sql = "SELECT * FROM \(quoteIdentifier(info.name)) WHERE \(quoteIdentifier(key)) = ?"
-        return try fetchAll(M.self, sql: sql, arguments: [id.sqliteValue]).first
+        var select = SelectBuilder(table: info)
+        select.keyColumn = try primaryKeyColumn(of: M.self, in: info)
+        return try fetchAll(M.self, sql: try select.build().sql, arguments: [id.sqliteValue]).first
     }
 
     /// The number of rows of a model's table that match a filter.
@@ -247,9 +180,10 @@ public final class Database {
 
     /// The number of rows of a table that match a filter.
     public func fetchCount(table: String, filter: Filter? = nil) throws -> Int {
-        let info = try tableInfo(table)
-        let (condition, arguments) = try whereClause(filter, table: info)
-        let sql = "SELECT COUNT(*) FROM \(quoteIdentifier(info.name))" + condition
+        var select = SelectBuilder(table: try tableInfo(table))
+        select.columns = .count
+        select.filter = filter
+        let (sql, arguments) = try select.build()
         let rows = try fetchRows(sql: sql, arguments: arguments)
         return rows.first.flatMap { Int(sqliteValue: $0[0]) } ?? 0
     }
@@ -324,13 +258,17 @@ public final class Database {
     @discardableResult
     public func deleteAll<M: Model>(_ type: M.Type, filter: Filter? = nil) throws -> Int {
         let info = try tableInfo(M.tableName)
-        let (condition, arguments) = try whereClause(filter, table: info)
+        let (condition, arguments) = try SelectBuilder.whereClause(filter, table: info)
         let sql = "DELETE FROM \(quoteIdentifier(info.name))" + condition
         try execute(sql: sql, arguments: arguments)
         return connection.changes
     }
 
     private func writePlan<M: Model>(for model: M, kind: WritePlan.Kind) throws -> WritePlan {
+        if writePlansGeneration != schema.generation {
+            writePlans.removeAll()
+            writePlansGeneration = schema.generation
+        }
         let key = WritePlanKey(type: ObjectIdentifier(M.self), kind: kind)
         if let plan = writePlans[key] { return plan }
         let info = try tableInfo(M.tableName)

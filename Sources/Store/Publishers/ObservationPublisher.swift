@@ -4,44 +4,58 @@ import OpenCombineShim
 /// A publisher over a store observation: subscribing starts the
 /// observation (at the first demand), cancelling invalidates its token.
 ///
-/// Values arrive on the store's observation queue; pick yours with
-/// `receive(on:)`. When a subscriber has no demand left, values wait in a
-/// buffer of one, merged with the next (for changesets: composed, indices
-/// remapped), so nothing is lost and memory stays bounded.
+/// Values arrive on the main queue unless the publisher was made for
+/// another one (`changesetPublisher(on:)`); move them with `receive(on:)`.
+/// Every call to a subscriber happens on that queue, one at a time, in
+/// commit order, whatever thread `request` is called from (Combine's rule).
+/// When a subscriber has no demand left, values wait in a buffer of one,
+/// merged with the next (for changesets: composed, indices remapped), so
+/// nothing is lost and memory stays bounded; a merge that cancels out is
+/// dropped.
 public struct ObservationPublisher<Output: Sendable>: Publisher {
     /// Observations report errors in their values (`.error`), not as failures.
     public typealias Failure = Never
 
-    /// Starts the observation: `send` delivers a value, `finish` ends the stream.
-    typealias Start = @Sendable (_ send: @escaping @Sendable (Output) -> Void, _ finish: @escaping @Sendable () -> Void) -> ObservationToken
-    /// Combines a value that is still waiting with the next one.
-    typealias Merge = @Sendable (_ waiting: Output, _ next: Output) -> Output
+    /// Starts the observation, delivering on `queue`: `send` delivers a
+    /// value, `finish` ends the stream.
+    typealias Start = @Sendable (_ queue: DispatchQueue, _ send: @escaping @Sendable (Output) -> Void, _ finish: @escaping @Sendable () -> Void) -> ObservationToken
+    /// Combines a value that is still waiting with the next one; nil when
+    /// together they change nothing.
+    typealias Merge = @Sendable (_ waiting: Output, _ next: Output) -> Output?
 
+    let queue: DispatchQueue
     let start: Start
     let merge: Merge
 
+    init(queue: DispatchQueue = .main, start: @escaping Start, merge: @escaping Merge) {
+        self.queue = queue
+        self.start = start
+        self.merge = merge
+    }
+
     /// Attaches a subscriber.
     public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Never {
-        let subscription = Subscription(subscriber: AnySubscriber(subscriber), start: start, merge: merge)
+        let subscription = Subscription(subscriber: AnySubscriber(subscriber), queue: queue, start: start, merge: merge)
         subscriber.receive(subscription: subscription)
     }
 
     private final class Subscription: OpenCombineShim.Subscription, @unchecked Sendable {
         // @unchecked Sendable: mutable state is guarded by `lock`; the
-        // subscriber is called from one serial queue (the observation queue)
-        // or from `request`, never both at once for the same value.
+        // subscriber is only called on `queue`, a serial queue.
         private let lock = NSLock()
         private var subscriber: AnySubscriber<Output, Never>?
         private var demand = Subscribers.Demand.none
         private var waiting: Output?
-        private var finishedWhileWaiting = false
+        private var finishRequested = false
         private var token: ObservationToken?
         private var started = false
+        private let queue: DispatchQueue
         private let start: Start
         private let merge: Merge
 
-        init(subscriber: AnySubscriber<Output, Never>, start: @escaping Start, merge: @escaping Merge) {
+        init(subscriber: AnySubscriber<Output, Never>, queue: DispatchQueue, start: @escaping Start, merge: @escaping Merge) {
             self.subscriber = subscriber
+            self.queue = queue
             self.start = start
             self.merge = merge
         }
@@ -54,17 +68,13 @@ public struct ObservationPublisher<Output: Sendable>: Publisher {
             demand += more
             let shouldStart = !started && subscriber != nil
             started = true
-            let pending = demand > .none ? waiting : nil
-            if pending != nil {
-                waiting = nil
-                demand -= 1
-            }
-            let finishNow = pending != nil && finishedWhileWaiting
+            let drainNeeded = waiting != nil || finishRequested
             lock.unlock()
-            if let pending { deliver(pending) }
-            if finishNow { finish() }
+            // Whatever waits is handed over on the queue, after anything
+            // being delivered there now: never from this thread.
+            if drainNeeded { queue.async { self.drain() } }
             if shouldStart {
-                let token = start({ [weak self] value in self?.receive(value) }, { [weak self] in self?.finish() })
+                let token = start(queue, { [weak self] value in self?.receive(value) }, { [weak self] in self?.finish() })
                 lock.lock()
                 if subscriber == nil {
                     lock.unlock()
@@ -76,44 +86,55 @@ public struct ObservationPublisher<Output: Sendable>: Publisher {
             }
         }
 
+        /// On the queue: a new value from the observation.
         private func receive(_ value: Output) {
             lock.lock()
             guard subscriber != nil else { lock.unlock(); return }
-            if demand > .none, waiting == nil {
-                demand -= 1
-                lock.unlock()
-                deliver(value)
+            if let earlier = waiting {
+                waiting = merge(earlier, value)
             } else {
-                waiting = waiting.map { merge($0, value) } ?? value
-                lock.unlock()
+                waiting = value
             }
+            lock.unlock()
+            drain()
         }
 
-        private func deliver(_ value: Output) {
-            lock.lock()
-            let subscriber = self.subscriber
-            lock.unlock()
-            guard let subscriber else { return }
-            let more = subscriber.receive(value)
-            lock.lock()
-            demand += more
-            lock.unlock()
-        }
-
-        private func finish() {
-            lock.lock()
-            if waiting != nil {
-                finishedWhileWaiting = true
+        /// On the queue: delivers what waits while there is demand, then a
+        /// requested finish once nothing waits.
+        private func drain() {
+            while true {
+                lock.lock()
+                guard let subscriber else { lock.unlock(); return }
+                if demand > .none, let value = waiting {
+                    waiting = nil
+                    demand -= 1
+                    lock.unlock()
+                    let more = subscriber.receive(value)
+                    lock.lock()
+                    demand += more
+                    lock.unlock()
+                    continue
+                }
+                if waiting == nil, finishRequested {
+                    self.subscriber = nil
+                    let token = self.token
+                    self.token = nil
+                    lock.unlock()
+                    token?.invalidate()
+                    subscriber.receive(completion: .finished)
+                    return
+                }
                 lock.unlock()
                 return
             }
-            let subscriber = self.subscriber
-            self.subscriber = nil
-            let token = self.token
-            self.token = nil
+        }
+
+        /// On the queue: the observation has nothing more to say.
+        private func finish() {
+            lock.lock()
+            finishRequested = true
             lock.unlock()
-            token?.invalidate()
-            subscriber?.receive(completion: .finished)
+            drain()
         }
 
         func cancel() {
@@ -140,10 +161,11 @@ extension Results {
 
     /// The changes of these results, counting a row as modified only when
     /// one of `keyPaths` (column names) changes.
-    public func changesetPublisher(keyPaths: [String]?) -> ObservationPublisher<CollectionChange<Element>> {
+    public func changesetPublisher(keyPaths: [String]?, on queue: DispatchQueue = .main) -> ObservationPublisher<CollectionChange<Element>> {
         let results = self
         return ObservationPublisher(
-            start: { send, _ in results.observe(keyPaths: keyPaths) { send($0) } },
+            queue: queue,
+            start: { queue, send, _ in results.observe(keyPaths: keyPaths, on: queue) { send($0) } },
             merge: { CollectionChange.merge($0, $1) })
     }
 
@@ -165,7 +187,7 @@ extension Results {
     public var changes: AsyncStream<CollectionChange<Element>> {
         let results = self
         return AsyncStream { continuation in
-            let token = results.observe { continuation.yield($0) }
+            let token = results.observe(on: Self.streamQueue) { continuation.yield($0) }
             continuation.onTermination = { _ in token.invalidate() }
         }
     }
@@ -175,7 +197,7 @@ extension Results {
     public var collections: AsyncStream<[Element]> {
         let results = self
         return AsyncStream { continuation in
-            let token = results.observe { change in
+            let token = results.observe(on: Self.streamQueue) { change in
                 if let snapshot = change.results { continuation.yield(Array(snapshot)) } else { continuation.finish() }
             }
             continuation.onTermination = { _ in token.invalidate() }
@@ -183,21 +205,26 @@ extension Results {
     }
 }
 
+extension Results {
+    /// Async sequences are fed from a queue of their own (they buffer).
+    static var streamQueue: DispatchQueue { DispatchQueue(label: "sluice.stream") }
+}
+
 extension CollectionChange {
-    /// `first` followed by `second`, as one change.
-    static func merge(_ first: CollectionChange, _ second: CollectionChange) -> CollectionChange {
+    /// `first` followed by `second`, as one change; nil when together they
+    /// change nothing (an insertion then a deletion of the same row).
+    static func merge(_ first: CollectionChange, _ second: CollectionChange) -> CollectionChange? {
         switch (first, second) {
-        case (.error, _): return first
-        case (_, .error), (_, .initial): return second
+        case (_, .initial), (_, .error): return second
+        case (.error, .update): return first
         case (.initial, .update(let results, _, _, _, _)): return .initial(results)
-        case (.update(let results1, let d1, let i1, let m1, let mv1), .update(let results2, let d2, let i2, let m2, let mv2)):
-            let oldCount = results1.count - i1.count + d1.count
-            let composed = ChangesetBuilder.compose(
-                .init(deletions: d1, insertions: i1, modifications: m1, moves: mv1.map { ($0.from, $0.to) }),
-                .init(deletions: d2, insertions: i2, modifications: m2, moves: mv2.map { ($0.from, $0.to) }),
-                oldCount: oldCount)
+        case (.update(let results1, _, _, _, _), .update(let results2, _, _, _, _)):
+            guard let firstChanges = first.changeset, let secondChanges = second.changeset else { return second }
+            let oldCount = results1.count - firstChanges.insertions.count + firstChanges.deletions.count
+            let composed = ChangesetBuilder.compose(firstChanges, secondChanges, oldCount: oldCount)
+            guard !composed.isEmpty else { return nil }
             return .update(results2, deletions: composed.deletions, insertions: composed.insertions,
-                           modifications: composed.modifications, moves: composed.moves.map { Move(from: $0.0, to: $0.1) })
+                           modifications: composed.modifications, moves: composed.moves)
         }
     }
 }
@@ -210,14 +237,14 @@ extension Store {
     /// `.deleted` or `.error`.
     public func objectPublisher<M: Model>(_ type: M.Type, id: M.ID, keyPaths: [String]? = nil) -> ObservationPublisher<ObjectChange<M>> {
         ObservationPublisher(
-            start: { send, finish in
-                self.observeObject(type, id: id, keyPaths: keyPaths, on: nil) { event in
+            start: { queue, send, finish in
+                self.observeObject(type, id: id, keyPaths: keyPaths, on: queue) { event in
                     switch event {
                     case .initial(nil): send(.deleted); finish()
                     case .initial: break
                     case .change(let change):
                         send(change)
-                        if case .change = change {} else { finish() }
+                        if case .deleted = change { finish() }
                     }
                 }
             },
@@ -232,7 +259,7 @@ extension Store {
                 let order = (earlier + later).map(\.name)
                 var seen = Set<String>()
                 let changes = order.filter { seen.insert($0).inserted }.compactMap { merged[$0] }.filter { $0.oldValue != $0.newValue }
-                return .change(model, changes)
+                return changes.isEmpty ? nil : .change(model, changes)
             })
     }
 
@@ -240,8 +267,8 @@ extension Store {
     /// does not exist or is deleted (then the stream finishes).
     public func objectValuePublisher<M: Model>(_ type: M.Type, id: M.ID) -> ObservationPublisher<M?> {
         ObservationPublisher(
-            start: { send, finish in
-                self.observeObject(type, id: id, keyPaths: nil, on: nil) { event in
+            start: { queue, send, finish in
+                self.observeObject(type, id: id, keyPaths: nil, on: queue) { event in
                     switch event {
                     case .initial(let model):
                         send(model)
@@ -267,16 +294,16 @@ extension Store {
         _ type: M.Type, id: M.ID, _ keyPath: KeyPath<M, Value> & Sendable
     ) -> ObservationPublisher<Value> {
         ObservationPublisher(
-            start: { send, finish in self.observeProperty(type, id: id, keyPath, send: send, finish: finish) },
+            start: { queue, send, finish in self.observeProperty(type, id: id, keyPath, on: queue, send: send, finish: finish) },
             merge: { _, next in next })
     }
 
     private func observeProperty<M: Model, Value: Equatable & Sendable>(
-        _ type: M.Type, id: M.ID, _ keyPath: KeyPath<M, Value> & Sendable,
+        _ type: M.Type, id: M.ID, _ keyPath: KeyPath<M, Value> & Sendable, on queue: DispatchQueue,
         send: @escaping @Sendable (Value) -> Void, finish: @escaping @Sendable () -> Void
     ) -> ObservationToken {
         let last = Mutex<Value?>(nil)
-        return observeObject(type, id: id, keyPaths: nil, on: nil) { event in
+        return observeObject(type, id: id, keyPaths: nil, on: queue) { event in
             let model: M?
             switch event {
             case .initial(let initial): model = initial

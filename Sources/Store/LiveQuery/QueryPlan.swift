@@ -1,0 +1,159 @@
+import CSQLite
+
+/// How a live query reads its rows, resolved against the schema.
+struct QueryPlan {
+    let table: TableInfo
+    /// `SELECT rowid, <columns> FROM t [WHERE f] ORDER BY ... [LIMIT n]`.
+    let fullSQL: String
+    let fullArguments: [SQLiteValue]
+    /// `SELECT rowid, <columns> FROM t WHERE rowid = ? [AND (f)]`: one row,
+    /// with the filter evaluated by SQLite itself.
+    let pointSQL: String
+    let pointArguments: [SQLiteValue]   // the filter's, after the rowid
+    /// Result columns of the ORDER BY terms (0 is the rowid).
+    let orderColumns: [Int32]
+    /// How Swift compares sort keys, or nil when it cannot do so exactly as
+    /// SQLite (a custom collation): then every change re-runs the query.
+    let sortOrder: SortOrder?
+    /// Result columns whose values decide whether a row is "modified".
+    let fingerprintColumns: [Int32]
+    /// Mixed into every fingerprint: the observed columns' names, so that a
+    /// schema change (a column added, dropped or renamed) makes every row
+    /// count as modified (their values, as rows, did change).
+    let fingerprintSalt: Int
+    /// Result columns of the declared primary key, when the rows' identity
+    /// is that key rather than the rowid (a TEXT PRIMARY KEY, a composite key).
+    let identityColumns: [Int32]?
+    let hasLimit: Bool
+
+    /// Whether changes can be applied row by row.
+    var isIncremental: Bool { sortOrder != nil && !hasLimit }
+
+    init(db: Database, table name: String, filter: Filter?, orderBy: [Ordering], limit: Int?, keyPaths: [String]?) throws {
+        let table = try db.tableInfo(name)
+        try table.checkObservable()
+        self.table = table
+        var select = SelectBuilder(table: table)
+        select.columns = .rowIDAndAll
+        select.filter = filter
+        select.orderBy = orderBy
+        select.limit = limit
+        (fullSQL, fullArguments) = try select.build()
+        select.orderBy = nil
+        select.limit = nil
+        select.keyColumn = "rowid"
+        (pointSQL, pointArguments) = try select.build()
+        hasLimit = limit != nil
+
+        func resultColumn(_ name: String) -> Int32? {
+            table.columns.firstIndex { $0.name == name }.map { Int32($0 + 1) }
+        }
+        var columns: [Int32] = []
+        var sortTerms: [SortOrder.Term] = []
+        var comparable = true
+        for term in try SelectBuilder.orderTerms(table: table, orderBy: orderBy) {
+            if term.column == "rowid" {
+                columns.append(0)
+                sortTerms.append(.init(descending: term.descending, collation: .binary))
+                continue
+            }
+            guard let index = resultColumn(term.column) else { comparable = false; continue }
+            columns.append(index)
+            guard let collation = SortOrder.Collation(name: table.collation(of: term.column)) else {
+                comparable = false
+                continue
+            }
+            sortTerms.append(.init(descending: term.descending, collation: collation))
+        }
+        orderColumns = columns
+        sortOrder = comparable ? SortOrder(terms: sortTerms) : nil
+
+        var observed: [String]
+        if let keyPaths {
+            observed = try keyPaths.map { name in
+                guard let column = table.column(named: name) else {
+                    throw StoreError(code: .unknownColumn, message: "unknown column '\(name)' in keyPaths for table \(table.name) (columns: \(table.columnNames.joined(separator: ", ")))")
+                }
+                return column.name
+            }
+        } else {
+            observed = table.columnNames
+        }
+        fingerprintColumns = observed.compactMap(resultColumn)
+        var salt = Hasher()
+        for name in observed { salt.combine(name) }
+        fingerprintSalt = salt.finalize()
+        identityColumns = table.identityIsRowID ? nil : table.primaryKey.compactMap(resultColumn)
+    }
+
+    /// The sort key of the statement's current row.
+    func sortKey(of statement: Statement) -> SortKey {
+        let handle = statement.handle
+        let rowID = sqlite3_column_int64(handle, 0)
+        var first = SortValue.null
+        var rest: [SortValue] = []
+        for (offset, column) in orderColumns.enumerated() {
+            let value = Self.sortValue(handle, column, stored: sortOrder.map { $0.terms[offset].collation == .binary } ?? true)
+            if offset == 0 { first = value } else { rest.append(value) }
+        }
+        return SortKey(first: first, rest: rest, rowID: rowID)
+    }
+
+    /// A column as SQLite's collation sees it: text as stored (`stored`,
+    /// for BINARY: the database's encoding) or as UTF-8 (NOCASE, RTRIM),
+    /// never validated or decoded.
+    private static func sortValue(_ handle: SQLiteStatement, _ column: Int32, stored: Bool) -> SortValue {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, column))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, column))
+        case SQLITE_TEXT:
+            let pointer = stored ? sqlite3_column_blob(handle, column) : UnsafeRawPointer(sqlite3_column_text(handle, column))
+            let count = Int(sqlite3_column_bytes(handle, column))
+            guard let pointer, count > 0 else { return .text([]) }
+            return .text(ContiguousArray(UnsafeRawBufferPointer(start: pointer, count: count)))
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_column_bytes(handle, column))
+            guard let pointer = sqlite3_column_blob(handle, column), count > 0 else { return .blob([]) }
+            return .blob(ContiguousArray(UnsafeRawBufferPointer(start: pointer, count: count)))
+        default: return .null
+        }
+    }
+
+    /// The row's identity: its rowid, or its declared primary key.
+    func identity(of statement: Statement, key: SortKey) -> RowIdentity {
+        guard let identityColumns else { return .rowID(key.rowID) }
+        return .key(identityColumns.map { statement.value(at: $0) })
+    }
+
+    /// A hash of the row's observed values, to tell whether it changed.
+    func fingerprint(of statement: Statement) -> Int {
+        var hasher = Hasher()
+        hasher.combine(fingerprintSalt)
+        let handle = statement.handle
+        for column in fingerprintColumns {
+            let type = sqlite3_column_type(handle, column)
+            hasher.combine(type)
+            switch type {
+            case SQLITE_INTEGER: hasher.combine(sqlite3_column_int64(handle, column))
+            case SQLITE_FLOAT: hasher.combine(sqlite3_column_double(handle, column).bitPattern)
+            case SQLITE_TEXT, SQLITE_BLOB:
+                // The stored bytes (blob access does not convert text), so
+                // that text in any encoding, valid or not, compares as stored.
+                let pointer = sqlite3_column_blob(handle, column)
+                let count = Int(sqlite3_column_bytes(handle, column))
+                hasher.combine(count)
+                if let pointer { hasher.combine(bytes: UnsafeRawBufferPointer(start: pointer, count: count)) }
+            default: break
+            }
+        }
+        return hasher.finalize()
+    }
+}
+
+/// Which row a result element is: the rowid, or the declared primary key
+/// for tables whose key is not the rowid (deleting a row and inserting one
+/// with the same key is then the same row, modified).
+enum RowIdentity: Hashable {
+    case rowID(Int64)
+    case key([SQLiteValue])
+}

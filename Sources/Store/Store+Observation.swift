@@ -1,0 +1,70 @@
+import Dispatch
+
+extension Store: ObservationHost {
+    func register(_ observation: some StoreObservation & TokenBearing) -> ObservationToken {
+        let center = observationCenter
+        let id = ObjectIdentifier(observation)
+        let token = ObservationToken(observationID: id) { center.remove(id) }
+        observation.token = token
+        center.add(observation)
+        return token
+    }
+
+    func registerImmediately(_ observation: some StoreObservation & TokenBearing, start: (Database) -> Void) -> ObservationToken {
+        // Inside a read (the reader is in a transaction already): start asynchronously.
+        guard !isOnReaderQueue else { return register(observation) }
+        let center = observationCenter
+        let id = ObjectIdentifier(observation)
+        let token = ObservationToken(observationID: id) { center.remove(id) }
+        observation.token = token
+        let joined: Bool = withReader({ db in
+            guard (try? center.join(observation, pinning: db)) != nil else { return false }
+            defer { db.rollback() }
+            db.refreshSchemaIfChanged()
+            start(db)
+            return true
+        }, fallback: false)
+        if !joined {
+            // No reader could be opened: the observation queue reports why.
+            center.remove(id)
+            center.add(observation)
+        }
+        return token
+    }
+}
+
+extension Store {
+    /// The live query of every row of a model's table, as Realm's `realm.objects(_:)`.
+    public func objects<M: Model>(_ type: M.Type) -> Results<M> {
+        Results(host: self, table: M.tableName) { try $0.decode(M.self) }
+    }
+
+    /// The live query of every row of a table, as dynamic rows (for tools and the CLI).
+    public func rows(in table: String) -> Results<Row> {
+        Results(host: self, table: table) { $0.currentRow(droppingFirst: 1) }
+    }
+
+    /// Observes one object by primary key: `block` receives a `.change` for
+    /// each commit that changes it (with the changed columns' old and new
+    /// values), then `.deleted` when it is deleted, as Realm's `object.observe`.
+    ///
+    /// - Parameters:
+    ///   - keyPaths: column names; when given, only changes to these columns
+    ///     are reported, and only they are listed.
+    ///   - queue: where `block` runs; the main queue unless you say otherwise.
+    public func observe<M: Model>(
+        _ type: M.Type, id: M.ID, keyPaths: [String]? = nil, on queue: DispatchQueue = .main,
+        _ block: @escaping @Sendable (ObjectChange<M>) -> Void
+    ) -> ObservationToken {
+        observeObject(type, id: id, keyPaths: keyPaths, on: queue) { event in
+            if case .change(let change) = event { block(change) } else if case .initial(nil) = event { block(.deleted) }
+        }
+    }
+
+    func observeObject<M: Model>(
+        _ type: M.Type, id: M.ID, keyPaths: [String]?, on queue: DispatchQueue,
+        _ block: @escaping @Sendable (ObjectEvent<M>) -> Void
+    ) -> ObservationToken {
+        register(ObjectObservation<M>(id: id.sqliteValue, keyPaths: keyPaths, delivery: Delivery(queue: queue, block: block)))
+    }
+}
