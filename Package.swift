@@ -44,7 +44,7 @@ let package = Package(
         .target(name: "SluiceTestSupport", dependencies: ["Store"], path: "Tests/Support"),
         // A writer process for the reliability tests (killed at random points, run side by side).
         .executableTarget(name: "sluice-stress", dependencies: ["Store", "ViewModels"], path: "Tests/Stress"),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "ViewModels", "SluiceTestSupport", "sluice-stress"]),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "ViewModels", "SluiceTestSupport", "sluice-stress", "CSQLite"]),
         .testTarget(name: "CLITests", dependencies: ["Store", "ViewModels", "SluiceTestSupport", "sluice"]),
         .testTarget(
             name: "ViewModelsTests",

@@ -41,9 +41,11 @@ public final class ObservableArray<Item>: ObservableObject {
     /// The items now and after every change.
     public var itemsPublisher: AnyPublisher<[Item], Never> { $items.eraseToAnyPublisher() }
 
-    /// Maps a live query's rows with `transform`.
+    /// Maps a live query's rows with `transform`. `items` holds the first
+    /// result as soon as this returns (read on the store's reader), so a
+    /// list never shows empty for a frame; changes arrive on the main queue.
     public init<M: Sendable>(_ results: Results<M>, transform: @escaping @MainActor (M) -> Item) {
-        token = results.observe(on: .main) { [weak self] change in
+        token = results.observe(on: .main, scheduling: .immediate) { [weak self] change in
             MainActor.assumeIsolated {
                 self?.apply(change, transform)
             }
