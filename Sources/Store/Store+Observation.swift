@@ -2,11 +2,17 @@ import Dispatch
 
 extension Store: ObservationHost {
     func register(_ observation: some StoreObservation & TokenBearing) -> ObservationToken {
+        let token = makeToken(for: observation)
+        observationCenter.add(observation)
+        return token
+    }
+
+    /// The token that keeps an observation alive and removes it when invalidated.
+    private func makeToken(for observation: some StoreObservation & TokenBearing) -> ObservationToken {
         let center = observationCenter
         let id = ObjectIdentifier(observation)
         let token = ObservationToken(observationID: id) { center.remove(id) }
         observation.token = token
-        center.add(observation)
         return token
     }
 
@@ -14,9 +20,7 @@ extension Store: ObservationHost {
         // Inside a read (the reader is in a transaction already): start asynchronously.
         guard !isOnReaderQueue else { return register(observation) }
         let center = observationCenter
-        let id = ObjectIdentifier(observation)
-        let token = ObservationToken(observationID: id) { center.remove(id) }
-        observation.token = token
+        let token = makeToken(for: observation)
         let joined: Bool = withReader({ db in
             guard (try? center.join(observation, pinning: db)) != nil else { return false }
             defer { db.rollback() }
@@ -26,7 +30,6 @@ extension Store: ObservationHost {
         }, fallback: false)
         if !joined {
             // No reader could be opened: the observation queue reports why.
-            center.remove(id)
             center.add(observation)
         }
         return token

@@ -242,26 +242,14 @@ public final class Store: @unchecked Sendable {
         if DispatchQueue.getSpecific(key: readerKey) == true, let reader {
             return try body(reader)
         }
-        return try readerQueue.sync {
-            let db = try readerConnection()
-            try db.begin(immediate: false)
-            db.refreshSchemaIfChanged()
-            defer { db.rollback() }
-            return try body(db)
-        }
+        return try readerQueue.sync { try readTransaction(body) }
     }
 
     /// Runs `body` in a read transaction without blocking the calling thread.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             readerQueue.async {
-                continuation.resume(with: Result {
-                    let db = try self.readerConnection()
-                    try db.begin(immediate: false)
-                    db.refreshSchemaIfChanged()
-                    defer { db.rollback() }
-                    return try body(db)
-                })
+                continuation.resume(with: Result { try self.readTransaction(body) })
             }
         }
     }
@@ -275,6 +263,15 @@ public final class Store: @unchecked Sendable {
             guard let db = try? readerConnection() else { return fallback }
             return body(db)
         }
+    }
+
+    /// On the reader queue: `body` in a read transaction on the reader.
+    private func readTransaction<T>(_ body: (Database) throws -> T) throws -> T {
+        let db = try readerConnection()
+        try db.begin(immediate: false)
+        db.refreshSchemaIfChanged()
+        defer { db.rollback() }
+        return try body(db)
     }
 
     /// The reader, opened on first use (reader queue only).

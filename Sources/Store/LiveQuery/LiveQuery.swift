@@ -248,20 +248,15 @@ final class LiveQuery<Element> {
                 facts[change.identity] = .init(keyChanged: change.keyChanged, modified: change.modified)
             }
         }
-        var oldWindow: [RowIdentity] = []
-        oldWindow.reserveCapacity(oldEnd - low)
-        for index in low..<oldEnd {
-            let rowID = oldTree.entry(at: index).key.rowID
-            if let change = byOldRowID[rowID] { oldWindow.append(change.identity) }
-            else { oldWindow.append(rows[rowID]?.identity(rowID) ?? .rowID(rowID)) }
+        // Rows outside `changes` are the same before and after: `rows` knows them.
+        func identities(_ tree: OrderedTree<Element>, _ range: Range<Int>, _ changed: [Int64: Change]) -> [RowIdentity] {
+            range.map { index in
+                let rowID = tree.entry(at: index).key.rowID
+                return changed[rowID]?.identity ?? rows[rowID]?.identity(rowID) ?? .rowID(rowID)
+            }
         }
-        var newWindow: [RowIdentity] = []
-        newWindow.reserveCapacity(newEnd - low)
-        for index in low..<newEnd {
-            let rowID = tree.entry(at: index).key.rowID
-            if let change = byNewRowID[rowID] { newWindow.append(change.identity) }
-            else { newWindow.append(rows[rowID]?.identity(rowID) ?? .rowID(rowID)) }
-        }
+        let oldWindow = identities(oldTree, low..<oldEnd, byOldRowID)
+        let newWindow = identities(tree, low..<newEnd, byNewRowID)
         var changeset = ChangesetBuilder.diff(old: oldWindow, new: newWindow) { facts[$0] ?? .init() }
         changeset.deletions = changeset.deletions.map { $0 + low }
         changeset.insertions = changeset.insertions.map { $0 + low }

@@ -111,13 +111,14 @@ final class ObjectObservation<M: Model>: StoreObservation, FailableObservation, 
 
     func update(_ db: Database, changes: ChangedRows, silent: Bool) {
         guard !finished, let rowID else { return }
-        switch changes.change(matching: M.tableName) {
+        let change = changes.change(matching: M.tableName)
+        switch change {
         case nil: return
         case .rows(let rowIDs)? where !failed && !rowIDs.contains(rowID): return
         default: break
         }
         do {
-            if table == nil || changes.change(matching: M.tableName) == .unknown, try db.tableInfo(M.tableName) != table {
+            if table == nil || change == .unknown, try db.tableInfo(M.tableName) != table {
                 try plan(db)
             }
             guard let (newRowID, newValues, model) = try read(db) else {

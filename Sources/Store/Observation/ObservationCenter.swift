@@ -189,24 +189,15 @@ final class ObservationCenter: @unchecked Sendable {
     /// pins `db`'s snapshot at this point of the event sequence.
     func join(_ observation: StoreObservation, pinning db: Database) throws {
         becameObserved()
-        do {
-            try db.begin(immediate: false)
-            lock.lock()
-            defer { lock.unlock() }
-            do {
-                _ = try db.fetchRows(sql: "SELECT 1 FROM sqlite_schema LIMIT 1")
-            } catch {
-                db.rollback()
-                throw error
-            }
+        lock.lock()
+        let pinned = pin(db)
+        if pinned != nil {
             pending.append(Pending(event: .join(ObjectIdentifier(observation), observation), snapshot: nil))
-        } catch {
-            let last = count.withLock { count in
-                count -= 1
-                return count == 0
-            }
-            if last { trackingChanged() }
-            throw error
+        }
+        lock.unlock()
+        guard pinned != nil else {
+            becameUnobserved()
+            throw StoreError(code: .cannotOpen, message: "cannot start a read transaction for observing")
         }
     }
 
@@ -216,6 +207,17 @@ final class ObservationCenter: @unchecked Sendable {
             return count == 1
         }
         if first { trackingChanged() }
+    }
+
+    /// One observation fewer; returns whether it was the last.
+    @discardableResult
+    private func becameUnobserved() -> Bool {
+        let last = count.withLock { count in
+            count -= 1
+            return count == 0
+        }
+        if last { trackingChanged() }
+        return last
     }
 
     /// On the queue: pins the queue's own connection for an event.
@@ -251,20 +253,14 @@ final class ObservationCenter: @unchecked Sendable {
                 return before != self.pending.count
             }
             self.order.removeAll { $0 == id }
-            guard removed || pendingHere else { return }
-            let last = self.count.withLock { count in
-                count -= 1
-                return count == 0
-            }
-            if last {
-                self.trackingChanged()
-                self.watcher?.stop()
-                self.watcher = nil
-                self.connection = nil
-                self.lock.withLock {
-                    self.pooled -= self.idle.count
-                    self.idle = []
-                }
+            // The last one gone: let go of the watcher and the connections.
+            guard removed || pendingHere, self.becameUnobserved() else { return }
+            self.watcher?.stop()
+            self.watcher = nil
+            self.connection = nil
+            self.lock.withLock {
+                self.pooled -= self.idle.count
+                self.idle = []
             }
         }
         if isOnQueue { work() } else { queue.async(execute: work) }
