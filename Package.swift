@@ -7,6 +7,7 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .library(name: "Store", targets: ["Store"]),
+        .library(name: "SluiceDemo", targets: ["SluiceDemo"]),
         .library(name: "ViewModels", targets: ["ViewModels"]),
         .executable(name: "sluice", targets: ["sluice"]),
     ],
@@ -26,14 +27,18 @@ let package = Package(
             name: "Store",
             dependencies: ["CSQLite", .product(name: "OpenCombineShim", package: "OpenCombine")]
         ),
+        // The demo domain: models, schema and data generator (used by the
+        // view models, the CLI and the tests; not part of the store).
+        .target(name: "SluiceDemo", dependencies: ["Store"]),
         .target(
             name: "ViewModels",
-            dependencies: ["Store", .product(name: "OpenCombineShim", package: "OpenCombine")]
+            dependencies: ["Store", "SluiceDemo", .product(name: "OpenCombineShim", package: "OpenCombine")]
         ),
         .executableTarget(
             name: "sluice",
             dependencies: [
                 "Store",
+                "SluiceDemo",
                 "ViewModels",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "CSV", package: "CSV.swift"),
@@ -43,12 +48,12 @@ let package = Package(
         ),
         .target(name: "SluiceTestSupport", dependencies: ["Store"], path: "Tests/Support"),
         // A writer process for the reliability tests (killed at random points, run side by side).
-        .executableTarget(name: "sluice-stress", dependencies: ["Store", "ViewModels"], path: "Tests/Stress"),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "ViewModels", "SluiceTestSupport", "sluice-stress", "CSQLite"]),
-        .testTarget(name: "CLITests", dependencies: ["Store", "ViewModels", "SluiceTestSupport", "sluice"]),
+        .executableTarget(name: "sluice-stress", dependencies: ["Store", "SluiceDemo"], path: "Tests/Stress"),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "SluiceDemo", "SluiceTestSupport", "sluice-stress", "CSQLite"]),
+        .testTarget(name: "CLITests", dependencies: ["Store", "SluiceDemo", "SluiceTestSupport", "sluice"]),
         .testTarget(
             name: "ViewModelsTests",
-            dependencies: ["Store", "ViewModels", "SluiceTestSupport", .product(name: "OpenCombineShim", package: "OpenCombine")]
+            dependencies: ["Store", "SluiceDemo", "ViewModels", "SluiceTestSupport", .product(name: "OpenCombineShim", package: "OpenCombine")]
         ),
     ],
     swiftLanguageModes: [.v6]

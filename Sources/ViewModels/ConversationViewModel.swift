@@ -1,5 +1,6 @@
 import Foundation
 import OpenCombineShim
+import SluiceDemo
 import Store
 
 /// The other side of a chat: given what was sent, the reply (if any) and
@@ -64,7 +65,7 @@ public final class ConversationViewModel: ObservableObject {
     /// The last error from a write.
     @Published public private(set) var lastError: StoreError?
 
-    private let store: Store
+    private let writes: WriteQueue
     private let conversationID: Int64
     private let session: (any ChatSession)?
     private var replies: [Task<Void, Never>] = []
@@ -72,39 +73,40 @@ public final class ConversationViewModel: ObservableObject {
 
     /// A conversation's history; `session` answers sent messages.
     public init(store: Store, conversationID: Int64, session: (any ChatSession)? = nil) {
-        self.store = store
+        writes = WriteQueue(store: store)
         self.conversationID = conversationID
         self.session = session
         messages = ObservableArray(store.objects(Message.self)
             .filter(Column("conversation_id") == conversationID)
             .sorted(by: [Ordering("sent_at"), Ordering("id")]))
         messages.$items.sink { [weak self] _ in self?.objectWillChange.send() }.store(in: &cancellables)
+        writes.failed = { [weak self] error in self?.lastError = error }
     }
 
     deinit {
         for reply in replies { reply.cancel() }
     }
 
-    /// Stores a message from the local user, then lets the session reply.
-    public func send(_ text: String) {
+    /// Stores a message from the local user (returning when it is stored),
+    /// then lets the session reply.
+    public func send(_ text: String) async {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { return }
-        append(sender: Self.localSender, text: trimmed)
-        guard let session else { return }
-        replies.append(Task { [weak self] in
-            guard let reply = try? await session.reply(to: trimmed), !Task.isCancelled else { return }
-            self?.append(sender: reply.sender, text: reply.text)
-        })
+        // The reply task cannot run before this method suspends, and the
+        // local message's write is queued before that: it is stored first.
+        if let session {
+            replies.append(Task { [weak self] in
+                guard let reply = try? await session.reply(to: trimmed), !Task.isCancelled else { return }
+                await self?.append(sender: reply.sender, text: reply.text)
+            })
+        }
+        await append(sender: Self.localSender, text: trimmed)
     }
 
-    private func append(sender: String, text: String) {
+    private func append(sender: String, text: String) async {
         let conversationID = conversationID
-        do {
-            try store.write { tx in
-                try tx.insert(Message(conversationID: conversationID, sender: sender, text: text, sentAt: Date()))
-            }
-        } catch {
-            lastError = error as? StoreError
+        await writes.perform { tx in
+            try tx.insert(Message(conversationID: conversationID, sender: sender, text: text, sentAt: Date()))
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import OpenCombineShim
+import SluiceDemo
 import Store
 
 /// Shared app state: who the current user is, held in the store's
@@ -12,12 +13,15 @@ public final class CurrentUserModel: ObservableObject {
     @Published public private(set) var lastError: StoreError?
 
     private let store: Store
+    private let writes: WriteQueue
     private var cancellables = Set<AnyCancellable>()
     private var userSubscription: AnyCancellable?
 
     /// Follows the app state of `store`.
     public init(store: Store) {
         self.store = store
+        writes = WriteQueue(store: store)
+        writes.failed = { [weak self] error in self?.lastError = error }
         store.propertyValuePublisher(AppState.self, id: AppState.singletonID, \.currentUserID)
             .sink { @Sendable [weak self] id in
                 DispatchQueue.main.async { MainActor.assumeIsolated { self?.follow(id) } }
@@ -37,15 +41,11 @@ public final class CurrentUserModel: ObservableObject {
             }
     }
 
-    /// Makes a person the current user (nil signs out).
-    public func setCurrentUser(_ id: Int64?) {
-        do {
-            try store.write { tx in
-                try tx.execute(sql: "UPDATE app_state SET current_user_id = ? WHERE id = ?",
-                               arguments: [id.sqliteValue, .integer(AppState.singletonID)])
-            }
-        } catch {
-            lastError = error as? StoreError
+    /// Makes a person the current user (nil signs out); returns when stored
+    /// (`lastError` holds the error when that failed).
+    public func setCurrentUser(_ id: Int64?) async {
+        await writes.perform { tx in
+            try tx.update(AppState.self, id: AppState.singletonID) { $0.currentUserID = id }
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import OpenCombineShim
+import SluiceDemo
 import Store
 
 /// The package editor: the recipient's names and street, kept in two-way
@@ -42,6 +43,7 @@ public final class PackageViewModel: ObservableObject {
     public static let itemTitles = ["Light bulb", "Books", "Tea", "Socks", "Chocolate", "Postcards"]
 
     private let store: Store
+    private let writes: WriteQueue
     private let packageID: Int64
     private let recipientID: Int64
     private var cancellables = Set<AnyCancellable>()
@@ -53,6 +55,7 @@ public final class PackageViewModel: ObservableObject {
     /// - Throws: `.notFound` when the package does not exist.
     public init(store: Store, packageID: Int64) throws {
         self.store = store
+        writes = WriteQueue(store: store)
         self.packageID = packageID
         guard let package = try store.read({ db in try db.fetchOne(Package.self, id: packageID) }) else {
             throw StoreError(code: .notFound, message: "no package with id \(packageID)")
@@ -62,9 +65,10 @@ public final class PackageViewModel: ObservableObject {
             .filter(Column("package_id") == packageID)
             .sorted(by: [Ordering("position")]))
 
-        bind(\.recipientFirstName, $recipientFirstName, to: \Person.firstName, column: "first_name")
-        bind(\.recipientLastName, $recipientLastName, to: \Person.lastName, column: "last_name")
-        bind(\.street, $street, to: \Person.street, column: "street")
+        writes.failed = { [weak self] error in self?.lastError = error }
+        bind(\.recipientFirstName, $recipientFirstName, to: \Person.firstName, column: "first_name") { $0.firstName = $1 }
+        bind(\.recipientLastName, $recipientLastName, to: \Person.lastName, column: "last_name") { $0.lastName = $1 }
+        bind(\.street, $street, to: \Person.street, column: "street") { $0.street = $1.isEmpty ? nil : $1 }
         store.objectValuePublisher(Person.self, id: recipientID)
             .sink { @Sendable [weak self] person in
                 DispatchQueue.main.async { MainActor.assumeIsolated { self?.recipient = person } }
@@ -74,10 +78,12 @@ public final class PackageViewModel: ObservableObject {
     }
 
     /// Model → view model through a property publisher; view model → model
-    /// through a write, skipping the value that came from the store.
+    /// through a typed write (`assign` sets the property from the field's
+    /// text), skipping the value that came from the store.
     private func bind<Value: Equatable & Sendable>(
         _ field: ReferenceWritableKeyPath<PackageViewModel, String>, _ published: Published<String>.Publisher,
-        to property: KeyPath<Person, Value> & Sendable, column: String
+        to property: KeyPath<Person, Value> & Sendable, column: String,
+        assign: @escaping @Sendable (inout Person, String) -> Void
     ) {
         fields[column] = field
         store.propertyValuePublisher(Person.self, id: recipientID, property)
@@ -93,7 +99,8 @@ public final class PackageViewModel: ObservableObject {
                 MainActor.assumeIsolated {
                     guard let self, self.fromStore[column] != text else { return }
                     self.fromStore[column] = text
-                    self.writeRecipient(column: column, value: text)
+                    let id = self.recipientID
+                    self.writes.enqueue { tx in try tx.update(Person.self, id: id) { assign(&$0, text) } }
                 }
             }
             .store(in: &cancellables)
@@ -106,18 +113,6 @@ public final class PackageViewModel: ObservableObject {
         if self[keyPath: field] != text { self[keyPath: field] = text }
     }
 
-    private func writeRecipient(column: String, value: String) {
-        let id = recipientID
-        let stored: SQLiteValue = column == "street" && value.isEmpty ? .null : .text(value)
-        do {
-            try store.write { tx in
-                try tx.execute(sql: "UPDATE person SET \(column) = ? WHERE id = ?", arguments: [stored, .integer(id)])
-            }
-        } catch {
-            lastError = error as? StoreError
-        }
-    }
-
     /// "Recipient: …", "Postal address: …", "Contents: title weight, …".
     public var summary: String {
         let name = [recipientFirstName, recipientLastName].filter { !$0.isEmpty }.joined(separator: " ")
@@ -128,22 +123,24 @@ public final class PackageViewModel: ObservableObject {
     }
 
     /// Adds an item with a title from a small list and a weight of 200–300 g.
-    public func addRandomItem() {
+    public func addRandomItem() async {
         var generator = SystemRandomNumberGenerator()
-        addItem(title: Self.itemTitles.randomElement(using: &generator) ?? "Light bulb", weight: Int.random(in: 200...300, using: &generator))
+        await addItem(title: Self.itemTitles.randomElement(using: &generator) ?? "Light bulb", weight: Int.random(in: 200...300, using: &generator))
     }
 
     /// Adds an item at the end of the contents.
-    public func addItem(title: String, weight: Int) {
+    public func addItem(title: String, weight: Int) async {
         let packageID = packageID
-        do {
-            try store.write { tx in
-                let last = try tx.fetchRows(sql: "SELECT COALESCE(MAX(position), -1) FROM package_content WHERE package_id = ?",
-                                            arguments: [.integer(packageID)]).first.flatMap { Int(sqliteValue: $0[0]) } ?? -1
-                try tx.insert(PackageContent(packageID: packageID, title: title, weight: weight, position: last + 1))
-            }
-        } catch {
-            lastError = error as? StoreError
+        await writes.perform { tx in
+            let last = try tx.fetchAll(PackageContent.self, filter: Column("package_id") == packageID,
+                                       orderBy: [Ordering("position", descending: true)], limit: 1).first
+            try tx.insert(PackageContent(packageID: packageID, title: title, weight: weight, position: (last?.position ?? -1) + 1))
         }
+    }
+
+    /// Waits until the writes this model has asked for so far (field edits
+    /// included) are done.
+    public func waitForWrites() async {
+        await writes.idle()
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import OpenCombineShim
+import SluiceDemo
 import Store
 
 /// The people list: people sorted by first then last name, a form to add
@@ -46,13 +47,16 @@ public final class PeopleViewModel: ObservableObject {
     }
 
     private let store: Store
+    private let writes: WriteQueue
     private var cancellables = Set<AnyCancellable>()
     private var forwarding: AnyCancellable?
 
     /// A people list over a store.
     public init(store: Store) {
         self.store = store
+        writes = WriteQueue(store: store)
         people = ObservableArray(Self.results(store, search: ""))
+        writes.failed = { [weak self] error in self?.lastError = error }
         forwardChanges()
         $searchText
             .dropFirst()
@@ -78,29 +82,31 @@ public final class PeopleViewModel: ObservableObject {
                           || Column("last_name").contains(text, caseInsensitive: true))
     }
 
-    /// Adds the person in the form and clears it; does nothing when a name is empty.
+    /// Adds the person in the form, clearing the form at once (and filling
+    /// it back when the write fails); returns the stored person, or nil
+    /// when a name is empty or the write failed (`lastError` says why).
     @discardableResult
-    public func addPerson() -> Person? {
+    public func addPerson() async -> Person? {
         let first = Self.trimmed(firstName), last = Self.trimmed(lastName)
         guard !first.isEmpty, !last.isEmpty else { return nil }
-        do {
-            let person = try store.write { tx in try tx.insert(Person(firstName: first, lastName: last)) }
-            firstName = ""
-            lastName = ""
-            return person
-        } catch {
-            lastError = error as? StoreError
-            return nil
+        firstName = ""
+        lastName = ""
+        let person = await writes.perform { tx in try tx.insert(Person(firstName: first, lastName: last)) }
+        if person == nil, firstName.isEmpty, lastName.isEmpty {
+            firstName = first
+            lastName = last
         }
+        return person
     }
 
     /// Deletes the people at these positions of the current list.
-    public func delete(at offsets: IndexSet) {
+    public func delete(at offsets: IndexSet) async {
         let ids = offsets.compactMap { $0 < people.items.count ? people.items[$0].id : nil }
-        do {
-            try store.write { tx in for id in ids { try tx.delete(Person.self, id: id) } }
-        } catch {
-            lastError = error as? StoreError
-        }
+        await writes.perform { tx in for id in ids { try tx.delete(Person.self, id: id) } }
+    }
+
+    /// Waits until the writes this model has asked for so far are done.
+    public func waitForWrites() async {
+        await writes.idle()
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import OpenCombineShim
+import SluiceDemo
 import Store
 
 /// A form whose two entries must match and be at least 5 characters long
@@ -26,14 +27,15 @@ public final class ReactiveFormModel: ObservableObject {
         $validationMessages.map(\.isEmpty).removeDuplicates().eraseToAnyPublisher()
     }
 
-    private let store: Store
+    private let writes: WriteQueue
     private let personID: Int64
 
     /// A form that sets the e-mail of person `personID`.
     public init(store: Store, personID: Int64) {
-        self.store = store
+        writes = WriteQueue(store: store)
         self.personID = personID
         validate()
+        writes.failed = { [weak self] error in self?.lastError = error }
     }
 
     /// The article's rules.
@@ -49,20 +51,12 @@ public final class ReactiveFormModel: ObservableObject {
         if messages != validationMessages { validationMessages = messages }
     }
 
-    /// Stores the value as the person's e-mail; false when the form is not valid.
+    /// Stores the value as the person's e-mail; false when the form is not
+    /// valid or the write failed (`lastError` says why).
     @discardableResult
-    public func submit() -> Bool {
+    public func submit() async -> Bool {
         guard validationMessages.isEmpty else { return false }
         let value = firstEntry, id = personID
-        do {
-            try store.write { tx in
-                try tx.execute(sql: "UPDATE person SET email = ? WHERE id = ?", arguments: [.text(value), .integer(id)])
-                guard tx.changesCount == 1 else { throw StoreError(code: .notFound, message: "no person with id \(id)") }
-            }
-            return true
-        } catch {
-            lastError = error as? StoreError
-            return false
-        }
+        return await writes.perform { tx in try tx.update(Person.self, id: id) { $0.email = value } } != nil
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import OpenCombineShim
+import SluiceDemo
 import Store
 
 /// Low and high temperature limits, persisted in the shared app state: high
@@ -32,13 +33,14 @@ public final class TemperatureLimitsModel: ObservableObject {
         return formatter
     }()
 
-    private let store: Store
+    private let writes: WriteQueue
     private var cancellables = Set<AnyCancellable>()
     private var updatingText = false
 
     /// Limits kept in `store`'s app state.
     public init(store: Store) {
-        self.store = store
+        writes = WriteQueue(store: store)
+        writes.failed = { [weak self] error in self?.lastError = error }
         store.objectValuePublisher(AppState.self, id: AppState.singletonID)
             .sink { @Sendable [weak self] state in
                 guard let state else { return }
@@ -92,13 +94,16 @@ public final class TemperatureLimitsModel: ObservableObject {
         self.high = high
         setText(\.lowText, low)
         setText(\.highText, high)
-        do {
-            try store.write { tx in
-                try tx.execute(sql: "UPDATE app_state SET temperature_low = ?, temperature_high = ? WHERE id = ?",
-                               arguments: [.real(low), .real(high), .integer(AppState.singletonID)])
+        writes.enqueue { tx in
+            try tx.update(AppState.self, id: AppState.singletonID) {
+                $0.temperatureLow = low
+                $0.temperatureHigh = high
             }
-        } catch {
-            lastError = error as? StoreError
         }
+    }
+
+    /// Waits until the limits set so far are stored.
+    public func waitForWrites() async {
+        await writes.idle()
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 @testable import Store
 import Testing
 @testable import sluice
-@testable import ViewModels
+import SluiceDemo
 
 /// Bounded fuzzing of the seed readers with a fixed seed: mutated JSON and
 /// CSV files give rows or a clear `InputError`, never a crash or a hang.

@@ -2,7 +2,7 @@ import Foundation
 import SluiceTestSupport
 import Testing
 @testable import Store
-import ViewModels
+import SluiceDemo
 
 /// After every commit, the previous array with the changeset applied equals
 /// the query run again: over random workloads, for several queries, for

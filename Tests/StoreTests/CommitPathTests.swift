@@ -2,7 +2,7 @@ import Foundation
 import SluiceTestSupport
 import Testing
 @testable import Store
-import ViewModels
+import SluiceDemo
 import OpenCombineShim
 
 /// Every commit reaches observers exactly, whoever makes it and whatever it

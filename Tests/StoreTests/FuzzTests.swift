@@ -2,7 +2,7 @@ import Foundation
 import SluiceTestSupport
 import Testing
 @testable import Store
-@testable import ViewModels
+import SluiceDemo
 
 /// Bounded fuzzing with a fixed seed: never a crash or a hang, always a
 /// clear error or a correct result. `SLUICE_FUZZ_ITERATIONS` runs longer.

@@ -2,7 +2,7 @@ import Foundation
 import SluiceTestSupport
 import Testing
 @testable import Store
-import ViewModels
+import SluiceDemo
 
 @Suite struct MigrationTests {
     let first = Migration(version: 1, name: "create_item", sql: "CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT NOT NULL);")

@@ -2,7 +2,7 @@ import Foundation
 import SluiceTestSupport
 import Testing
 @testable import Store
-import ViewModels
+import SluiceDemo
 
 @Suite struct ModelTests {
     @Test func insertAssignsIDsAndFetchOneFindsThem() throws {
@@ -28,6 +28,36 @@ import ViewModels
         #expect(error.code == .notFound)
         #expect(error.message == "no row in table person has id 42")
         #expect(throws: StoreError.self) { try store.write { tx in try tx.update(Person(firstName: "No", lastName: "ID")) } }
+    }
+
+    /// `update(_:id:_:)` writes only the columns the closure changed (an
+    /// `UPDATE OF column` trigger fires only for those), nothing when none did.
+    @Test func typedUpdateWritesOnlyChangedColumns() throws {
+        let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
+        try store.write { tx in
+            try tx.execute(script: """
+                CREATE TABLE touched (column_name TEXT);
+                CREATE TRIGGER email_set AFTER UPDATE OF email ON person BEGIN INSERT INTO touched VALUES ('email'); END;
+                CREATE TRIGGER city_set AFTER UPDATE OF city ON person BEGIN INSERT INTO touched VALUES ('city'); END;
+                CREATE TRIGGER any_update AFTER UPDATE ON person BEGIN INSERT INTO touched VALUES ('row'); END;
+                """)
+        }
+        let id = try store.write { tx in try tx.insert(Person(firstName: "A", lastName: "One", city: "Oslo")).id ?? 0 }
+        let updated = try store.write { tx in try tx.update(Person.self, id: id) { $0.email = "a@example.com" } }
+        #expect(updated.email == "a@example.com" && updated.city == "Oslo")
+        #expect(try store.read { db in try db.fetchOne(Person.self, id: id) } == updated)
+        try store.write { tx in try tx.update(Person.self, id: id) { $0.email = "a@example.com" } }   // no change
+        try store.write { tx in try tx.update(Person.self, id: id) { $0.city = nil } }
+        let touched = try store.read { db in try db.fetchRows(sql: "SELECT column_name FROM touched ORDER BY rowid").map { $0.values } }
+        #expect(touched == [[.text("row")], [.text("email")], [.text("row")], [.text("city")]], "SQLite fires the newest trigger first")
+
+        let missing = try #require(throws: StoreError.self) { try store.write { tx in try tx.update(Person.self, id: 99) { $0.age = 1 } } }
+        #expect(missing.code == .notFound && missing.message == "no row in table person has id 99")
+        let rekey = try #require(throws: StoreError.self) { try store.write { tx in try tx.update(Person.self, id: id) { $0.id = 5 } } }
+        #expect(rekey.code == .invalidUse)
+        var expected = updated
+        expected.city = nil
+        #expect(try store.read { db in try db.fetchOne(Person.self, id: id) } == expected, "a refused update changes nothing")
     }
 
     @Test func upsertInsertsThenUpdates() throws {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import Store
-@testable import ViewModels
+import SluiceDemo
 
 @Suite struct OrderedTreeTests {
     static let order = SortOrder(terms: [.init(descending: false, collation: .binary)])

@@ -3,7 +3,7 @@ import OpenCombineShim
 import SluiceTestSupport
 import Testing
 @testable import Store
-import ViewModels
+import SluiceDemo
 
 /// Collects what a publisher emits.
 final class Collector<Value>: @unchecked Sendable {

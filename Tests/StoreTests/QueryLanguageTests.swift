@@ -2,7 +2,7 @@ import Foundation
 import SluiceTestSupport
 import Testing
 @testable import Store
-import ViewModels
+import SluiceDemo
 
 @Suite struct QueryLanguageTests {
     /// Six people with NULLs, non-ASCII, decomposed forms and wildcard characters.

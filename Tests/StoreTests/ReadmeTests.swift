@@ -2,7 +2,7 @@ import Foundation
 import SluiceTestSupport
 import Store
 import Testing
-import ViewModels
+import SluiceDemo
 
 /// The README's tour, compiled and run, so it stays true.
 @Suite struct ReadmeTests {

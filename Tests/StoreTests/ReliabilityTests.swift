@@ -2,7 +2,7 @@ import Foundation
 import SluiceTestSupport
 import Testing
 @testable import Store
-@testable import ViewModels
+import SluiceDemo
 
 /// Crash safety, many processes at once, resource hygiene and failing I/O.
 @Suite(.serialized) struct ReliabilityTests {

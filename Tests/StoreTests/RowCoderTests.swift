@@ -1,7 +1,7 @@
 import Foundation
 import SluiceTestSupport
 import Testing
-import ViewModels
+import SluiceDemo
 @testable import Store
 
 @Suite struct RowCoderTests {

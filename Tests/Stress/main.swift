@@ -1,6 +1,6 @@
 import Foundation
 import Store
-import ViewModels
+import SluiceDemo
 
 // A writer process for the reliability tests (not a product).
 //

@@ -3,6 +3,7 @@ import OpenCombineShim
 import SluiceTestSupport
 import Store
 import Testing
+import SluiceDemo
 import ViewModels
 
 /// The obvious view-model code: a `@MainActor` model that sinks a publisher

@@ -1,6 +1,7 @@
 import Foundation
 import OpenCombineShim
 import SluiceTestSupport
+import SluiceDemo
 import Store
 import Testing
 @testable import ViewModels
@@ -52,13 +53,13 @@ import Testing
         model.lastName = "Ödegaard"
         model.firstName = "Émile"
         #expect(canAdd.values == [false, true])
-        #expect(model.addPerson()?.firstName == "Émile")
+        #expect(await model.addPerson()?.firstName == "Émile")
         #expect(model.firstName.isEmpty && model.lastName.isEmpty)
         #expect(canAdd.values == [false, true, false])
         await settle(store)
         #expect(model.people.items.map(\.name) == ["Ana Bell", "Ana Kim", "Zoë Ng", "Émile Ödegaard"])
 
-        model.delete(at: IndexSet(integer: 1))
+        await model.delete(at: IndexSet(integer: 1))
         await settle(store)
         #expect(model.people.items.map(\.name) == ["Ana Bell", "Zoë Ng", "Émile Ödegaard"])
 
@@ -96,12 +97,39 @@ import Testing
         await settle(store)
         first.firstName = "Ana"
         first.lastName = "Kim"
-        first.addPerson()
+        await first.addPerson()
         await settle(store)
         #expect(second.people.items.map(\.name) == ["Ana Kim"])
-        second.delete(at: IndexSet(integer: 0))
+        await second.delete(at: IndexSet(integer: 0))
         await settle(store)
         #expect(first.people.items.isEmpty)
+    }
+
+    /// While another writer holds the store, adding a person leaves the main
+    /// actor free: the form clears and other main-actor work runs before the
+    /// write can commit; the write lands once the writer is free.
+    @Test func writesNeverBlockTheMainThread() async throws {
+        let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
+        let model = PeopleViewModel(store: store)
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        Thread {
+            try? store.write { _ in
+                entered.signal()
+                _ = release.wait(timeout: .now() + 5)   // never hangs the suite
+            }
+        }.start()
+        entered.wait()
+        model.firstName = "Ana"
+        model.lastName = "Kim"
+        let add = Task { await model.addPerson() }
+        for _ in 0..<10 { await Task.yield() }
+        #expect(model.firstName.isEmpty, "the add started and the main actor went on")
+        let stored = try await store.read { db in try db.fetchCount(Person.self) }
+        #expect(stored == 0, "the write still waits for the other writer")
+        release.signal()
+        #expect(await add.value?.fullName == "Ana Kim")
+        #expect(try await store.read { db in try db.fetchCount(Person.self) } == 1)
     }
 
     @Test func writeFromAnotherProcessReachesTheViewModel() async throws {
@@ -162,6 +190,7 @@ import Testing
         // View model -> model.
         model.recipientFirstName = "Zoe"
         model.street = "2 Side St"
+        await model.waitForWrites()
         await settle(store)
         let stored = try await store.read { db in try db.fetchOne(Person.self, id: personID) }
         #expect(stored?.firstName == "Zoe" && stored?.street == "2 Side St")
@@ -174,11 +203,24 @@ import Testing
         #expect(rowChanges.values.count == 3, "the store's change was not written back")
     }
 
+    /// Quick edits of one field are written in the order they were made.
+    @Test func quickEditsLandInOrder() async throws {
+        let (store, personID, packageID) = try Self.fixture()
+        let model = try PackageViewModel(store: store, packageID: packageID)
+        await settle(store)
+        for name in ["A", "Ab", "Abc", "Abcd"] { model.recipientFirstName = name }
+        await model.waitForWrites()
+        let stored = try await store.read { db in try db.fetchOne(Person.self, id: personID) }
+        #expect(stored?.firstName == "Abcd")
+        await settle(store)
+        #expect(model.recipientFirstName == "Abcd")
+    }
+
     @Test func addRandomItemAddsALightItemLive() async throws {
         let (store, _, packageID) = try Self.fixture()
         let model = try PackageViewModel(store: store, packageID: packageID)
         await settle(store)
-        model.addRandomItem()
+        await model.addRandomItem()
         await settle(store)
         #expect(model.contents.items.count == 2)
         let added = try await store.read { db in try db.fetchAll(PackageContent.self, filter: Column("position") == 1) }
@@ -198,7 +240,7 @@ import Testing
         let model = ConversationViewModel(store: store, conversationID: 7,
                                           session: SimulatedSession(friend: "Ana", delay: .seconds(2), clock: clock))
         await settle(store)
-        model.send("Hello")
+        await model.send("Hello")
         await settle(store)
         #expect(model.messages.items.map(\.text) == ["Hello"])
         #expect(model.messages.items.first?.isMine == true)
@@ -240,10 +282,10 @@ import Testing
             [],
         ])
         #expect(allowed.values == [false, true])
-        #expect(form.submit())
+        #expect(await form.submit())
         #expect(try await store.read { db in try db.fetchOne(Person.self, id: id)?.email } == "abcde")
         form.secondEntry = "abcdf"
-        #expect(form.submit() == false)
+        #expect(await form.submit() == false)
         #expect(ReactiveFormModel.messages("Zoë12", "Zoë12").isEmpty, "characters, not bytes")
     }
 }
@@ -266,6 +308,7 @@ import Testing
         #expect(model.lowText == "2", "a non-number restores the last valid text")
         model.lowText = "7.5"
         #expect(model.low == 7.5 && model.high == 17.5)
+        await model.waitForWrites()
         await settle(store)
         let state = try await store.read { db in try db.fetchOne(AppState.self, id: AppState.singletonID) }
         #expect(state?.temperatureLow == 7.5 && state?.temperatureHigh == 17.5)
@@ -286,13 +329,13 @@ import Testing
         let second = CurrentUserModel(store: store)
         await settle(store)
         #expect(first.currentUser == nil)
-        first.setCurrentUser(ana.id)
+        await first.setCurrentUser(ana.id)
         await settle(store, rounds: 5)
         #expect(second.currentUser?.firstName == "Ana")
         try await store.write { tx in try tx.execute(sql: "UPDATE person SET first_name = 'Anna'") }
         await settle(store, rounds: 5)
         #expect(first.currentUser?.firstName == "Anna" && second.currentUser?.firstName == "Anna")
-        second.setCurrentUser(nil)
+        await second.setCurrentUser(nil)
         await settle(store, rounds: 5)
         #expect(first.currentUser == nil)
     }

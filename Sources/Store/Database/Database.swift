@@ -227,6 +227,48 @@ public final class Database {
         }
     }
 
+    /// Reads the model with this id, lets `change` modify it, and writes back
+    /// only the columns whose values changed (nothing when none did), like
+    /// GRDB's `updateChanges`. Returns the model as stored.
+    ///
+    /// ```swift
+    /// try await store.write { tx in
+    ///     try tx.update(Person.self, id: 7) { $0.email = "ana@example.com" }
+    /// }
+    /// ```
+    ///
+    /// - Throws: `.notFound` when no row has that id; `.invalidUse` when
+    ///   `change` alters the id; `.constraint` from SQLite.
+    @discardableResult
+    public func update<M: Model>(_ type: M.Type, id: M.ID, _ change: (inout M) throws -> Void) throws -> M {
+        guard var model = try fetchOne(M.self, id: id) else {
+            throw StoreError(code: .notFound, message: "no row in table \(M.tableName) has \(M.primaryKeyColumn) \(id.sqliteValue)")
+        }
+        let before = try ColumnRecorder.columns(of: model)
+        try change(&model)
+        guard model.id.sqliteValue == id.sqliteValue else {
+            throw StoreError(code: .invalidUse, message: "update(\(M.self).self, id: \(id.sqliteValue)) cannot change the id; delete and insert instead")
+        }
+        let after = try ColumnRecorder.columns(of: model)
+        let info = try tableInfo(M.tableName)
+        var assignments: [String] = []
+        var arguments: [SQLiteValue] = []
+        for (index, key) in after.keys.enumerated() {
+            let old = before.keys.firstIndex(of: key).map { before.values[$0] }
+            guard old != after.values[index] else { continue }
+            guard let column = info.column(named: key) else {
+                throw StoreError(code: .unknownColumn, message: "\(M.self) has a property '\(key)', which is not a column of table \(info.name) (columns: \(info.columnNames.joined(separator: ", ")))")
+            }
+            assignments.append("\(quoteIdentifier(column.name)) = ?")
+            arguments.append(after.values[index])
+        }
+        guard !assignments.isEmpty else { return model }
+        let key = try primaryKeyColumn(of: M.self, in: info)
+        try execute(sql: "UPDATE \(quoteIdentifier(info.name)) SET \(assignments.joined(separator: ", ")) WHERE \(quoteIdentifier(key)) = ?",
+                    arguments: arguments + [id.sqliteValue])
+        return model
+    }
+
     /// Inserts the model, or updates the row that has its id.
     @discardableResult
     public func upsert<M: Model>(_ model: M) throws -> M {
@@ -272,7 +314,7 @@ public final class Database {
         let key = WritePlanKey(type: ObjectIdentifier(M.self), kind: kind)
         if let plan = writePlans[key] { return plan }
         let info = try tableInfo(M.tableName)
-        let keys = try KeyRecorder.keys(of: model)
+        let keys = try ColumnRecorder.keys(of: model)
         var columns: [String] = []
         for key in keys {
             guard let column = info.column(named: key) else {

@@ -257,16 +257,25 @@ private struct UnsupportedContainer<Key: CodingKey>: KeyedEncodingContainerProto
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer { self }
 }
 
-/// Records the coding keys a model encodes, in order, to build its SQL.
-final class KeyRecorder: Encoder {
+/// Records the coding keys a model encodes, in order, with their SQLite
+/// values: to build a model's SQL, and to compare two versions of a model
+/// column by column.
+final class ColumnRecorder: Encoder {
     private(set) var keys: [String] = []
+    private(set) var values: [SQLiteValue] = []
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
+    /// The coding keys of a model, in the order it encodes them.
     static func keys<M: Encodable>(of value: M) throws -> [String] {
-        let recorder = KeyRecorder()
+        try columns(of: value).keys
+    }
+
+    /// The coding keys of a model and the value each one stores.
+    static func columns<M: Encodable>(of value: M) throws -> (keys: [String], values: [SQLiteValue]) {
+        let recorder = ColumnRecorder()
         try value.encode(to: recorder)
-        return recorder.keys
+        return (recorder.keys, recorder.values)
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
@@ -280,34 +289,42 @@ final class KeyRecorder: Encoder {
     }
 
     private struct Container<Key: CodingKey>: KeyedEncodingContainerProtocol {
-        let recorder: KeyRecorder
+        let recorder: ColumnRecorder
         var codingPath: [any CodingKey] { [] }
-        private func record(_ key: Key) {
-            if !recorder.keys.contains(key.stringValue) { recorder.keys.append(key.stringValue) }
+        private func record(_ key: Key, _ value: SQLiteValue) {
+            if let index = recorder.keys.firstIndex(of: key.stringValue) {
+                recorder.values[index] = value
+            } else {
+                recorder.keys.append(key.stringValue)
+                recorder.values.append(value)
+            }
         }
-        mutating func encodeNil(forKey key: Key) throws { record(key) }
-        mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws { record(key) }
-        mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws { record(key) }
-        mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { record(key) }
-        mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { record(key) }
-        mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { record(key) }
-        mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { record(key) }
-        mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws { record(key) }
-        mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws { record(key) }
-        mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws { record(key) }
-        mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws { record(key) }
-        mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { record(key) }
-        mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { record(key) }
-        mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws { record(key) }
-        mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { record(key) }
-        mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws { record(key) }
-        mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { record(key) }
+        private func record<T: Encodable>(_ key: Key, _ value: T?) throws {
+            record(key, try value.map { try StatementEncoder.sqliteValue(of: $0) } ?? .null)
+        }
+        mutating func encodeNil(forKey key: Key) throws { record(key, .null) }
+        mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws { try record(key, value) }
+        mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws { try record(key, value) }
+        mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { try record(key, value) }
+        mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { try record(key, value) }
+        mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { try record(key, value) }
+        mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { try record(key, value) }
+        mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws { try record(key, value) }
+        mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws { try record(key, value) }
+        mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws { try record(key, value) }
+        mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws { try record(key, value) }
+        mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { try record(key, value) }
+        mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { try record(key, value) }
+        mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws { try record(key, value) }
+        mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { try record(key, value) }
+        mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws { try record(key, value) }
+        mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { try record(key, value) }
         mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
-            record(key)
+            record(key, .null)
             return KeyedEncodingContainer(UnsupportedContainer<NestedKey>(message: "", silent: true))
         }
         mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-            record(key)
+            record(key, .null)
             return UnsupportedContainer<Key>(message: "", silent: true)
         }
         mutating func superEncoder() -> any Encoder { recorder }

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import OpenCombineShim
 import Store
+import SluiceDemo
 import ViewModels
 
 /// `sluice demo`: the view models in a terminal.
@@ -34,7 +35,7 @@ struct Demo: AsyncParsableCommand {
         let app = try DemoApp(store: store, path: path)
         app.render()
         for await line in lines {
-            guard app.handle(line) else { break }
+            guard await app.handle(line) else { break }
         }
     }
 }
@@ -94,8 +95,8 @@ final class DemoApp {
         }
     }
 
-    /// Handles one command line; false to quit.
-    func handle(_ line: String) -> Bool {
+    /// Handles one command line (waiting for its write); false to quit.
+    func handle(_ line: String) async -> Bool {
         let trimmed = line.trimmingCharacters(in: .whitespaces)
         let (command, argument) = trimmed.split(separator: " ", maxSplits: 1).map(String.init).splitFirst()
         message = ""
@@ -111,22 +112,26 @@ final class DemoApp {
             let names = argument.split(separator: " ", maxSplits: 1).map(String.init)
             peopleModel.firstName = names.first ?? ""
             peopleModel.lastName = names.count > 1 ? names[1] : ""
-            if peopleModel.addPerson() == nil { message = "add needs a first and a last name" }
+            if let person = await peopleModel.addPerson() {
+                message = "added \(person.fullName)"
+            } else {
+                message = peopleModel.lastError.map { "could not add: \($0.message)" } ?? "add needs a first and a last name"
+            }
             screen = .people
         case "delete":
             if let number = Int(argument), number >= 1, number <= peopleModel.people.items.count {
-                peopleModel.delete(at: IndexSet(integer: number - 1))
+                await peopleModel.delete(at: IndexSet(integer: number - 1))
             } else {
                 message = "delete needs a row number from the list"
             }
         case "package": openPackage(argument)
-        case "first": editPackage { $0.recipientFirstName = argument }
-        case "last": editPackage { $0.recipientLastName = argument }
-        case "street": editPackage { $0.street = argument }
-        case "item": editPackage { $0.addRandomItem() }
+        case "first": await editPackage { $0.recipientFirstName = argument }
+        case "last": await editPackage { $0.recipientLastName = argument }
+        case "street": await editPackage { $0.street = argument }
+        case "item": await editPackage { await $0.addRandomItem() }
         case "chat": openChat(argument)
         case "send":
-            if let chatModel { chatModel.send(argument) } else { message = "open a chat first: chat [ID]" }
+            if let chatModel { await chatModel.send(argument) } else { message = "open a chat first: chat [ID]" }
         default: message = "unknown command '\(command)'; type help"
         }
         render()
@@ -146,9 +151,10 @@ final class DemoApp {
         }
     }
 
-    private func editPackage(_ edit: (PackageViewModel) -> Void) {
+    private func editPackage(_ edit: (PackageViewModel) async -> Void) async {
         guard let packageModel else { message = "open a package first: package [ID]"; return }
-        edit(packageModel)
+        await edit(packageModel)
+        await packageModel.waitForWrites()
         screen = .package
     }
 

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import Store
-import ViewModels
+import SluiceDemo
 
 /// `sluice migrate`: applies pending migrations and says which.
 struct Migrate: ParsableCommand {

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import Store
-import ViewModels
+import SluiceDemo
 
 /// `sluice seed`: loads rows from a JSON or CSV file, or generates demo data.
 struct Seed: ParsableCommand {

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import Store
-import ViewModels
+import SluiceDemo
 
 /// `sluice tour`: the main job on the embedded default — migrate, seed and
 /// query ./sluice.sqlite, showing the commands that do each step.

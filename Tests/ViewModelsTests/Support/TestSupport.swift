@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import OpenCombineShim
+import SluiceDemo
 import Store
 
 /// Lets everything the store has committed reach the view models: the
