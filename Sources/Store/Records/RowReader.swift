@@ -86,6 +86,9 @@ public struct RowReader {
     }
 }
 
+// RowReader's front end on the typed-read core of `StatementDecoder` (the
+// one the Codable container uses): the same conversions, the same messages,
+// as `StoreError`s naming the table.
 extension StatementDecoder {
     /// The column's index. `type` is only for the error message, and lazy:
     /// naming a type like `String?` costs a metadata lookup per column.
@@ -98,9 +101,7 @@ extension StatementDecoder {
     }
 
     private func readFailure(_ type: Any.Type, column: String, at index: Int32) -> StoreError {
-        let value = value(at: index)
-        let problem = value.isNull ? "is NULL but \(type) is not optional" : "holds \(value.typeName), which is not a \(type)"
-        return StoreError(code: .decoding, message: "cannot decode from table \(tableName): column '\(column)' \(problem)")
+        StoreError(code: .decoding, message: "cannot decode from table \(tableName): \(problem(type, column: column, at: index))")
     }
 
     func readString(_ column: String) throws -> String {
@@ -115,39 +116,28 @@ extension StatementDecoder {
 
     func readInt64(_ column: String, reporting type: @autoclosure () -> Any.Type = Int64.self) throws -> Int64 {
         let index = try index(of: column, for: type())
-        guard sqlite3_column_type(statement, index) == SQLITE_INTEGER else {
-            guard let exact = Int64(sqliteValue: value(at: index)) else { throw readFailure(type(), column: column, at: index) }
-            return exact
-        }
-        return sqlite3_column_int64(statement, index)
+        do throws(Mismatch) {
+            if let value = try int64(at: index) { return value }
+        } catch {}
+        throw readFailure(type(), column: column, at: index)
     }
 
     func readOptionalInt64(_ column: String, reporting type: @autoclosure () -> Any.Type = Int64.self) throws -> Int64? {
         let index = try index(of: column, for: type())
-        switch sqlite3_column_type(statement, index) {
-        case SQLITE_INTEGER: return sqlite3_column_int64(statement, index)
-        case SQLITE_NULL: return nil
-        default:
-            guard let exact = Int64(sqliteValue: value(at: index)) else { throw readFailure(type(), column: column, at: index) }
-            return exact
-        }
+        do throws(Mismatch) { return try int64(at: index) } catch { throw readFailure(type(), column: column, at: index) }
     }
 
     func readDouble(_ column: String) throws -> Double {
         let index = try index(of: column, for: Double.self)
-        switch sqlite3_column_type(statement, index) {
-        case SQLITE_FLOAT, SQLITE_INTEGER: return sqlite3_column_double(statement, index)
-        default: throw readFailure(Double.self, column: column, at: index)
-        }
+        do throws(Mismatch) {
+            if let value = try double(at: index) { return value }
+        } catch {}
+        throw readFailure(Double.self, column: column, at: index)
     }
 
     func readOptionalDouble(_ column: String) throws -> Double? {
         let index = try index(of: column, for: Double?.self)
-        switch sqlite3_column_type(statement, index) {
-        case SQLITE_FLOAT, SQLITE_INTEGER: return sqlite3_column_double(statement, index)
-        case SQLITE_NULL: return nil
-        default: throw readFailure(Double.self, column: column, at: index)
-        }
+        do throws(Mismatch) { return try double(at: index) } catch { throw readFailure(Double.self, column: column, at: index) }
     }
 
     func read<T: SQLiteValueConvertible>(_ type: T.Type, column: String) throws -> T {

@@ -107,11 +107,55 @@ final class StatementDecoder: Decoder {
     }
 
     fileprivate func mismatch<T>(_ type: T.Type, _ key: some CodingKey, _ index: Int32) -> DecodingError {
-        let found = value(at: index)
-        if found.isNull {
-            return .valueNotFound(type, .init(codingPath: [key], debugDescription: "column '\(key.stringValue)' is NULL but \(T.self) is not optional"))
+        let context = DecodingError.Context(codingPath: [key], debugDescription: problem(T.self, column: key.stringValue, at: index))
+        return sqlite3_column_type(statement, index) == SQLITE_NULL ? .valueNotFound(type, context) : .typeMismatch(type, context)
+    }
+
+    // MARK: - The typed-read core, shared by the Codable container and `RowReader`
+
+    /// A column whose value is not of the type asked for.
+    struct Mismatch: Error {}
+
+    /// The column's integer, nil for NULL (a real that holds an integral
+    /// value counts as that integer).
+    @inline(__always)
+    func int64(at index: Int32) throws(Mismatch) -> Int64? {
+        switch type(at: index) {
+        case SQLITE_INTEGER: return sqlite3_column_int64(statement, index)
+        case SQLITE_NULL: return nil
+        case SQLITE_FLOAT:
+            guard let exact = Int64(exactly: sqlite3_column_double(statement, index)) else { throw Mismatch() }
+            return exact
+        default: throw Mismatch()
         }
-        return .typeMismatch(type, .init(codingPath: [key], debugDescription: "column '\(key.stringValue)' holds \(found.typeName), which is not a \(T.self)"))
+    }
+
+    /// The column's number as a real, nil for NULL.
+    @inline(__always)
+    func double(at index: Int32) throws(Mismatch) -> Double? {
+        switch type(at: index) {
+        case SQLITE_FLOAT, SQLITE_INTEGER: return sqlite3_column_double(statement, index)
+        case SQLITE_NULL: return nil
+        default: throw Mismatch()
+        }
+    }
+
+    /// The column's integer in a narrower type, nil for NULL.
+    @inline(__always)
+    func integer<T: FixedWidthInteger>(_ type: T.Type, at index: Int32) throws(Mismatch) -> T? {
+        guard let value = try int64(at: index) else { return nil }
+        guard let exact = T(exactly: value) else { throw Mismatch() }
+        return exact
+    }
+
+    /// What is wrong with reading the column as `type`, for an error message.
+    func problem(_ type: Any.Type, column: String, at index: Int32) -> String {
+        let found = value(at: index)
+        if found.isNull { return "column '\(column)' is NULL but \(type) is not optional" }
+        if let number = Int64(sqliteValue: found) {
+            return "column '\(column)' holds \(number), which does not fit in \(type)"
+        }
+        return "column '\(column)' holds \(found.typeName), which is not a \(type)"
     }
 
     /// Decodes any Decodable from a stored value: SQLiteValueConvertible
@@ -141,7 +185,7 @@ final class StatementDecoder: Decoder {
         }
     }
 
-    // MARK: - Typed reads, called by the container
+    // MARK: - Typed reads, called by the container (through the core)
 
     fileprivate func decodeString(_ key: some CodingKey) throws -> String {
         let index = try column(key)
@@ -149,34 +193,35 @@ final class StatementDecoder: Decoder {
         return text
     }
 
-    fileprivate func decodeDouble(_ key: some CodingKey) throws -> Double {
-        let index = try column(key)
-        switch type(at: index) {
-        case SQLITE_FLOAT, SQLITE_INTEGER: return sqlite3_column_double(statement, index)
-        default: throw mismatch(Double.self, key, index)
-        }
-    }
-
-    fileprivate func decodeInt64(_ key: some CodingKey) throws -> Int64 {
-        try int64(at: try column(key), key)
-    }
-
-    private func int64(at index: Int32, _ key: some CodingKey) throws -> Int64 {
-        switch type(at: index) {
-        case SQLITE_INTEGER: return sqlite3_column_int64(statement, index)
-        case SQLITE_FLOAT:
-            guard let exact = Int64(exactly: sqlite3_column_double(statement, index)) else { throw mismatch(Int64.self, key, index) }
-            return exact
-        default: throw mismatch(Int64.self, key, index)
-        }
+    fileprivate func decodeStringIfPresent(_ key: some CodingKey) throws -> String? {
+        guard let index = optionalColumn(key) else { return nil }
+        return optionalText(at: index)
     }
 
     fileprivate func decodeInteger<T: FixedWidthInteger>(_ key: some CodingKey) throws -> T {
-        let value = try decodeInt64(key)
-        guard let exact = T(exactly: value) else {
-            throw DecodingError.typeMismatch(T.self, .init(codingPath: [key], debugDescription: "column '\(key.stringValue)' holds \(value), which does not fit in \(T.self)"))
-        }
-        return exact
+        let index = try column(key)
+        do throws(Mismatch) {
+            if let value = try integer(T.self, at: index) { return value }
+        } catch {}
+        throw mismatch(T.self, key, index)
+    }
+
+    fileprivate func decodeIntegerIfPresent<T: FixedWidthInteger>(_ key: some CodingKey) throws -> T? {
+        guard let index = optionalColumn(key) else { return nil }
+        do throws(Mismatch) { return try integer(T.self, at: index) } catch { throw mismatch(T.self, key, index) }
+    }
+
+    fileprivate func decodeDouble(_ key: some CodingKey) throws -> Double {
+        let index = try column(key)
+        do throws(Mismatch) {
+            if let value = try double(at: index) { return value }
+        } catch {}
+        throw mismatch(Double.self, key, index)
+    }
+
+    fileprivate func decodeDoubleIfPresent(_ key: some CodingKey) throws -> Double? {
+        guard let index = optionalColumn(key) else { return nil }
+        do throws(Mismatch) { return try double(at: index) } catch { throw mismatch(Double.self, key, index) }
     }
 
     fileprivate func decodeAny<T: Decodable>(_ type: T.Type, _ key: some CodingKey) throws -> T {
@@ -186,48 +231,6 @@ final class StatementDecoder: Decoder {
 
     fileprivate func decodeNil(_ key: some CodingKey) throws -> Bool {
         type(at: try column(key)) == SQLITE_NULL
-    }
-
-    // One type check instead of contains + decodeNil + decode.
-    fileprivate func decodeStringIfPresent(_ key: some CodingKey) throws -> String? {
-        guard let index = optionalColumn(key) else { return nil }
-        return optionalText(at: index)
-    }
-
-    fileprivate func decodeInt64IfPresent(_ key: some CodingKey) throws -> Int64? {
-        guard let index = optionalColumn(key) else { return nil }
-        if type(at: index) == SQLITE_NULL { return nil }
-        return try int64(at: index, key)
-    }
-
-    fileprivate func decodeIntegerIfPresent<T: FixedWidthInteger>(_ key: some CodingKey) throws -> T? {
-        guard let value = try decodeInt64IfPresent(key) else { return nil }
-        guard let exact = T(exactly: value) else {
-            throw DecodingError.typeMismatch(T.self, .init(codingPath: [key], debugDescription: "column '\(key.stringValue)' holds \(value), which does not fit in \(T.self)"))
-        }
-        return exact
-    }
-
-    // Int is the common case: non-generic, so no metadata lookup per call.
-    fileprivate func decodeInt(_ key: some CodingKey) throws -> Int {
-        let value = try decodeInt64(key)
-        guard let exact = Int(exactly: value) else { throw DecodingError.typeMismatch(Int.self, .init(codingPath: [key], debugDescription: "column '\(key.stringValue)' does not fit in Int")) }
-        return exact
-    }
-
-    fileprivate func decodeIntIfPresent(_ key: some CodingKey) throws -> Int? {
-        guard let value = try decodeInt64IfPresent(key) else { return nil }
-        guard let exact = Int(exactly: value) else { throw DecodingError.typeMismatch(Int.self, .init(codingPath: [key], debugDescription: "column '\(key.stringValue)' does not fit in Int")) }
-        return exact
-    }
-
-    fileprivate func decodeDoubleIfPresent(_ key: some CodingKey) throws -> Double? {
-        guard let index = optionalColumn(key) else { return nil }
-        switch type(at: index) {
-        case SQLITE_NULL: return nil
-        case SQLITE_FLOAT, SQLITE_INTEGER: return sqlite3_column_double(statement, index)
-        default: throw mismatch(Double.self, key, index)
-        }
     }
 
     /// The keyed container: every call forwards to the decoder.
@@ -253,12 +256,12 @@ final class StatementDecoder: Decoder {
         func contains(_ key: Key) -> Bool { with { $0.map.contains(key.stringValue) } }
         func decodeNil(forKey key: Key) throws -> Bool { try with { try $0.decodeNil(key) } }
 
-        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try with { try $0.decodeInt64(key) } != 0 }
+        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try with { try $0.decodeInteger(key) as Int64 } != 0 }
         func decode(_ type: String.Type, forKey key: Key) throws -> String { try with { try $0.decodeString(key) } }
         func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try with { try $0.decodeDouble(key) } }
         func decode(_ type: Float.Type, forKey key: Key) throws -> Float { Float(try with { try $0.decodeDouble(key) }) }
-        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try with { try $0.decodeInt64(key) } }
-        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try with { try $0.decodeInt(key) } }
+        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try with { try $0.decodeInteger(key) } }
+        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try with { try $0.decodeInteger(key) } }
         func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try with { try $0.decodeInteger(key) } }
         func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try with { try $0.decodeInteger(key) } }
         func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try with { try $0.decodeInteger(key) } }
@@ -270,11 +273,11 @@ final class StatementDecoder: Decoder {
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try with { try $0.decodeAny(type, key) } }
 
         func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try with { try $0.decodeStringIfPresent(key) } }
-        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try with { try $0.decodeInt64IfPresent(key) } }
-        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try with { try $0.decodeIntIfPresent(key) } }
+        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try with { try $0.decodeIntegerIfPresent(key) } }
+        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try with { try $0.decodeIntegerIfPresent(key) } }
         func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try with { try $0.decodeIntegerIfPresent(key) } }
         func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try with { try $0.decodeDoubleIfPresent(key) } }
-        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try with { try $0.decodeInt64IfPresent(key) }.map { $0 != 0 } }
+        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try with { try $0.decodeIntegerIfPresent(key) as Int64? }.map { $0 != 0 } }
 
         func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
             throw StoreError(code: .invalidUse, message: "nested containers are not supported for column '\(key.stringValue)'")
