@@ -105,9 +105,6 @@ public struct TableInfo: Sendable, Hashable {
         }
     }
 
-    /// The columns an INSERT or UPDATE can write (generated ones cannot be).
-    var writableColumns: [Column] { columns.filter { !$0.isGenerated } }
-
     /// The column with this name (ASCII case-insensitive, as SQLite), if any.
     public func column(named name: String) -> Column? {
         if let exact = columns.first(where: { $0.name == name }) { return exact }

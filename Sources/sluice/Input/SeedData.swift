@@ -11,8 +11,6 @@ struct SeedData {
 
     /// Tables in the order they appear (or sorted, where the format has no order).
     var tables: [(name: String, entries: [Entry])] = []
-
-    var rowCount: Int { tables.reduce(0) { $0 + $1.entries.count } }
 }
 
 /// A problem in an input file, naming the file and the place.
