@@ -23,7 +23,7 @@ let package = Package(
             dependencies: [
                 "BenchSQLite",
                 .product(name: "Store", package: root),
-                .product(name: "ViewModels", package: root),
+                .product(name: "SluiceDemo", package: root),
             ]
         ),
     ],

@@ -34,9 +34,11 @@ import SluiceDemo
             updated.email = "zoe@example.com"
             try tx.update(updated)
             try tx.upsert(Person(id: 7, firstName: "Ana", lastName: "Silva"))
+            try tx.update(Person.self, id: 7) { $0.city = "Bergen" }
             try tx.deleteAll(Person.self, filter: Filter("age < 18"))
         }
         #expect(try store.read { db in try db.fetchAll(Person.self).map(\.firstName) } == ["Zoë", "Ana"])
+        #expect(try store.read { db in try db.fetchOne(Person.self, id: 7)?.city } == "Bergen")
 
         try store.migrate(DemoSchema.migrations + [Migration(version: 5, name: "create_note", sql: "CREATE TABLE note (id INTEGER PRIMARY KEY, title TEXT NOT NULL, created_at TEXT NOT NULL)")])
         let note = try store.write { tx in try tx.insert(Note(title: "Hello", createdAt: Date(timeIntervalSince1970: 0))) }

@@ -116,14 +116,17 @@ import Testing
         Thread {
             try? store.write { _ in
                 entered.signal()
-                _ = release.wait(timeout: .now() + 5)   // never hangs the suite
+                // Only a safety net: the test releases it. (Were the view
+                // model's write synchronous, it would block the main actor
+                // until then and the checks below would fail.)
+                _ = release.wait(timeout: .now() + 60)
             }
         }.start()
-        entered.wait()
+        while entered.wait(timeout: .now()) == .timedOut { try await Task.sleep(for: .milliseconds(1)) }
         model.firstName = "Ana"
         model.lastName = "Kim"
         let add = Task { await model.addPerson() }
-        for _ in 0..<10 { await Task.yield() }
+        for _ in 0..<5_000 where !model.firstName.isEmpty { try await Task.sleep(for: .milliseconds(1)) }
         #expect(model.firstName.isEmpty, "the add started and the main actor went on")
         let stored = try await store.read { db in try db.fetchCount(Person.self) }
         #expect(stored == 0, "the write still waits for the other writer")

@@ -2,7 +2,7 @@ import BenchSQLite
 import Dispatch
 import Foundation
 import Store
-import ViewModels
+import SluiceDemo
 
 /// Live-query benchmarks: how fast a commit reaches a subscriber.
 enum LiveQueryBenchmark {

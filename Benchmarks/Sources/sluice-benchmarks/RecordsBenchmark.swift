@@ -1,7 +1,7 @@
 import BenchSQLite
 import Foundation
 import Store
-import ViewModels
+import SluiceDemo
 
 /// Insert 100,000 people in one transaction, then fetch and decode them all:
 /// Sluice's typed API against hand-written C API code, same schema and pragmas.
