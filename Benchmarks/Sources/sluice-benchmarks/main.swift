@@ -5,6 +5,13 @@ let quick = CommandLine.arguments.contains("--quick")
 var harness = Harness()
 print("Sluice benchmarks (release build; medians of \(quick ? 3 : 7) runs; raw = SQLite C API in the same process)")
 if CommandLine.arguments.contains("--profile-fetch") { try RecordsBenchmark.profileFetch(); exit(0) }
+if CommandLine.arguments.contains("--profile-update") {
+    // Many single-row updates at 100,000 rows, for a profiler.
+    let (latency, _) = try LiveQueryBenchmark.latency(count: 100_000, samples: 2_000)
+    print("after write returns: \(LiveQueryBenchmark.microseconds(Harness.median(latency.afterReturn.map { max(0, $0) }))), "
+          + "end to end: \(LiveQueryBenchmark.microseconds(Harness.median(latency.endToEnd)))")
+    exit(0)
+}
 do {
     let only = CommandLine.arguments.first { $0.hasPrefix("--only=") }.map { String($0.dropFirst(7)) }
     if only == nil || only == "records" {

@@ -86,6 +86,49 @@ enum ChangesetBuilder {
         return Changeset(deletions: deletions, insertions: insertions, modifications: modifications, moves: moves)
     }
 
+    /// Rows in both results that are contiguous in both: a run of `length`
+    /// rows from `old` to `new` (one row that moves is a run of one).
+    struct Run {
+        var old: Int
+        var new: Int
+        var length: Int
+        /// The sum of its rows' weights.
+        var weight: Weight
+        /// Old indices of its rows whose values changed.
+        var modified: [Int] = []
+    }
+
+    /// The changeset from runs of rows in both results (together covering
+    /// them, in any order), `deletions` (rows only in the old result) and
+    /// `insertions` (only in the new one): `diffWindow` with each run as one
+    /// item, which keeps or moves a run as a whole exactly as `diffWindow`
+    /// would (nothing else sits between a run's rows in either result).
+    ///
+    /// - Complexity: O(r log r) for r runs, plus the size of the changeset.
+    static func diff(runs: [Run], deletions: [Int], insertions: [Int]) -> Changeset {
+        let items = runs.sorted { $0.new < $1.new }
+        let oldRank = Dictionary(uniqueKeysWithValues: items.map(\.old).sorted().enumerated().map { ($0.element, $0.offset) })
+        let stays = heaviestIncreasingSubsequence(items.map { oldRank[$0.old] ?? 0 }, weights: items.map(\.weight), valueCount: items.count)
+        var deletions = deletions
+        var insertions = insertions
+        var modifications: [Int] = []
+        var moves: [Changeset.Move] = []
+        for (index, item) in items.enumerated() {
+            if stays[index] {
+                modifications.append(contentsOf: item.modified)
+            } else {
+                for offset in 0..<item.length { moves.append(Changeset.Move(from: item.old + offset, to: item.new + offset)) }
+            }
+        }
+        deletions.append(contentsOf: moves.map(\.from))
+        insertions.append(contentsOf: moves.map(\.to))
+        deletions.sort()
+        insertions.sort()
+        modifications.sort()
+        moves.sort { $0.from < $1.from }
+        return Changeset(deletions: deletions, insertions: insertions, modifications: modifications, moves: moves)
+    }
+
     /// What keeping a row in place is worth, compared in this order.
     struct Weight: Comparable {
         var kept = 0

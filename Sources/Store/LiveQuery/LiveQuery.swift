@@ -174,7 +174,6 @@ final class LiveQuery<Element> {
             }
         }
 
-        let oldTree = tree
         let oldCount = tree.count
         for index in changes.indices {
             if let old = changes[index].old { changes[index].oldIndex = tree.rank(of: old.state.key) }
@@ -213,7 +212,7 @@ final class LiveQuery<Element> {
                 else if change.modified { changeset.modifications.append(change.oldIndex) }
             }
         } else {
-            changeset = windowDiff(changes, oldTree: oldTree, oldCount: oldCount)
+            changeset = windowDiff(changes, oldCount: oldCount)
         }
         changeset.deletions.sort()
         changeset.insertions.sort()
@@ -224,8 +223,16 @@ final class LiveQuery<Element> {
     /// The changeset of a commit that changed sort keys: the diff of the
     /// span of both results that holds every row not where it was (outside
     /// it, the same rows sit at the same indices), as the re-query path
-    /// would compute it.
-    private func windowDiff(_ changes: [Change], oldTree: OrderedTree<Element>, oldCount: Int) -> Changeset {
+    /// would compute it, in O(k log k) for k changed rows.
+    ///
+    /// The rows that did not move keep their order, so between the changed
+    /// rows' old and new positions they form runs that are contiguous in
+    /// both results. A run is kept or moved as a whole by
+    /// `heaviestIncreasingSubsequence` (every other row is before all of it
+    /// or after all of it in both results), so the diff runs on one item
+    /// per run, weighted by its rows, and gives what the diff of the whole
+    /// window gives.
+    private func windowDiff(_ changes: [Change], oldCount: Int) -> Changeset {
         let newCount = tree.count
         var low = Int.max
         var oldHigh = -1
@@ -238,34 +245,71 @@ final class LiveQuery<Element> {
         let oldEnd = oldCount - suffix
         let newEnd = newCount - suffix
 
-        var byOldRowID: [Int64: Change] = [:]
-        var byNewRowID: [Int64: Change] = [:]
-        var facts: [RowIdentity: ChangesetBuilder.RowFacts] = [:]
-        for change in changes {
-            if let old = change.old { byOldRowID[old.rowID] = change }
-            if let new = change.new { byNewRowID[new.rowID] = change }
-            if change.old != nil, change.new != nil {
-                facts[change.identity] = .init(keyChanged: change.keyChanged, modified: change.modified)
+        // Positions the moving rows leave and take, in window order.
+        var left: [Int] = []
+        var taken: [Int] = []
+        for change in changes where change.changesPosition {
+            if change.old != nil { left.append(change.oldIndex) }
+            if change.new != nil { taken.append(change.newIndex) }
+        }
+        left.sort()
+        taken.sort()
+        // The staying rows, numbered 0..<staying in order: the r-th sits at
+        // low + r + (how many left/taken positions come before it).
+        let staying = oldEnd - low - left.count
+        assert(newEnd - low - taken.count == staying, "the same rows stay in both windows")
+        func breaks(_ positions: [Int]) -> [Int] { positions.enumerated().map { $0.element - low - $0.offset } }
+        let leftBreaks = breaks(left)
+        let takenBreaks = breaks(taken)
+        var bounds = Set(leftBreaks + takenBreaks).filter { $0 > 0 && $0 < staying }
+        bounds.insert(0)
+        let starts = bounds.sorted()
+        func countAtOrBelow(_ sorted: [Int], _ value: Int) -> Int {
+            var lower = 0, upper = sorted.count
+            while lower < upper {
+                let middle = (lower + upper) / 2
+                if sorted[middle] <= value { lower = middle + 1 } else { upper = middle }
+            }
+            return lower
+        }
+
+        var runs: [ChangesetBuilder.Run] = []
+        if staying > 0 {
+            for (offset, start) in starts.enumerated() {
+                let end = offset + 1 < starts.count ? starts[offset + 1] : staying
+                let length = end - start
+                runs.append(ChangesetBuilder.Run(old: low + start + countAtOrBelow(leftBreaks, start), new: low + start + countAtOrBelow(takenBreaks, start),
+                                 length: length, weight: .init(kept: length, keyUnchanged: length, unmodified: length)))
             }
         }
-        // Rows outside `changes` are the same before and after: `rows` knows them.
-        func identities(_ tree: OrderedTree<Element>, _ range: Range<Int>, _ changed: [Int64: Change]) -> [RowIdentity] {
-            range.map { index in
-                let rowID = tree.entry(at: index).key.rowID
-                return changed[rowID]?.identity ?? rows[rowID]?.identity(rowID) ?? .rowID(rowID)
+        var modifiedOutside: [Int] = []
+        for change in changes where change.modified && !change.changesPosition {
+            guard change.oldIndex >= low, change.oldIndex < oldEnd else {
+                modifiedOutside.append(change.oldIndex)   // outside the window: stays where it was
+                continue
+            }
+            let rank = change.oldIndex - low - countAtOrBelow(left, change.oldIndex)
+            let run = countAtOrBelow(starts, rank) - 1
+            runs[run].weight.unmodified -= 1
+            runs[run].modified.append(change.oldIndex)
+        }
+        // Items in new order: the runs and the rows in both results that move.
+        var moving: [ChangesetBuilder.Run] = []
+        var deletions: [Int] = []
+        var insertions: [Int] = []
+        for change in changes where change.changesPosition {
+            switch (change.old != nil, change.new != nil) {
+            case (true, true):
+                moving.append(ChangesetBuilder.Run(old: change.oldIndex, new: change.newIndex, length: 1,
+                                   weight: .init(kept: 1, keyUnchanged: change.keyChanged ? 0 : 1, unmodified: change.modified ? 0 : 1),
+                                   modified: change.modified ? [change.oldIndex] : []))
+            case (true, false): deletions.append(change.oldIndex)
+            case (false, true): insertions.append(change.newIndex)
+            case (false, false): break
             }
         }
-        let oldWindow = identities(oldTree, low..<oldEnd, byOldRowID)
-        let newWindow = identities(tree, low..<newEnd, byNewRowID)
-        var changeset = ChangesetBuilder.diff(old: oldWindow, new: newWindow) { facts[$0] ?? .init() }
-        changeset.deletions = changeset.deletions.map { $0 + low }
-        changeset.insertions = changeset.insertions.map { $0 + low }
-        changeset.modifications = changeset.modifications.map { $0 + low }
-        changeset.moves = changeset.moves.map { Changeset.Move(from: $0.from + low, to: $0.to + low) }
-        // Modified rows outside the window stay where they were.
-        for change in changes where change.modified && !change.keyChanged && (change.oldIndex < low || change.oldIndex >= oldEnd) {
-            changeset.modifications.append(change.oldIndex)
-        }
+        var changeset = ChangesetBuilder.diff(runs: runs + moving, deletions: deletions, insertions: insertions)
+        changeset.modifications = (changeset.modifications + modifiedOutside).sorted()
         return changeset
     }
 }
