@@ -198,6 +198,32 @@ final class StatementDecoder: Decoder {
         return optionalText(at: index)
     }
 
+    // Int64 and Int are the common cases: non-generic, so no metadata
+    // lookup per call (the fetch benchmark measured it).
+    fileprivate func decodeInt64(_ key: some CodingKey) throws -> Int64 {
+        let index = try column(key)
+        do throws(Mismatch) {
+            if let value = try int64(at: index) { return value }
+        } catch {}
+        throw mismatch(Int64.self, key, index)
+    }
+
+    fileprivate func decodeInt64IfPresent(_ key: some CodingKey) throws -> Int64? {
+        guard let index = optionalColumn(key) else { return nil }
+        do throws(Mismatch) { return try int64(at: index) } catch { throw mismatch(Int64.self, key, index) }
+    }
+
+    fileprivate func decodeInt(_ key: some CodingKey) throws -> Int {
+        guard let exact = Int(exactly: try decodeInt64(key)) else { throw mismatch(Int.self, key, try column(key)) }
+        return exact
+    }
+
+    fileprivate func decodeIntIfPresent(_ key: some CodingKey) throws -> Int? {
+        guard let value = try decodeInt64IfPresent(key) else { return nil }
+        guard let exact = Int(exactly: value) else { throw mismatch(Int.self, key, try column(key)) }
+        return exact
+    }
+
     fileprivate func decodeInteger<T: FixedWidthInteger>(_ key: some CodingKey) throws -> T {
         let index = try column(key)
         do throws(Mismatch) {
@@ -256,12 +282,12 @@ final class StatementDecoder: Decoder {
         func contains(_ key: Key) -> Bool { with { $0.map.contains(key.stringValue) } }
         func decodeNil(forKey key: Key) throws -> Bool { try with { try $0.decodeNil(key) } }
 
-        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try with { try $0.decodeInteger(key) as Int64 } != 0 }
+        func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try with { try $0.decodeInt64(key) } != 0 }
         func decode(_ type: String.Type, forKey key: Key) throws -> String { try with { try $0.decodeString(key) } }
         func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try with { try $0.decodeDouble(key) } }
         func decode(_ type: Float.Type, forKey key: Key) throws -> Float { Float(try with { try $0.decodeDouble(key) }) }
-        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try with { try $0.decodeInteger(key) } }
-        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try with { try $0.decodeInteger(key) } }
+        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try with { try $0.decodeInt64(key) } }
+        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try with { try $0.decodeInt(key) } }
         func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try with { try $0.decodeInteger(key) } }
         func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try with { try $0.decodeInteger(key) } }
         func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try with { try $0.decodeInteger(key) } }
@@ -273,11 +299,11 @@ final class StatementDecoder: Decoder {
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try with { try $0.decodeAny(type, key) } }
 
         func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try with { try $0.decodeStringIfPresent(key) } }
-        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try with { try $0.decodeIntegerIfPresent(key) } }
-        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try with { try $0.decodeIntegerIfPresent(key) } }
+        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try with { try $0.decodeInt64IfPresent(key) } }
+        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try with { try $0.decodeIntIfPresent(key) } }
         func decodeIfPresent(_ type: Int32.Type, forKey key: Key) throws -> Int32? { try with { try $0.decodeIntegerIfPresent(key) } }
         func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try with { try $0.decodeDoubleIfPresent(key) } }
-        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try with { try $0.decodeIntegerIfPresent(key) as Int64? }.map { $0 != 0 } }
+        func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try with { try $0.decodeInt64IfPresent(key) }.map { $0 != 0 } }
 
         func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
             throw StoreError(code: .invalidUse, message: "nested containers are not supported for column '\(key.stringValue)'")
