@@ -57,6 +57,16 @@ import Testing
         watch.interrupt()
     }
 
+    @Test func watchRefusesTablesItCannotFollow() throws {
+        let cli = CommandRunner()
+        #expect(try cli.run(["migrate"]).status == 0)
+        try Self.shell(cli, "CREATE TABLE pair (a TEXT, b TEXT, PRIMARY KEY (a, b)) WITHOUT ROWID;")
+        let refused = try cli.run(["watch", "pair", "--format", "json"])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("cannot observe pair"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("WITHOUT ROWID"), "\(refused.stderr)")
+    }
+
     @Test func watchRejectsBadInputLikeQuery() throws {
         let cli = CommandRunner()
         #expect(try cli.run(["migrate"]).status == 0)
