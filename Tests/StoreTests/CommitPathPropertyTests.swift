@@ -87,7 +87,7 @@ import Testing
     @Test(arguments: [UInt64(11), 12, 13])
     func bothPathsGiveIdenticalChangesets(seed: UInt64) throws {
         let schema = "CREATE TABLE item (id INTEGER PRIMARY KEY, rank INTEGER, name TEXT)"
-        let (own, _) = try CommitPathTests.store(.preupdateHook, schema: schema)
+        let (own, ownPlain) = try CommitPathTests.store(.preupdateHook, schema: schema)
         let (other, otherPlain) = try CommitPathTests.store(.preupdateHook, schema: schema)
         let rows = (1...40).map { "(\($0), \($0 % 9), 'n\($0)')" }.joined(separator: ", ")
         try own.write { tx in try tx.execute(sql: "INSERT INTO item VALUES \(rows)") }
@@ -114,6 +114,11 @@ import Testing
             }
             try own.write { tx in for sql in statements { try tx.execute(sql: sql) } }
             try otherPlain.execute("BEGIN; " + statements.joined(separator: "; ") + "; COMMIT")
+            // Both mirrors reach the committed state (whatever the machine's
+            // speed), then nothing more arrives for this commit.
+            let sql = "SELECT * FROM item ORDER BY rank, name, id"
+            ownMirror.wait(until: try ownPlain.rows(sql))
+            otherMirror.wait(until: try otherPlain.rows(sql))
             CommitPathTests.settle(own)
             CommitPathTests.settle(other)
             let incremental = ownMirror.take().events.compactMap(\.changeset)

@@ -66,6 +66,13 @@ import OpenCombineShim
         func wait(for count: Int) {
             for _ in 0..<2_000 where lock.withLock({ events.count }) < count { usleep(1_000) }
         }
+
+        /// Waits (up to 30 s: ThreadSanitizer is slow) until the mirror holds
+        /// these rows: a sync point that does not depend on timing.
+        func wait(until rows: [[SQLiteValue]]) {
+            let deadline = DispatchTime.now() + 30
+            while lock.withLock({ array != rows }), DispatchTime.now() < deadline { usleep(500) }
+        }
     }
 
     static func settle(_ store: Store) {

@@ -35,7 +35,9 @@ struct Watch: ParsableCommand {
 
         let printer = ChangePrinter(format: format, columns: info.columnNames)
         let failed = DispatchSemaphore(value: 0)
-        let token = results.observe { change in
+        // A queue of its own: this thread blocks below, and the store's
+        // default delivery queue is the main queue.
+        let token = results.observe(on: DispatchQueue(label: "sluice.watch")) { change in
             if case .error(let error) = change {
                 Terminal.printError("Error: \(error)")
                 failed.signal()
@@ -50,8 +52,8 @@ struct Watch: ParsableCommand {
     }
 }
 
-/// Turns changes into lines on standard output. Called on the store's
-/// observation queue only, one change at a time.
+/// Turns changes into lines on standard output. Called on one serial
+/// queue only, one change at a time.
 final class ChangePrinter: @unchecked Sendable {
     // @unchecked Sendable: `previous` is only touched from the observation queue.
     private let format: Watch.WatchFormat
