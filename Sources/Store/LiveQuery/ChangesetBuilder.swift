@@ -47,43 +47,24 @@ enum ChangesetBuilder {
         oldPosition.reserveCapacity(old.count)
         for (index, id) in old.enumerated() { oldPosition[id] = index }
 
-        var commonOld: [Int] = []           // old window positions of common rows, in new order
-        var commonNew: [Int] = []
-        var weights: [Weight] = []
+        var runs: [Run] = []                // the common rows, each a run of one, in new order
         var insertions: [Int] = []
         var present = Set<ID>()
         present.reserveCapacity(new.count)
         for (index, id) in new.enumerated() {
             present.insert(id)
             if let position = oldPosition[id] {
-                commonOld.append(position)
-                commonNew.append(index)
                 let fact = facts(id)
-                weights.append(Weight(kept: 1, keyUnchanged: fact.keyChanged ? 0 : 1, unmodified: fact.modified ? 0 : 1))
+                runs.append(Run(old: position + offset, new: index + offset, length: 1,
+                                weight: Weight(kept: 1, keyUnchanged: fact.keyChanged ? 0 : 1, unmodified: fact.modified ? 0 : 1),
+                                modified: fact.modified ? [position + offset] : []))
             } else {
                 insertions.append(index + offset)
             }
         }
         var deletions: [Int] = []
         for (index, id) in old.enumerated() where !present.contains(id) { deletions.append(index + offset) }
-
-        let stays = heaviestIncreasingSubsequence(commonOld, weights: weights, valueCount: old.count)
-        var moves: [Changeset.Move] = []
-        var modifications: [Int] = []
-        for (item, oldIndex) in commonOld.enumerated() {
-            if stays[item] {
-                if weights[item].unmodified == 0 { modifications.append(oldIndex + offset) }
-            } else {
-                moves.append(Changeset.Move(from: oldIndex + offset, to: commonNew[item] + offset))
-            }
-        }
-        deletions.append(contentsOf: moves.map(\.from))
-        insertions.append(contentsOf: moves.map(\.to))
-        deletions.sort()
-        insertions.sort()
-        modifications.sort()
-        moves.sort { $0.from < $1.from }
-        return Changeset(deletions: deletions, insertions: insertions, modifications: modifications, moves: moves)
+        return diff(runs: runs, deletions: deletions, insertions: insertions)
     }
 
     /// Rows in both results that are contiguous in both: a run of `length`
@@ -107,8 +88,9 @@ enum ChangesetBuilder {
     /// - Complexity: O(r log r) for r runs, plus the size of the changeset.
     static func diff(runs: [Run], deletions: [Int], insertions: [Int]) -> Changeset {
         let items = runs.sorted { $0.new < $1.new }
-        let oldRank = Dictionary(uniqueKeysWithValues: items.map(\.old).sorted().enumerated().map { ($0.element, $0.offset) })
-        let stays = heaviestIncreasingSubsequence(items.map { oldRank[$0.old] ?? 0 }, weights: items.map(\.weight), valueCount: items.count)
+        var oldRanks = [Int](repeating: 0, count: items.count)
+        for (rank, index) in items.indices.sorted(by: { items[$0].old < items[$1].old }).enumerated() { oldRanks[index] = rank }
+        let stays = heaviestIncreasingSubsequence(oldRanks, weights: items.map(\.weight), valueCount: items.count)
         var deletions = deletions
         var insertions = insertions
         var modifications: [Int] = []
