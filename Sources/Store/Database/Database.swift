@@ -188,6 +188,14 @@ public final class Database {
         return rows.first.flatMap { Int(sqliteValue: $0[0]) } ?? 0
     }
 
+    /// The column a model's coding key writes.
+    private func columnName<M: Model>(for key: String, of type: M.Type, in info: TableInfo) throws -> String {
+        guard let column = info.column(named: key) else {
+            throw StoreError(code: .unknownColumn, message: "\(M.self) has a property '\(key)', which is not a column of table \(info.name) (columns: \(info.columnNames.joined(separator: ", ")))")
+        }
+        return column.name
+    }
+
     private func primaryKeyColumn<M: Model>(of type: M.Type, in info: TableInfo) throws -> String {
         guard let column = info.column(named: M.primaryKeyColumn) else {
             throw StoreError(code: .unknownColumn, message: "\(M.self).primaryKeyColumn '\(M.primaryKeyColumn)' is not a column of table \(info.name) (columns: \(info.columnNames.joined(separator: ", ")))")
@@ -256,10 +264,8 @@ public final class Database {
         for (index, key) in after.keys.enumerated() {
             let old = before.keys.firstIndex(of: key).map { before.values[$0] }
             guard old != after.values[index] else { continue }
-            guard let column = info.column(named: key) else {
-                throw StoreError(code: .unknownColumn, message: "\(M.self) has a property '\(key)', which is not a column of table \(info.name) (columns: \(info.columnNames.joined(separator: ", ")))")
-            }
-            assignments.append("\(quoteIdentifier(column.name)) = ?")
+            let column = try columnName(for: key, of: M.self, in: info)
+            assignments.append("\(quoteIdentifier(column)) = ?")
             arguments.append(after.values[index])
         }
         guard !assignments.isEmpty else { return model }
@@ -315,13 +321,7 @@ public final class Database {
         if let plan = writePlans[key] { return plan }
         let info = try tableInfo(M.tableName)
         let keys = try ColumnRecorder.keys(of: model)
-        var columns: [String] = []
-        for key in keys {
-            guard let column = info.column(named: key) else {
-                throw StoreError(code: .unknownColumn, message: "\(M.self) has a property '\(key)', which is not a column of table \(info.name) (columns: \(info.columnNames.joined(separator: ", ")))")
-            }
-            columns.append(column.name)
-        }
+        let columns = try keys.map { try columnName(for: $0, of: M.self, in: info) }
         let primaryKey = try primaryKeyColumn(of: M.self, in: info)
         let plan = try WritePlan(kind: kind, connection: connection, table: info, keys: keys, columns: columns, primaryKey: primaryKey)
         writePlans[key] = plan

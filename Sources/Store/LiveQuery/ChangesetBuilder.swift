@@ -54,10 +54,7 @@ enum ChangesetBuilder {
         for (index, id) in new.enumerated() {
             present.insert(id)
             if let position = oldPosition[id] {
-                let fact = facts(id)
-                runs.append(Run(old: position + offset, new: index + offset, length: 1,
-                                weight: Weight(kept: 1, keyUnchanged: fact.keyChanged ? 0 : 1, unmodified: fact.modified ? 0 : 1),
-                                modified: fact.modified ? [position + offset] : []))
+                runs.append(.row(old: position + offset, new: index + offset, facts(id)))
             } else {
                 insertions.append(index + offset)
             }
@@ -77,6 +74,13 @@ enum ChangesetBuilder {
         var weight: Weight
         /// Old indices of its rows whose values changed.
         var modified: [Int] = []
+
+        /// One row in both results, weighted by what changed about it.
+        static func row(old: Int, new: Int, _ facts: RowFacts) -> Run {
+            Run(old: old, new: new, length: 1,
+                weight: Weight(kept: 1, keyUnchanged: facts.keyChanged ? 0 : 1, unmodified: facts.modified ? 0 : 1),
+                modified: facts.modified ? [old] : [])
+        }
     }
 
     /// The changeset from runs of rows in both results (together covering

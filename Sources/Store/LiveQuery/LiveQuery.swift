@@ -234,26 +234,35 @@ final class LiveQuery<Element> {
     /// window gives.
     private func windowDiff(_ changes: [Change], oldCount: Int) -> Changeset {
         let newCount = tree.count
-        var low = Int.max
-        var oldHigh = -1
-        var newHigh = -1
-        for change in changes where change.changesPosition {
-            if change.old != nil { low = min(low, change.oldIndex); oldHigh = max(oldHigh, change.oldIndex) }
-            if change.new != nil { low = min(low, change.newIndex); newHigh = max(newHigh, change.newIndex) }
-        }
-        let suffix = min(oldCount - max(oldHigh + 1, low), newCount - max(newHigh + 1, low))
-        let oldEnd = oldCount - suffix
-        let newEnd = newCount - suffix
-
-        // Positions the moving rows leave and take, in window order.
+        // The rows that may move: the positions they leave and take, the
+        // deletions and insertions among them, and those in both results
+        // (each a run of one).
         var left: [Int] = []
         var taken: [Int] = []
+        var moving: [ChangesetBuilder.Run] = []
+        var deletions: [Int] = []
+        var insertions: [Int] = []
         for change in changes where change.changesPosition {
             if change.old != nil { left.append(change.oldIndex) }
             if change.new != nil { taken.append(change.newIndex) }
+            switch (change.old != nil, change.new != nil) {
+            case (true, true):
+                moving.append(.row(old: change.oldIndex, new: change.newIndex, .init(keyChanged: change.keyChanged, modified: change.modified)))
+            case (true, false): deletions.append(change.oldIndex)
+            case (false, true): insertions.append(change.newIndex)
+            case (false, false): break
+            }
         }
         left.sort()
         taken.sort()
+        // The window: from the first position any of them leaves or takes to
+        // the last; outside it, the same rows sit at the same indices.
+        let low = min(left.first ?? Int.max, taken.first ?? Int.max)
+        let oldHigh = left.last ?? -1
+        let newHigh = taken.last ?? -1
+        let suffix = min(oldCount - max(oldHigh + 1, low), newCount - max(newHigh + 1, low))
+        let oldEnd = oldCount - suffix
+        let newEnd = newCount - suffix
         // The staying rows, numbered 0..<staying in order: the r-th sits at
         // low + r + (how many left/taken positions come before it).
         let staying = oldEnd - low - left.count
@@ -292,21 +301,6 @@ final class LiveQuery<Element> {
             let run = countAtOrBelow(starts, rank) - 1
             runs[run].weight.unmodified -= 1
             runs[run].modified.append(change.oldIndex)
-        }
-        // Items in new order: the runs and the rows in both results that move.
-        var moving: [ChangesetBuilder.Run] = []
-        var deletions: [Int] = []
-        var insertions: [Int] = []
-        for change in changes where change.changesPosition {
-            switch (change.old != nil, change.new != nil) {
-            case (true, true):
-                moving.append(ChangesetBuilder.Run(old: change.oldIndex, new: change.newIndex, length: 1,
-                                   weight: .init(kept: 1, keyUnchanged: change.keyChanged ? 0 : 1, unmodified: change.modified ? 0 : 1),
-                                   modified: change.modified ? [change.oldIndex] : []))
-            case (true, false): deletions.append(change.oldIndex)
-            case (false, true): insertions.append(change.newIndex)
-            case (false, false): break
-            }
         }
         var changeset = ChangesetBuilder.diff(runs: runs + moving, deletions: deletions, insertions: insertions)
         changeset.modifications = (changeset.modifications + modifiedOutside).sorted()
