@@ -30,7 +30,9 @@ import Testing
         #expect(first["insertions"] as? [Int] == [0, 1])
         #expect((first["inserted"] as? [[String: Any]])?.compactMap { $0["first_name"] as? String } == ["Ana", "Zoë"])
 
-        try Self.shell(cli, "UPDATE person SET first_name = 'Bea' WHERE id = 1; UPDATE person SET age = 20 WHERE id = 3;")
+        // One transaction: two autocommit statements would be two commits,
+        // and the watcher may print them as two changesets.
+        try Self.shell(cli, "BEGIN; UPDATE person SET first_name = 'Bea' WHERE id = 1; UPDATE person SET age = 20 WHERE id = 3; COMMIT;")
         let second = Self.json(watch.nextLine())
         #expect(second["insertions"] as? [Int] == [2])
         #expect(second["modifications"] as? [Int] == [1])
