@@ -33,6 +33,18 @@ public final class Store: @unchecked Sendable {
         /// SQLite's `synchronous` setting. `.full` (the default) syncs the
         /// WAL on every commit: a committed transaction survives power loss.
         public var synchronous: Synchronous = .full
+        /// Whether this store's writes record what they change in the
+        /// durable change log (`sluice_*` tables of the same file), which
+        /// history, undo, other processes' incremental changesets and sync
+        /// read. On by default.
+        public var logsChanges = true
+        /// The author recorded with this store's transactions unless a
+        /// transaction sets `Database.transactionAuthor` (`"app"`, `"widget"`...).
+        public var author: String?
+        /// How long the change log keeps transactions. Pruning runs in small
+        /// batches after commits and never removes what a registered
+        /// history consumer has not acknowledged.
+        public var historyRetention: HistoryRetention = .age(7 * 24 * 3600)
 
         /// `PRAGMA synchronous` levels.
         ///
@@ -61,6 +73,10 @@ public final class Store: @unchecked Sendable {
     private var reader: Database?
     /// Records the writer's changes (writer queue only).
     private let tracker: ChangeTracker?
+    /// Writes the change log (writer queue only).
+    let logWriter: LogWriter?
+    /// Commits since retention last ran (writer queue only).
+    private var commitsSincePruning = 0
     /// Notices other connections' commits while anything is observed (writer queue only).
     private let watcher: CommitWatcher?
     /// Runs observations on their own queue and read connections.
@@ -91,6 +107,7 @@ public final class Store: @unchecked Sendable {
         if configuration.readOnly {
             writer = nil
             tracker = nil
+            logWriter = nil
             watcher = nil
             reader = try Self.openReader(path: path, configuration: configuration)
         } else {
@@ -102,13 +119,23 @@ public final class Store: @unchecked Sendable {
             // WAL lets the reader run while the writer writes.
             let mode = try connection.prepare(sql: "PRAGMA journal_mode = WAL")
             let journal = try mode.step() ? String(sqliteValue: mode.value(at: 0)) : nil
+            mode.reset()
             guard journal?.lowercased() == "wal" else {
                 throw StoreError(code: .cannotOpen, message: "cannot switch \(path) to WAL mode (journal mode is \(journal ?? "unknown"))")
             }
             try connection.execute(script: "PRAGMA foreign_keys = ON; PRAGMA synchronous = \(configuration.synchronous.rawValue)")
             let writer = Database(connection: connection, isReadOnly: false)
             self.writer = writer
-            tracker = ChangeTracker(db: writer, capture: capture)
+            let tracker = ChangeTracker(db: writer, capture: capture)
+            self.tracker = tracker
+            if configuration.logsChanges {
+                try Self.createLog(writer)
+                let log = LogWriter(db: writer, capture: tracker.capture == .preupdateHook ? .preupdateHook : .triggers)
+                if log.capture == .preupdateHook { tracker.log = log }
+                logWriter = log
+            } else {
+                logWriter = nil
+            }
             watcher = CommitWatcher(connection: connection, queue: writerQueue)
         }
         let center = observationCenter
@@ -122,6 +149,20 @@ public final class Store: @unchecked Sendable {
     deinit {
         watcher?.stop()
         tracker?.uninstall()
+        logWriter?.uninstall()
+    }
+
+    /// Creates the change log's tables when the file has none.
+    private static func createLog(_ writer: Database) throws {
+        guard try !ChangeLog.exists(writer) else { return }
+        try writer.begin(immediate: true)
+        do {
+            try ChangeLog.create(writer)
+            try writer.commit()
+        } catch {
+            writer.rollback()
+            throw error
+        }
     }
 
     /// How this store captures its own changes: `.preupdateHook` when the
@@ -209,6 +250,29 @@ public final class Store: @unchecked Sendable {
         return result
     }
 
+    /// Runs a write transaction and returns, with `body`'s result, the
+    /// sequence number its change-log entry got (nil when it logged nothing).
+    func writeLogged<T>(_ body: (Database) throws -> T) throws -> (T, Int64?) {
+        guard let writer else { throw readOnlyError() }
+        guard DispatchQueue.getSpecific(key: writerKey) != true else {
+            throw StoreError(code: .invalidUse, message: "this call makes a transaction of its own; it cannot run inside a write closure")
+        }
+        return try writerQueue.sync {
+            let before = logWriter?.lastSequence
+            let result = try transaction(writer, silenced: [], body)
+            let after = logWriter?.lastSequence
+            return (result, after != before ? after : nil)
+        }
+    }
+
+    /// Applies the retention policy now, on the writer's queue: removes
+    /// up to `HistoryPruner.batch` old transactions per call; returns how many.
+    @discardableResult
+    public func pruneHistory() throws -> Int {
+        guard let writer else { throw readOnlyError() }
+        return try writerQueue.sync { try HistoryPruner(retention: configuration.historyRetention).prune(writer) }
+    }
+
     private func readOnlyError() -> StoreError {
         StoreError(code: .readOnly, message: "the store at \(path) was opened read-only")
     }
@@ -219,18 +283,27 @@ public final class Store: @unchecked Sendable {
         checkExternalCommit()
         tracker?.refreshFacts()
         try writer.begin(immediate: true)
+        writer.transactionAuthor = configuration.author
         tracker?.silenced = silenced
         defer { tracker?.silenced = [] }
         writer.refreshSchemaIfChanged()
         do {
             let result = try body(writer)
             try writer.commit()
+            commitsSincePruning += 1
+            if commitsSincePruning >= Self.pruningInterval {
+                commitsSincePruning = 0
+                _ = try? HistoryPruner(retention: configuration.historyRetention).prune(writer)
+            }
             return result
         } catch {
             writer.rollback()
             throw error
         }
     }
+
+    /// Commits between two looks at the retention policy.
+    static let pruningInterval = 64
 
     /// Runs `body` in a read transaction: it sees one consistent snapshot of
     /// the last committed state, and does not wait for a write in progress.
@@ -297,7 +370,7 @@ public final class Store: @unchecked Sendable {
             tracker.isTracking = tracking
             if tracking {
                 let center = self.observationCenter
-                watcher.start { center.record(.unknown, silenced: []) }
+                watcher.start { center.record(.external, silenced: []) }
             } else {
                 watcher.stop()
             }
@@ -308,7 +381,7 @@ public final class Store: @unchecked Sendable {
     /// On the writer queue: records a commit by another process or connection.
     private func checkExternalCommit() {
         if let tracker, let watcher, tracker.isTracking, watcher.otherConnectionCommitted() {
-            observationCenter.record(.unknown, silenced: [])
+            observationCenter.record(.external, silenced: [])
         }
     }
 
@@ -349,7 +422,9 @@ public final class Store: @unchecked Sendable {
             throw StoreError(code: .readOnly, message: "the store at \(path) was opened read-only and cannot be migrated")
         }
         return try writerQueue.sync {
-            try Migrator(migrations: migrations).migrate(writer)
+            var migrator = Migrator(migrations: migrations)
+            migrator.around = { db, body in try ForeignTracking.preserving(db, body) }
+            return try migrator.migrate(writer)
         }
     }
 

@@ -8,7 +8,9 @@ import SluiceDemo
 /// the query run again: over random workloads, for several queries, for
 /// commits by this store, by another connection, and by the sqlite3 shell.
 @Suite(.serialized) struct ChangesetPropertyTests {
-    enum Writer { case own, ownBursts, otherConnection, sqliteShell }
+    /// `tracked…`: the same, with the change log's foreign-writer triggers
+    /// on `person`, so other processes' commits take the incremental path.
+    enum Writer { case own, ownBursts, otherConnection, sqliteShell, trackedOtherConnection, trackedShell }
 
     struct Harness {
         let store: Store
@@ -17,10 +19,11 @@ import SluiceDemo
         let ages: Mirror<Person>       // observes only "age": compare ids and ages
         let rows: Mirror<Row>
 
-        init() throws {
+        init(tracked: Bool = false) throws {
             let database = TemporaryDatabase()
             path = database.path
             store = try database.store(migrations: DemoSchema.migrations)
+            if tracked { try store.trackForeignWriters(tables: ["person"]) }
             let all = store.objects(Person.self)
             people = [
                 Mirror("all by first name", all.sorted(byKeyPath: "first_name")),
@@ -55,12 +58,13 @@ import SluiceDemo
         }
     }
 
-    @Test(arguments: [(Writer.own, 300, UInt64(1)), (.ownBursts, 300, 4), (.otherConnection, 100, 2), (.sqliteShell, 60, 3)])
+    @Test(arguments: [(Writer.own, 300, UInt64(1)), (.ownBursts, 300, 4), (.otherConnection, 100, 2), (.sqliteShell, 60, 3),
+                      (.trackedOtherConnection, 100, 5), (.trackedShell, 60, 6)])
     func applyingChangesetsEqualsReRunningTheQuery(writer: Writer, transactions: Int, seed: UInt64) throws {
-        let harness = try Harness()
+        let harness = try Harness(tracked: writer == .trackedShell || writer == .trackedOtherConnection)
         try harness.check("initial", commits: 1)
         var workload = Workload(seed: seed)
-        let other = writer == .otherConnection ? try Store(path: harness.path) : nil
+        let other = writer == .otherConnection || writer == .trackedOtherConnection ? try Store(path: harness.path) : nil
         for index in 0..<transactions {
             let statements = workload.transaction(ids: try harness.ids())
             let rollback = (writer == .own || writer == .ownBursts) && index % 13 == 12
@@ -72,11 +76,11 @@ import SluiceDemo
                         if rollback { throw CancellationError() }
                     }
                 } catch is CancellationError {}
-            case .otherConnection:
+            case .otherConnection, .trackedOtherConnection:
                 try other?.write { tx in
                     for statement in statements { try tx.execute(sql: statement.sql, arguments: statement.arguments) }
                 }
-            case .sqliteShell:
+            case .sqliteShell, .trackedShell:
                 try SQLiteShell.run(path: harness.path, "BEGIN;\n" + statements.map { $0.inlined + ";" }.joined(separator: "\n") + "\nCOMMIT;")
             }
             // Bursts: ten commits back to back, then one check of all their changesets.

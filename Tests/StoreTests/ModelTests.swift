@@ -141,7 +141,7 @@ import SluiceDemo
         let again = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
         var twin = DemoData(seed: 7)
         try twin.insert(DemoData.Size(people: 500), into: again)
-        let appRows = { (lines: [String]) in lines.filter { !$0.hasPrefix("sluice_migration ") } }
+        let appRows = { (lines: [String]) in lines.filter { !$0.hasPrefix("sluice_") } }
         #expect(try appRows(dump(again)) == appRows(dump(store)))
     }
 }

@@ -121,12 +121,15 @@ public final class Database {
         let name = "sluice_savepoint_\(savepointDepth)"
         defer { savepointDepth -= 1 }
         try connection.execute(script: "SAVEPOINT \(name)")
+        transactionPath?.didBeginSavepoint()
         do {
             let result = try body(self)
             try connection.execute(script: "RELEASE SAVEPOINT \(name)")
+            transactionPath?.didEndSavepoint(rolledBack: false)
             return result
         } catch {
             try? connection.execute(script: "ROLLBACK TO SAVEPOINT \(name); RELEASE SAVEPOINT \(name)")
+            transactionPath?.didEndSavepoint(rolledBack: true)
             throw error
         }
     }
@@ -135,15 +138,32 @@ public final class Database {
         try connection.execute(script: immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
     }
 
+    /// Commits, after letting transaction observers write their last
+    /// (the change log); the transaction stays open when that fails.
     func commit() throws {
+        try transactionPath?.willCommitTransaction(self)
         try connection.execute(script: "COMMIT")
+        transactionAuthor = nil
     }
 
     func rollback() {
+        transactionAuthor = nil
         if connection.isInTransaction {
             try? connection.execute(script: "ROLLBACK")
         }
     }
+
+    /// Who makes this write transaction, recorded with it in the change log
+    /// (like Core Data's `transactionAuthor`): `"app"`, `"widget"`,
+    /// `"sync"`, `"cli"`... Starts as the store's `Configuration.author`.
+    ///
+    /// ```swift
+    /// try store.write { tx in
+    ///     tx.transactionAuthor = "import"
+    ///     try tx.insert(person)
+    /// }
+    /// ```
+    public var transactionAuthor: String?
 
     // MARK: - Queries
 

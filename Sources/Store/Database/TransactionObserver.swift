@@ -10,6 +10,15 @@ import CSQLite
 /// where no SQL may run; `databaseDidCommit(_:)` runs after the statement
 /// that committed has finished, and may read.
 protocol TransactionObserver: AnyObject {
+    /// The transaction is about to be committed by `Database.commit()`
+    /// (store writes and migrations): the last moment to write in it. An
+    /// error cancels the commit (the caller rolls back).
+    func databaseWillCommitTransaction(_ db: Database) throws
+    /// `Database.savepoint` began a savepoint.
+    func databaseDidBeginSavepoint()
+    /// `Database.savepoint` released its savepoint (`rolledBack`: after
+    /// undoing its changes with `ROLLBACK TO`).
+    func databaseDidEndSavepoint(rolledBack: Bool)
     /// The transaction is about to commit (SQLite's commit hook).
     func databaseWillCommit()
     /// The commit announced by `databaseWillCommit()` failed and the
@@ -26,6 +35,12 @@ protocol TransactionObserver: AnyObject {
     /// (noted by the authorizer when it was prepared); `committed` says
     /// whether that statement also committed (autocommit mode).
     func databaseDidChange(untrackedTables tables: [String], committed: Bool)
+}
+
+extension TransactionObserver {
+    func databaseWillCommitTransaction(_ db: Database) throws {}
+    func databaseDidBeginSavepoint() {}
+    func databaseDidEndSavepoint(rolledBack: Bool) {}
 }
 
 /// The one transaction path of a writing `Database`: SQLite's commit and
@@ -66,6 +81,18 @@ final class TransactionPath {
 
     func remove(_ observer: TransactionObserver) {
         observers.removeAll { $0 === observer }
+    }
+
+    func willCommitTransaction(_ db: Database) throws {
+        for observer in observers { try observer.databaseWillCommitTransaction(db) }
+    }
+
+    func didBeginSavepoint() {
+        for observer in observers { observer.databaseDidBeginSavepoint() }
+    }
+
+    func didEndSavepoint(rolledBack: Bool) {
+        for observer in observers { observer.databaseDidEndSavepoint(rolledBack: rolledBack) }
     }
 
     private func willCommit() {

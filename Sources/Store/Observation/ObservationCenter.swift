@@ -77,6 +77,10 @@ final class ObservationCenter: @unchecked Sendable {
     var watchesForCommits = false
     private var watcher: CommitWatcher?
     private let count = Mutex(0)
+    /// Where the change log stood at the last snapshot observations were
+    /// brought to (queue only): other connections' commits after it are
+    /// read from the log.
+    private var logPosition: ChangeLog.Position?
 
     init(openConnection: @escaping () throws -> Database) {
         self.openConnection = openConnection
@@ -106,7 +110,7 @@ final class ObservationCenter: @unchecked Sendable {
             // The snapshot holds our commit and perhaps the other one: the
             // changeset covers both. Queue the other commit too, in case it
             // landed after the snapshot was taken.
-            var unknown = ChangedRows.unknown
+            var unknown = ChangedRows.external
             unknown.formUnion(changes)
             event.event = .commit(unknown, silenced: [])
             raceFound = true
@@ -115,7 +119,7 @@ final class ObservationCenter: @unchecked Sendable {
         let schedule = !scheduled
         scheduled = true
         lock.unlock()
-        if raceFound { record(.unknown, silenced: []) }
+        if raceFound { record(.external, silenced: []) }
         if schedule { queue.async { self.pump() } }
     }
 
@@ -300,6 +304,7 @@ final class ObservationCenter: @unchecked Sendable {
                         observations[id] = observation
                         order.append(id)
                         observation.start(db)
+                        logPosition = ChangeLog.position(db)
                     }
                 case .commit(let changes, let silenced):
                     waiting.formUnion(changes)
@@ -324,7 +329,7 @@ final class ObservationCenter: @unchecked Sendable {
             }
             if watchesForCommits, watcher == nil, !observations.isEmpty, let connection {
                 let watcher = CommitWatcher(connection: connection.connection, queue: queue)
-                watcher.start { [weak self] in self?.record(.unknown, silenced: []) }
+                watcher.start { [weak self] in self?.record(.external, silenced: []) }
                 self.watcher = watcher
             }
         }
@@ -334,6 +339,14 @@ final class ObservationCenter: @unchecked Sendable {
     private func apply(_ changes: ChangedRows, silenced: Set<ObjectIdentifier>, on db: Database) {
         guard !changes.isEmpty else { return }
         db.refreshSchemaIfChanged()
+        var changes = changes
+        if changes.readsLog, let position = logPosition, let (logged, now) = try? ChangeLog.changes(after: position, on: db) {
+            changes = changes.resolving(logged)
+            logPosition = now
+            guard !changes.isEmpty else { return }
+        } else {
+            logPosition = ChangeLog.position(db)
+        }
         for id in order {
             guard let observation = observations[id] else { continue }
             observation.update(db, changes: changes, silent: silenced.contains(id))

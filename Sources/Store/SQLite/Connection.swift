@@ -41,6 +41,11 @@ final class Connection {
     /// or a script ran), with what its preparation noted: the transaction
     /// path and the schema cache hang off this.
     var statementDidFinish: ((StatementNotes) -> Void)?
+    /// Called before a statement's first step, with what its preparation noted.
+    var statementWillRun: ((StatementNotes) -> Void)?
+    /// Whether the foreign-writer triggers' guard (`sluice_foreign.active`)
+    /// reads as NULL here: set on Sluice's writers, which log by themselves.
+    var silencesForeignTriggers = false
 
     init(path: String, mode: OpenMode, busyTimeout: Int32 = 5_000) throws {
         self.path = path
@@ -102,12 +107,21 @@ final class Connection {
 
     private func authorize(_ action: Int32, _ first: UnsafePointer<CChar>?, _ second: UnsafePointer<CChar>?) -> Int32 {
         switch action {
+        // Temporary triggers (the change log's fallback capture) change no table's shape.
         case SQLITE_CREATE_INDEX, SQLITE_CREATE_TABLE, SQLITE_CREATE_TEMP_INDEX, SQLITE_CREATE_TEMP_TABLE,
-             SQLITE_CREATE_TEMP_TRIGGER, SQLITE_CREATE_TEMP_VIEW, SQLITE_CREATE_TRIGGER, SQLITE_CREATE_VIEW,
+             SQLITE_CREATE_TEMP_VIEW, SQLITE_CREATE_TRIGGER, SQLITE_CREATE_VIEW,
              SQLITE_DROP_INDEX, SQLITE_DROP_TABLE, SQLITE_DROP_TEMP_INDEX, SQLITE_DROP_TEMP_TABLE,
-             SQLITE_DROP_TEMP_TRIGGER, SQLITE_DROP_TEMP_VIEW, SQLITE_DROP_TRIGGER, SQLITE_DROP_VIEW,
+             SQLITE_DROP_TEMP_VIEW, SQLITE_DROP_TRIGGER, SQLITE_DROP_VIEW,
              SQLITE_ALTER_TABLE, SQLITE_CREATE_VTABLE, SQLITE_DROP_VTABLE:
             notes.changesSchema = true
+        case SQLITE_READ where silencesForeignTriggers:
+            // > If the action code is SQLITE_READ and the callback returns
+            // > SQLITE_IGNORE then the prepared statement statement is constructed
+            // > to substitute a NULL value in place of the table column that would
+            // > have been read if SQLITE_OK had been returned.
+            if let first, let second, strcmp(first, "sluice_foreign") == 0, strcmp(second, "active") == 0 {
+                return SQLITE_IGNORE
+            }
         default:
             break
         }
@@ -128,6 +142,12 @@ final class Connection {
         return notes
     }
 
+    /// Tells the connection's listeners that a statement is about to run
+    /// (its first step): the change log's trigger capture hangs off this.
+    func willRun(_ statementNotes: StatementNotes) {
+        statementWillRun?(statementNotes)
+    }
+
     /// Tells the connection's listeners that a statement finished.
     func finished(_ statementNotes: StatementNotes) {
         statementDidFinish?(statementNotes)
@@ -146,21 +166,34 @@ final class Connection {
 
     // MARK: - Executing
 
-    /// Runs one or more statements without results (a migration script, a pragma).
+    /// Runs one or more statements without results (a migration script, a
+    /// pragma), one at a time: each is prepared, announced, stepped to its
+    /// end and finished, as a single statement would be.
     func execute(script sql: String) throws {
-        var errorMessage: UnsafeMutablePointer<CChar>?
-        // sqlite3_exec prepares each statement as it goes: what the
-        // authorizer notes meanwhile belongs to this script.
-        let outer = beginNotes()
-        let code = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
-        finished(endNotes(restoring: outer))
-        if code != SQLITE_OK {
-            var error = StoreError(sqliteCode: code, db: handle, sql: sql)
-            if let errorMessage {
-                error.message = String(cString: errorMessage)
-                sqlite3_free(errorMessage)
+        try sql.withCString { start in
+            var next: UnsafePointer<CChar>? = start
+            while let current = next, current.pointee != 0 {
+                var handle: SQLiteStatement?
+                var tail: UnsafePointer<CChar>?
+                let outer = beginNotes()
+                let prepared = sqlite3_prepare_v2(self.handle, current, -1, &handle, &tail)
+                let statementNotes = endNotes(restoring: outer)
+                let text = tail.map { String(decoding: UnsafeRawBufferPointer(start: current, count: $0 - current), as: UTF8.self) } ?? String(cString: current)
+                guard prepared == SQLITE_OK else { throw StoreError(sqliteCode: prepared, db: self.handle, sql: text) }
+                next = tail
+                guard let handle else { continue }    // only whitespace or a comment
+                defer { sqlite3_finalize(handle) }
+                willRun(statementNotes)
+                var code = sqlite3_step(handle)
+                while code == SQLITE_ROW { code = sqlite3_step(handle) }
+                guard code == SQLITE_DONE else {
+                    let error = StoreError(sqliteCode: code, db: self.handle, sql: text)
+                    sqlite3_reset(handle)
+                    finished(statementNotes)
+                    throw error
+                }
+                finished(statementNotes)
             }
-            throw error
         }
     }
 

@@ -77,6 +77,7 @@ final class Statement {
 
     /// Steps once: true when a row is available, false when done.
     func step() throws -> Bool {
+        if sqlite3_stmt_busy(handle) == 0 { connection.willRun(notes) }
         let code = sqlite3_step(handle)
         switch code {
         case SQLITE_ROW: return true

@@ -46,6 +46,23 @@ enum StatementHandle {
         }
     }
 
+    /// A protected or unprotected `sqlite3_value` (a preupdate hook's old or new value).
+    static func value(_ value: OpaquePointer) -> SQLiteValue {
+        switch sqlite3_value_type(value) {
+        case SQLITE_INTEGER: return .integer(sqlite3_value_int64(value))
+        case SQLITE_FLOAT: return .real(sqlite3_value_double(value))
+        case SQLITE_TEXT:
+            guard let pointer = sqlite3_value_text(value) else { return .text("") }
+            let count = Int(sqlite3_value_bytes(value))
+            return .text(String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self))
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_value_bytes(value))
+            guard count > 0, let pointer = sqlite3_value_blob(value) else { return .blob(Data()) }
+            return .blob(Data(bytes: pointer, count: count))
+        default: return .null
+        }
+    }
+
     /// The column's text, or nil for NULL (SQLite gives a NULL pointer for
     /// NULL and the text form of any other value).
     @inline(__always)

@@ -96,6 +96,10 @@ public struct StoreError: Error, Sendable, Equatable {
         public static let invalidUse = Code(rawValue: 1009)
         /// The table cannot be observed (a `WITHOUT ROWID` table, a view, a virtual table).
         public static let unsupportedTable = Code(rawValue: 1010)
+        /// A history token older than what the change log's retention kept.
+        public static let historyExpired = Code(rawValue: 1011)
+        /// A revert would overwrite a later change to the same values.
+        public static let conflict = Code(rawValue: 1012)
     }
 
     /// What kind of failure this is.

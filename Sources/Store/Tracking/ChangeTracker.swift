@@ -50,6 +50,8 @@ final class ChangeTracker: TransactionObserver {
     private var currentRowIDs: Set<Int64> = []
     private var schemaGeneration: Int
     private unowned let db: Database
+    /// The change log's writer, when this store logs with the preupdate hook.
+    var log: LogWriter?
 
     /// For the update-hook fallback: what the authorizer needs to know of
     /// each table, read outside the authorizer (which must not run SQL).
@@ -77,6 +79,8 @@ final class ChangeTracker: TransactionObserver {
             _ = preupdate(handle, { context, _, operation, database, table, oldRowID, newRowID in
                 guard let context, let table, let database, strcmp(database, "main") == 0 else { return }
                 let tracker = Unmanaged<ChangeTracker>.fromOpaque(context).takeUnretainedValue()
+                guard strncmp(table, "sluice_", 7) != 0 else { return }
+                tracker.log?.capture(operation: operation, table: table, oldRowID: oldRowID, newRowID: newRowID)
                 // > For an UPDATE or DELETE operation on a rowid table, the sixth
                 // > parameter passed to the preupdate callback is the initial rowid
                 // > of the row being modified or deleted. For an INSERT or UPDATE
@@ -89,7 +93,7 @@ final class ChangeTracker: TransactionObserver {
             }, context)
         } else {
             sqlite3_update_hook(handle, { context, _, _, table, rowID in
-                guard let context, let table else { return }
+                guard let context, let table, strncmp(table, "sluice_", 7) != 0 else { return }
                 Unmanaged<ChangeTracker>.fromOpaque(context).takeUnretainedValue().record(table: table, rowID: rowID)
             }, context)
             db.connection.authorizerDelegate = { [unowned self] action, table, column, notes in
@@ -244,9 +248,20 @@ enum PreupdateHook {
     ) -> Void
     typealias Install = @convention(c) (OpaquePointer?, Callback?, UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?
 
+    typealias Read = @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Int32
+    typealias Count = @convention(c) (OpaquePointer?) -> Int32
+
     /// The library's `sqlite3_preupdate_hook`, or nil when it has none.
-    static let install: Install? = {
-        guard let process = dlopen(nil, RTLD_NOW), let symbol = dlsym(process, "sqlite3_preupdate_hook") else { return nil }
-        return unsafeBitCast(symbol, to: Install.self)
-    }()
+    static let install: Install? = symbol("sqlite3_preupdate_hook", as: Install.self)
+    /// `sqlite3_preupdate_old`: a column's value before the change.
+    static let old: Read? = symbol("sqlite3_preupdate_old", as: Read.self)
+    /// `sqlite3_preupdate_new`: a column's value after the change.
+    static let new: Read? = symbol("sqlite3_preupdate_new", as: Read.self)
+    /// `sqlite3_preupdate_count`: the number of columns of the row.
+    static let count: Count? = symbol("sqlite3_preupdate_count", as: Count.self)
+
+    private static func symbol<T>(_ name: String, as type: T.Type) -> T? {
+        guard let process = dlopen(nil, RTLD_NOW), let symbol = dlsym(process, name) else { return nil }
+        return unsafeBitCast(symbol, to: type)
+    }
 }

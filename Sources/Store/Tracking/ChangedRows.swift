@@ -12,8 +12,15 @@ struct ChangedRows: Sendable {
     }
 
     private(set) var tables: [String: TableChange] = [:]
-    /// Anything may have changed, in any table (another connection committed).
+    /// Anything may have changed, in any table but `knownTables` (another
+    /// connection committed).
     private(set) var isUnknown = false
+    /// With `isUnknown`: the tables (lower-cased) whose changes are known
+    /// exactly anyway, from the change log.
+    var knownTables: Set<String> = []
+    /// Another connection committed and the change log, read on the
+    /// snapshot these changes are applied at, says what changed.
+    private(set) var readsLog = false
     /// The schema changed: observers re-read their tables' columns first.
     var schemaChanged = false
 
@@ -27,12 +34,21 @@ struct ChangedRows: Sendable {
         return changes
     }
 
+    /// Another connection or process committed: what changed is read from
+    /// the change log where it can tell, unknown elsewhere.
+    static var external: ChangedRows {
+        var changes = ChangedRows.unknown
+        changes.readsLog = true
+        return changes
+    }
+
     /// Whether nothing changed.
     var isEmpty: Bool { !isUnknown && !schemaChanged && tables.isEmpty }
 
     /// How a table changed, or nil when it did not.
     func change(in table: String) -> TableChange? {
-        if isUnknown || schemaChanged { return .unknown }
+        if schemaChanged { return .unknown }
+        if isUnknown, knownTables.isEmpty || !knownTables.contains(table.lowercased()) { return .unknown }
         return tables[table]
     }
 
@@ -48,13 +64,31 @@ struct ChangedRows: Sendable {
         }
     }
 
+    /// These changes with the log's reading of other connections' commits
+    /// in place of "unknown" (the rows this store committed are kept).
+    func resolving(_ logged: ChangedRows) -> ChangedRows {
+        var own = self
+        own.isUnknown = false
+        own.readsLog = false
+        own.knownTables = []
+        var resolved = logged
+        resolved.formUnion(own)
+        return resolved
+    }
+
     mutating func markUnknown(_ table: String) {
         tables[table] = .unknown
     }
 
     /// The changes of this commit and a later one together.
     mutating func formUnion(_ other: ChangedRows) {
+        switch (isUnknown, other.isUnknown) {
+        case (true, true): knownTables.formIntersection(other.knownTables)
+        case (false, true): knownTables = other.knownTables
+        default: break
+        }
         isUnknown = isUnknown || other.isUnknown
+        readsLog = readsLog || other.readsLog
         schemaChanged = schemaChanged || other.schemaChanged
         for (table, change) in other.tables {
             switch change {

@@ -1,0 +1,172 @@
+import Foundation
+
+extension Store {
+    // MARK: - History
+
+    /// The token of everything committed so far: persist it, and later ask
+    /// `changes(since:)` for what came after.
+    ///
+    /// - Throws: `.notFound` when the file has no change log.
+    public var currentToken: HistoryToken {
+        get throws { try read { db in try ChangeLog.currentToken(db) } }
+    }
+
+    /// The transactions committed after `token`, oldest first, with every
+    /// row they changed and its values; optionally only their changes to
+    /// some tables (transactions that changed none of them are left out).
+    ///
+    /// ```swift
+    /// for transaction in try store.changes(since: savedToken) {
+    ///     for change in transaction.changes where change.table == "person" {
+    ///         print(change.operation, change.key, try change.newValue("age", as: Int.self) as Any)
+    ///     }
+    /// }
+    /// savedToken = try store.currentToken
+    /// ```
+    ///
+    /// - Throws: `.historyExpired` when retention removed transactions after
+    ///   `token` (never a silent gap); `.invalidInput` for a token of another
+    ///   database or one ahead of this one; `.unknownTable`.
+    public func changes(since token: HistoryToken, tables: [String]? = nil, limit: Int? = nil) throws -> [LoggedTransaction] {
+        try read { db in
+            let names = try tables.map { try Set($0.map { try db.tableInfo($0).name.lowercased() }) }
+            return try ChangeLog.transactions(after: token, tables: names, limit: limit, db)
+        }
+    }
+
+    /// The transactions after `token`, then each new one as it commits, in
+    /// any process, for as long as the sequence is iterated.
+    ///
+    /// ```swift
+    /// for try await transaction in store.transactions(from: token) { ... }
+    /// ```
+    ///
+    /// The sequence ends with `.historyExpired` when `token` has expired,
+    /// and with an error if the log cannot be read.
+    public func transactions(from token: HistoryToken) -> AsyncThrowingStream<LoggedTransaction, Error> {
+        AsyncThrowingStream { continuation in
+            let observation = HistoryObservation(from: token, continuation: continuation)
+            let observationToken = register(observation)
+            continuation.onTermination = { _ in observationToken.invalidate() }
+        }
+    }
+
+    // MARK: - Foreign writers
+
+    /// Installs triggers on `tables` so that writers that are not Sluice
+    /// (the `sqlite3` shell, other tools) record their changes in the
+    /// change log too; then other processes' changes to these tables reach
+    /// live queries incrementally, and history holds them. Tables not
+    /// tracked still work: their observers re-read them after any other
+    /// connection's commit.
+    ///
+    /// A foreign writer's statements are grouped into logged transactions
+    /// by time (statements less than a millisecond apart share one), and
+    /// with the `sqlite3` shell's default `recursive_triggers = OFF`, rows
+    /// that its `REPLACE` deletes are missing from the log (observers still
+    /// see them gone: a replaced key is re-read).
+    ///
+    /// - Throws: `.unknownTable`, `.unsupportedTable` (views, virtual and
+    ///   `WITHOUT ROWID` tables, Sluice's own); nothing is installed then.
+    public func trackForeignWriters(tables: [String]) throws {
+        try write { db in try ForeignTracking.track(tables, db) }
+    }
+
+    /// Removes the foreign-writer triggers of `tables` (of every tracked
+    /// table when nil), and nothing else; returns the tables untracked.
+    @discardableResult
+    public func untrackForeignWriters(tables: [String]? = nil) throws -> [String] {
+        try write { db in
+            let tracked = try ForeignTracking.trackedTables(db)
+            let names = try tables.map { try $0.map { try db.tableInfo($0).name } } ?? tracked
+            let removing = tracked.filter { table in names.contains { $0.lowercased() == table.lowercased() } }
+            for table in removing { try ForeignTracking.untrack(table, db) }
+            return removing
+        }
+    }
+
+    /// The tables whose foreign writers fill the change log.
+    public func foreignTrackedTables() throws -> [String] {
+        try read { db in try ForeignTracking.trackedTables(db) }
+    }
+
+    // MARK: - Undo
+
+    /// Undoes a logged transaction by writing its inverse as a new
+    /// transaction (deleting what it inserted, restoring what it deleted,
+    /// setting back the columns it updated), and returns that transaction's
+    /// token (nil when there was nothing to undo).
+    ///
+    /// - Throws: `.conflict`, naming the table, row and column, when a
+    ///   later transaction changed a value this one wrote (nothing is
+    ///   written then); `.historyExpired` is not possible here: the
+    ///   transaction carries its own values.
+    @discardableResult
+    public func revert(_ transaction: LoggedTransaction, author: String? = nil) throws -> HistoryToken? {
+        let (_, sequence) = try writeLogged { db in
+            if let author { db.transactionAuthor = author }
+            try Revert(transaction: transaction).run(db)
+        }
+        return sequence.map { HistoryToken(databaseID: transaction.token.databaseID, sequence: $0) }
+    }
+}
+
+/// Feeds `Store.transactions(from:)`: reads the log past its cursor at each
+/// snapshot the observation center brings it to.
+final class HistoryObservation: StoreObservation, TokenBearing, @unchecked Sendable {
+    // @unchecked Sendable: used only on the observation queue after registration.
+    private var cursor: HistoryToken
+    private let continuation: AsyncThrowingStream<LoggedTransaction, Error>.Continuation
+    private var finished = false
+    var token: ObservationToken?
+
+    init(from token: HistoryToken, continuation: AsyncThrowingStream<LoggedTransaction, Error>.Continuation) {
+        cursor = token
+        self.continuation = continuation
+    }
+
+    func start(_ db: Database) { readOn(db) }
+
+    func update(_ db: Database, changes: ChangedRows, silent: Bool) { readOn(db) }
+
+    private func readOn(_ db: Database) {
+        guard !finished else { return }
+        do {
+            while true {
+                let batch = try ChangeLog.transactions(after: cursor, limit: 1000, db)
+                for transaction in batch { continuation.yield(transaction) }
+                guard let last = batch.last else { return }
+                cursor = last.token
+            }
+        } catch {
+            finished = true
+            continuation.finish(throwing: error)
+            token?.invalidate()
+        }
+    }
+}
+
+extension Store {
+    // MARK: - Consumers
+
+    /// Registers a consumer of the history (a sync client, a widget's
+    /// refresher) that has processed everything up to `token`: retention
+    /// never removes a transaction it has not acknowledged.
+    public func registerHistoryConsumer(_ name: String, at token: HistoryToken) throws {
+        try acknowledge(token, for: name)
+    }
+
+    /// Records that a consumer has processed everything up to `token`.
+    public func acknowledge(_ token: HistoryToken, for consumer: String) throws {
+        try write { db in
+            try ChangeLog.check(token, db)
+            try db.execute(sql: "INSERT INTO sluice_consumer (name, acknowledged, at) VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET acknowledged = excluded.acknowledged, at = excluded.at",
+                           arguments: [.text(consumer), .integer(token.sequence), .integer(LogWriter.now())])
+        }
+    }
+
+    /// Removes a consumer: retention no longer waits for it.
+    public func removeHistoryConsumer(_ name: String) throws {
+        try write { db in try db.execute(sql: "DELETE FROM sluice_consumer WHERE name = ?", arguments: [.text(name)]) }
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+
+/// The durable change log: what every committed transaction of every
+/// Sluice writer (and, through triggers, of tracked foreign writers)
+/// changed, in tables of the same file, written in the same transaction.
+///
+/// - `sluice_transaction`: one row per logged transaction: `seq` (the
+///   sequence number, AUTOINCREMENT so never reused), `at` (milliseconds
+///   since 1970), `author`, and `token` (how a foreign writer's triggers
+///   find the transaction they are filling).
+/// - `sluice_change`: one row per changed row, in the order of the changes:
+///   `seq`, `tbl`, `op` (`insert`, `update`, `delete`), `row_id` (the rowid
+///   after the change; before it for a delete), `old_row_id` (when an
+///   update moved the rowid), `key` (the primary key: its value, or a JSON
+///   array for a composite key), `old` and `new` (JSON objects, see
+///   `LogValues`: an insert has `new` with every column, a delete `old`
+///   with every column, an update the changed columns in both).
+/// - `sluice_log_state`: `database_id` (tokens name their database) and
+///   `pruned_through` (the last sequence retention removed).
+/// - `sluice_foreign`: one row, read by the foreign-writer triggers; Sluice
+///   writers read it as NULL (their authorizer ignores it), so the triggers
+///   stay quiet on connections that log by themselves.
+/// - `sluice_consumer`: registered consumers and what they acknowledged.
+enum ChangeLog {
+    static let schemaSQL = """
+        CREATE TABLE IF NOT EXISTS sluice_transaction (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            at INTEGER NOT NULL,
+            author TEXT,
+            token TEXT
+        );
+        CREATE TABLE IF NOT EXISTS sluice_change (
+            id INTEGER PRIMARY KEY,
+            seq INTEGER NOT NULL,
+            tbl TEXT NOT NULL,
+            op TEXT NOT NULL,
+            row_id INTEGER NOT NULL,
+            old_row_id INTEGER,
+            key,
+            old TEXT,
+            new TEXT
+        );
+        CREATE INDEX IF NOT EXISTS sluice_change_by_seq ON sluice_change (seq);
+        CREATE TABLE IF NOT EXISTS sluice_log_state (name TEXT PRIMARY KEY, value);
+        INSERT OR IGNORE INTO sluice_log_state VALUES ('database_id', lower(hex(randomblob(6)))), ('pruned_through', 0);
+        CREATE TABLE IF NOT EXISTS sluice_foreign (active INTEGER NOT NULL);
+        INSERT INTO sluice_foreign SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM sluice_foreign);
+        CREATE TABLE IF NOT EXISTS sluice_consumer (name TEXT PRIMARY KEY, acknowledged INTEGER NOT NULL, at INTEGER NOT NULL);
+        """
+
+    /// The table and column the foreign-writer triggers check, which Sluice writers read as NULL.
+    static let foreignGuardTable = "sluice_foreign"
+    static let foreignGuardColumn = "active"
+    /// Names of the foreign-writer triggers: `sluice_log_<table>_<insert|update|delete>`.
+    static let triggerPrefix = "sluice_log_"
+
+    /// Whether the log's tables exist.
+    static func exists(_ db: Database) throws -> Bool {
+        try !db.fetchRows(sql: "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'sluice_change'").isEmpty
+    }
+
+    /// Creates the log's tables when they are missing (in the caller's transaction).
+    static func create(_ db: Database) throws {
+        guard try !exists(db) else { return }
+        try db.execute(script: schemaSQL)
+    }
+
+    /// Where the log stands on a connection's snapshot: its last sequence,
+    /// what retention removed, and the schema version (nil fields when there is no log).
+    struct Position: Equatable, Sendable {
+        var sequence: Int64
+        var prunedThrough: Int64
+        var schemaVersion: Int64
+    }
+
+    /// Where the log stands on `db`'s snapshot; nil when it cannot be read.
+    static func position(_ db: Database) -> Position? {
+        guard let schemaVersion = try? db.connection.scalarInt(sql: "PRAGMA schema_version") else { return nil }
+        guard let statement = try? db.connection.cachedStatement(sql: """
+            SELECT (SELECT max(seq) FROM sluice_transaction), (SELECT value FROM sluice_log_state WHERE name = 'pruned_through')
+            """) else {
+            return Position(sequence: 0, prunedThrough: 0, schemaVersion: schemaVersion)    // no log (yet)
+        }
+        defer { statement.reset() }
+        guard (try? statement.step()) == true else { return nil }
+        return Position(sequence: Int64(sqliteValue: statement.value(at: 0)) ?? 0,
+                        prunedThrough: Int64(sqliteValue: statement.value(at: 1)) ?? 0,
+                        schemaVersion: schemaVersion)
+    }
+
+    /// The database's id, which tokens carry (nil when there is no log yet).
+    static func databaseID(_ db: Database) throws -> String? {
+        guard try exists(db) else { return nil }
+        return try db.fetchRows(sql: "SELECT value FROM sluice_log_state WHERE name = 'database_id'").first.flatMap { String(sqliteValue: $0[0]) }
+    }
+
+    /// The tables whose every writer fills the log (foreign-writer triggers
+    /// for insert, update and delete are installed), lower-cased.
+    static func trackedTables(_ db: Database) throws -> Set<String> {
+        let rows = try db.fetchRows(sql: """
+            SELECT lower(tbl_name) FROM sqlite_schema WHERE type = 'trigger' AND name LIKE 'sluice\\_log\\_%' ESCAPE '\\'
+            GROUP BY lower(tbl_name) HAVING count(*) = 3
+            """)
+        return Set(rows.compactMap { String(sqliteValue: $0[0]) })
+    }
+
+    /// What commits after `position` changed, read on a snapshot: exact rows
+    /// for tracked tables, unknown for the others (a foreign writer may have
+    /// changed them unseen), unknown everywhere when retention removed part
+    /// of what is needed, and a schema change when the schema version moved.
+    static func changes(after position: Position, on db: Database) throws -> (ChangedRows, Position) {
+        guard let now = self.position(db) else { throw StoreError(code: .error, message: "cannot read the change log") }
+        var changes = ChangedRows.unknown
+        if now.schemaVersion != position.schemaVersion { changes.schemaChanged = true }
+        guard now.prunedThrough <= position.sequence, now.sequence >= position.sequence else { return (changes, now) }
+        let tracked = try trackedTables(db)
+        changes.knownTables = tracked
+        guard now.sequence > position.sequence else { return (changes, now) }
+        let statement = try db.connection.cachedStatement(sql: "SELECT tbl, row_id, old_row_id FROM sluice_change WHERE seq > ? AND seq <= ?")
+        defer { statement.reset() }
+        try statement.bind([.integer(position.sequence), .integer(now.sequence)])
+        var byTable: [String: Set<Int64>] = [:]
+        while try statement.step() {
+            guard case .text(let table) = statement.value(at: 0), case .integer(let rowID) = statement.value(at: 1) else { continue }
+            byTable[table, default: []].insert(rowID)
+            if case .integer(let oldRowID) = statement.value(at: 2) { byTable[table, default: []].insert(oldRowID) }
+        }
+        for (table, rowIDs) in byTable { changes.insert(rowIDs, in: table) }
+        return (changes, now)
+    }
+}

@@ -1,0 +1,51 @@
+/// Installs and removes the triggers through which writers that are not
+/// Sluice (the `sqlite3` shell, other tools) fill the change log.
+enum ForeignTracking {
+    /// The tables with foreign-writer triggers, as named in the schema.
+    static func trackedTables(_ db: Database) throws -> [String] {
+        let tracked = try ChangeLog.trackedTables(db)
+        return try db.tableNames().filter { tracked.contains($0.lowercased()) }
+    }
+
+    /// Installs (or refreshes) the triggers of `tables`.
+    ///
+    /// - Throws: `.unknownTable`, `.unsupportedTable` for a view, virtual or
+    ///   `WITHOUT ROWID` table; nothing is installed then.
+    static func track(_ tables: [String], _ db: Database) throws {
+        try ChangeLog.create(db)
+        let infos = try tables.map { name in
+            let info = try db.tableInfo(name)
+            if info.name.lowercased().hasPrefix("sluice_") {
+                throw StoreError(code: .unsupportedTable, message: "\(info.name) is one of Sluice's own tables; it is not tracked")
+            }
+            try info.checkObservable()
+            return info
+        }
+        for info in infos {
+            try untrack(info.name, db)
+            for sql in LogTriggers.sql(for: info, temporary: false) {
+                try db.execute(script: sql)
+            }
+        }
+    }
+
+    /// Removes the triggers of one table (and nothing else).
+    static func untrack(_ table: String, _ db: Database) throws {
+        for operation in LogTriggers.operations {
+            try db.execute(script: "DROP TRIGGER IF EXISTS \(quoteIdentifier(LogTriggers.name(table: table, operation: operation, temporary: false)))")
+        }
+    }
+
+    /// Runs `body` (a migration) with the triggers of tracked tables removed,
+    /// since SQLite refuses to drop a column a trigger names; then installs
+    /// them again, with the columns the tables have now, on the tables that remain.
+    static func preserving(_ db: Database, _ body: () throws -> Void) throws {
+        let tracked = try trackedTables(db)
+        guard !tracked.isEmpty else { return try body() }
+        for table in tracked { try untrack(table, db) }
+        try body()
+        db.refreshSchemaIfChanged()
+        let remaining = Set(try db.tableNames().map { $0.lowercased() })
+        try track(tracked.filter { remaining.contains($0.lowercased()) }, db)
+    }
+}

@@ -1,0 +1,81 @@
+/// The SQL of triggers that fill the change log: permanent ones for foreign
+/// writers (`trackForeignWriters`, `sluice track`) and temporary ones on a
+/// Sluice writer whose SQLite has no preupdate hook. Both write exactly
+/// what the preupdate capture writes (`LogValues`' encoding, only changed
+/// columns for an update, nothing for an update that changes nothing).
+///
+/// Identifiers come from `TableInfo`, never from input.
+enum LogTriggers {
+    static let operations = ["insert", "update", "delete"]
+
+    /// The name of a table's trigger for one operation.
+    static func name(table: String, operation: String, temporary: Bool) -> String {
+        (temporary ? "sluice_capture_" : ChangeLog.triggerPrefix) + table + "_" + operation
+    }
+
+    /// `CREATE TRIGGER` statements for insert, update and delete on `table`.
+    ///
+    /// A permanent trigger runs only where `sluice_foreign.active` reads 1:
+    /// Sluice writers read it as NULL and log by themselves. It groups its
+    /// rows by statement time (a foreign writer has no transaction id SQLite
+    /// can give a trigger): statements of one transaction less than a
+    /// millisecond apart share a logged transaction, others get one each.
+    /// A temporary trigger groups by `sluice_txn()`, its connection's
+    /// transaction.
+    static func sql(for table: TableInfo, temporary: Bool) -> [String] {
+        let quotedTable = quoteIdentifier(table.name)
+        let tableLiteral = literal(table.name)
+        let token = temporary ? "sluice_txn()" : "'foreign ' || strftime('%Y-%m-%d %H:%M:%f', 'now')"
+        let guardCondition = temporary ? nil : "(SELECT active FROM sluice_foreign) IS 1"
+        let openTransaction = """
+            INSERT INTO sluice_transaction (at, author, token)
+                SELECT CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER), NULL, \(token)
+                WHERE NOT EXISTS (SELECT 1 FROM sluice_transaction WHERE seq = (SELECT max(seq) FROM sluice_transaction) AND token = \(token));
+            """
+        let seq = "(SELECT max(seq) FROM sluice_transaction)"
+        let columns = table.columns.filter { !$0.isGenerated }.map(\.name)    // derived, not logged
+
+        func key(_ row: String) -> String {
+            if table.primaryKey == ["rowid"] || table.hasIntegerPrimaryKey || table.primaryKey.isEmpty { return "\(row).rowid" }
+            if table.primaryKey.count == 1 { return "\(row).\(quoteIdentifier(table.primaryKey[0]))" }
+            return "json_array(" + table.primaryKey.map { "json(\(LogValues.sqlExpression("\(row).\(quoteIdentifier($0))")))" }.joined(separator: ", ") + ")"
+        }
+        func object(_ row: String) -> String {
+            "json_object(" + columns.map { "\(literal($0)), json(\(LogValues.sqlExpression("\(row).\(quoteIdentifier($0))")))" }.joined(separator: ", ") + ")"
+        }
+        let differs = columns.map { "\(LogValues.sqlExpression("OLD.\(quoteIdentifier($0))")) IS NOT \(LogValues.sqlExpression("NEW.\(quoteIdentifier($0))"))" }
+            + ["OLD.rowid IS NOT NEW.rowid"]
+        let changedPairs = columns.map {
+            "SELECT \(literal($0)) AS k, \(LogValues.sqlExpression("OLD.\(quoteIdentifier($0))")) AS o, \(LogValues.sqlExpression("NEW.\(quoteIdentifier($0))")) AS n"
+        }.joined(separator: " UNION ALL ")
+
+        func trigger(_ operation: String, when extra: String?, body: String) -> String {
+            let conditions = [guardCondition, extra].compactMap { $0 }
+            let when = conditions.isEmpty ? "" : " WHEN " + conditions.map { "(\($0))" }.joined(separator: " AND ")
+            let target = temporary ? "main.\(quotedTable)" : quotedTable
+            return "CREATE \(temporary ? "TEMP " : "")TRIGGER IF NOT EXISTS \(quoteIdentifier(name(table: table.name, operation: operation, temporary: temporary))) AFTER \(operation.uppercased()) ON \(target)\(when) BEGIN\n"
+                + openTransaction + "\n" + body + "\nEND"
+        }
+        return [
+            trigger("insert", when: nil, body: """
+                INSERT INTO sluice_change (seq, tbl, op, row_id, old_row_id, key, old, new)
+                    VALUES (\(seq), \(tableLiteral), 'insert', NEW.rowid, NULL, \(key("NEW")), NULL, \(object("NEW")));
+                """),
+            trigger("update", when: differs.joined(separator: " OR "), body: """
+                INSERT INTO sluice_change (seq, tbl, op, row_id, old_row_id, key, old, new)
+                    SELECT \(seq), \(tableLiteral), 'update', NEW.rowid, nullif(OLD.rowid, NEW.rowid), \(key("NEW")), o, n
+                    FROM (SELECT json_group_object(k, json(o)) AS o, json_group_object(k, json(n)) AS n
+                          FROM (\(changedPairs)) WHERE o IS NOT n);
+                """),
+            trigger("delete", when: nil, body: """
+                INSERT INTO sluice_change (seq, tbl, op, row_id, old_row_id, key, old, new)
+                    VALUES (\(seq), \(tableLiteral), 'delete', OLD.rowid, NULL, \(key("OLD")), \(object("OLD")), NULL);
+                """),
+        ]
+    }
+
+    /// An SQL string literal.
+    static func literal(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+    }
+}
