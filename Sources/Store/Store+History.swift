@@ -11,6 +11,17 @@ extension Store {
         get throws { try read { db in try ChangeLog.currentToken(db) } }
     }
 
+    /// The oldest token `changes(since:)` accepts: the log holds every
+    /// transaction after it (retention removed the ones before).
+    public var earliestToken: HistoryToken {
+        get throws {
+            try read { db in
+                let current = try ChangeLog.currentToken(db)
+                return HistoryToken(databaseID: current.databaseID, sequence: ChangeLog.position(db)?.prunedThrough ?? 0)
+            }
+        }
+    }
+
     /// The transactions committed after `token`, oldest first, with every
     /// row they changed and its values; optionally only their changes to
     /// some tables (transactions that changed none of them are left out).

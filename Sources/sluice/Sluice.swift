@@ -10,6 +10,6 @@ struct Sluice: AsyncParsableCommand {
             The database is ./sluice.sqlite unless --db PATH or the SLUICE_DB environment variable says otherwise. \
             The demo schema (person, package, package_content, message, app_state) is built in.
             """,
-        subcommands: [Tour.self, Migrate.self, Seed.self, Query.self, Watch.self, Demo.self]
+        subcommands: [Tour.self, Migrate.self, Seed.self, Query.self, Watch.self, History.self, Track.self, Untrack.self, Demo.self]
     )
 }

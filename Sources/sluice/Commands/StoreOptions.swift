@@ -23,12 +23,15 @@ struct StoreOptions: ParsableArguments {
         var configuration = Store.Configuration()
         configuration.createIfMissing = false
         configuration.readOnly = readOnly
+        configuration.author = "cli"
         return try Store(path: path, configuration: configuration)
     }
 
     /// Opens the database, creating it if needed.
     func openOrCreate() throws -> Store {
-        try Store(path: path)
+        var configuration = Store.Configuration()
+        configuration.author = "cli"
+        return try Store(path: path, configuration: configuration)
     }
 }
 

@@ -1,0 +1,155 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Store
+
+/// `sluice history`: the change log, one transaction per line.
+struct History: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the change log: committed transactions with the rows they changed and their values.",
+        discussion: """
+            --format json prints JSON Lines, one transaction per line: {"token":"...","at":"2026-11-22T10:00:00.000Z",\
+            "author":"cli","changes":[{"table":"person","id":5,"op":"update","old":{"age":30},"new":{"age":31}}]} \
+            (op is insert, update or delete; an insert has only "new", a delete only "old" with every column). \
+            --since TOKEN starts after a token printed earlier; --follow keeps printing new transactions, from any \
+            process, until interrupted. The database is opened read-only.
+            """)
+
+    @OptionGroup var options: StoreOptions
+
+    @Option(help: ArgumentHelp("Print only transactions after this token.", valueName: "token"))
+    var since: String?
+
+    @Option(name: .customLong("table"), help: ArgumentHelp("Only changes to this table (repeat for several).", valueName: "table"))
+    var tables: [String] = []
+
+    @Flag(help: "Keep printing new transactions as they commit.")
+    var follow = false
+
+    @Option(help: "Output format: table (readable) or json (JSON Lines).")
+    var format: Watch.WatchFormat = .table
+
+    func run() throws {
+        let store = try options.openExisting(readOnly: true)
+        let start: HistoryToken
+        if let since {
+            guard let token = HistoryToken(since) else {
+                throw ValidationError("--since '\(since)' is not a history token (they look like 3f9a0c1b2d4e-42; `sluice history` prints them)")
+            }
+            start = token
+        } else {
+            start = try store.earliestToken
+        }
+        let names = try store.read { db in try tables.map { try db.tableInfo($0).name } }
+        let wanted = Set(names.map { $0.lowercased() })
+        var last = start
+        for transaction in try store.changes(since: start, tables: names.isEmpty ? nil : names) {
+            print(transaction)
+            last = transaction.token
+        }
+        guard follow else { return }
+        let done = DispatchSemaphore(value: 0)
+        let failure = Locked<Error?>(nil)
+        let stream = store.transactions(from: last)
+        Task.detached { [format] in
+            do {
+                for try await transaction in stream {
+                    Self.print(transaction, wanted: wanted, format: format)
+                }
+            } catch {
+                failure.value = error
+            }
+            done.signal()
+        }
+        done.wait()
+        if let error = failure.value { throw error }
+    }
+
+    private func print(_ transaction: LoggedTransaction) {
+        Self.print(transaction, wanted: Set(tables.map { $0.lowercased() }), format: format)
+    }
+
+    private static func print(_ transaction: LoggedTransaction, wanted: Set<String>, format: Watch.WatchFormat) {
+        let changes = transaction.changes.filter { wanted.isEmpty || wanted.contains($0.table.lowercased()) }
+        guard !changes.isEmpty else { return }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let at = formatter.string(from: transaction.date)
+        let text: String
+        switch format {
+        case .json:
+            let items = changes.map { change in
+                var fields = [#""table":"# + JSONRows.string(change.table), #""id":"# + JSONRows.value(change.key),
+                              #""op":"# + JSONRows.string(change.operation.rawValue)]
+                if let old = change.old { fields.append(#""old":"# + JSONRows.object(old)) }
+                if let new = change.new { fields.append(#""new":"# + JSONRows.object(new)) }
+                return "{" + fields.joined(separator: ",") + "}"
+            }
+            text = #"{"token":"# + JSONRows.string(transaction.token.description) + #","at":"# + JSONRows.string(at)
+                + #","author":"# + (transaction.author.map(JSONRows.string) ?? "null")
+                + #","changes":["# + items.joined(separator: ",") + "]}"
+        case .table:
+            var lines = ["\(transaction.token)  \(at)  \(transaction.author ?? "-")"]
+            for change in changes {
+                func describe(_ row: Row?) -> String {
+                    guard let row else { return "" }
+                    return zip(row.columns, row.values).map { "\($0)=\(TableRenderer.cell($1))" }.joined(separator: " ")
+                }
+                switch change.operation {
+                case .insert: lines.append("  + \(change.table) \(TableRenderer.cell(change.key)): \(describe(change.new))")
+                case .delete: lines.append("  - \(change.table) \(TableRenderer.cell(change.key)): \(describe(change.old))")
+                case .update: lines.append("  ~ \(change.table) \(TableRenderer.cell(change.key)): \(describe(change.old)) → \(describe(change.new))")
+                }
+            }
+            text = lines.joined(separator: "\n")
+        }
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+}
+
+/// `sluice track`: foreign writers of these tables fill the change log.
+struct Track: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Install triggers so that writers that are not Sluice (the sqlite3 shell, other tools) fill the change log.",
+        discussion: "Then other processes' changes to these tables reach live queries incrementally, and `sluice history` shows them.")
+
+    @OptionGroup var options: StoreOptions
+
+    @Argument(help: ArgumentHelp("The tables to track.", valueName: "table"))
+    var tables: [String]
+
+    func run() throws {
+        let store = try options.openExisting()
+        try store.trackForeignWriters(tables: tables)
+        print("tracking \(try store.foreignTrackedTables().joined(separator: ", "))")
+    }
+}
+
+/// `sluice untrack`: removes the triggers `track` installed, and nothing else.
+struct Untrack: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Remove the change-log triggers of these tables (of every tracked table when none are named), and nothing else.")
+
+    @OptionGroup var options: StoreOptions
+
+    @Argument(help: ArgumentHelp("The tables to untrack (default: all).", valueName: "table"))
+    var tables: [String] = []
+
+    func run() throws {
+        let store = try options.openExisting()
+        let removed = try store.untrackForeignWriters(tables: tables.isEmpty ? nil : tables)
+        print(removed.isEmpty ? "no table was tracked" : "untracked \(removed.joined(separator: ", "))")
+    }
+}
+
+/// A value shared with a detached task.
+final class Locked<Value>: @unchecked Sendable {
+    // @unchecked Sendable: guarded by `lock`.
+    private let lock = NSLock()
+    private var stored: Value
+    init(_ value: Value) { stored = value }
+    var value: Value {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
+}
