@@ -105,20 +105,24 @@ extension Store {
 
     /// Undoes a logged transaction by writing its inverse as a new
     /// transaction (deleting what it inserted, restoring what it deleted,
-    /// setting back the columns it updated), and returns that transaction's
-    /// token (nil when there was nothing to undo).
+    /// setting back the columns it updated), and returns that new
+    /// transaction as logged (nil when there was nothing to undo). Reverting
+    /// the result redoes the original.
     ///
     /// - Throws: `.conflict`, naming the table, row and column, when a
     ///   later transaction changed a value this one wrote (nothing is
     ///   written then); `.historyExpired` is not possible here: the
     ///   transaction carries its own values.
     @discardableResult
-    public func revert(_ transaction: LoggedTransaction, author: String? = nil) throws -> HistoryToken? {
+    public func revert(_ transaction: LoggedTransaction, author: String? = nil) throws -> LoggedTransaction? {
         let (_, sequence) = try writeLogged { db in
             if let author { db.transactionAuthor = author }
             try Revert(transaction: transaction).run(db)
         }
-        return sequence.map { HistoryToken(databaseID: transaction.token.databaseID, sequence: $0) }
+        guard let sequence else { return nil }
+        return try read { db in
+            try ChangeLog.transactions(after: HistoryToken(databaseID: transaction.token.databaseID, sequence: sequence - 1), limit: 1, db).first
+        }
     }
 }
 

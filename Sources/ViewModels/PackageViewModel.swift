@@ -38,6 +38,10 @@ public final class PackageViewModel: ObservableObject {
     @Published public private(set) var recipient: Person?
     /// The last error from a write.
     @Published public private(set) var lastError: StoreError?
+    /// Whether `undo()` has an edit of this editor to undo.
+    @Published public private(set) var canUndo = false
+    /// Whether `redo()` has an undone edit to redo.
+    @Published public private(set) var canRedo = false
 
     /// Titles for `addRandomItem()`.
     public static let itemTitles = ["Light bulb", "Books", "Tea", "Socks", "Chocolate", "Postcards"]
@@ -49,6 +53,11 @@ public final class PackageViewModel: ObservableObject {
     private var cancellables = Set<AnyCancellable>()
     private var fields: [String: ReferenceWritableKeyPath<PackageViewModel, String>] = [:]
     private var fromStore: [String: String] = [:]
+    /// This editor's change-log author: its own transactions are undoable.
+    private let author = "package-editor-\(UUID().uuidString.prefix(8))"
+    private var seen: HistoryToken?
+    private var undoStack: [LoggedTransaction] = []
+    private var redoStack: [LoggedTransaction] = []
 
     /// An editor for a package.
     ///
@@ -66,6 +75,8 @@ public final class PackageViewModel: ObservableObject {
             .sorted(by: [Ordering("position")]))
 
         writes.failed = { [weak self] error in self?.lastError = error }
+        writes.author = author
+        seen = try? store.currentToken
         bind(\.recipientFirstName, $recipientFirstName, to: \Person.firstName, column: "first_name") { $0.firstName = $1 }
         bind(\.recipientLastName, $recipientLastName, to: \Person.lastName, column: "last_name") { $0.lastName = $1 }
         bind(\.street, $street, to: \Person.street, column: "street") { $0.street = $1.isEmpty ? nil : $1 }
@@ -136,6 +147,62 @@ public final class PackageViewModel: ObservableObject {
                                        orderBy: [Ordering("position", descending: true)], limit: 1).first
             try tx.insert(PackageContent(packageID: packageID, title: title, weight: weight, position: (last?.position ?? -1) + 1))
         }
+    }
+
+    // MARK: - Undo and redo (through the change log)
+
+    /// Undoes this editor's last edit (a field, an added item) by reverting
+    /// its transaction; refused with `lastError` (`.conflict`) when someone
+    /// changed the same values since.
+    public func undo() async {
+        await writes.idle()
+        collectEdits()
+        guard let edit = undoStack.popLast() else { return }
+        let author = author
+        if let undone = await writes.performOutside({ store in try store.revert(edit, author: author + ".undo") }), let undone {
+            redoStack.append(undone)
+        } else {
+            undoStack.append(edit)
+        }
+        seen = try? store.currentToken
+        updateUndoState()
+    }
+
+    /// Redoes the last undone edit.
+    public func redo() async {
+        await writes.idle()
+        collectEdits()
+        guard let undone = redoStack.popLast() else { return }
+        let author = author
+        if let redone = await writes.performOutside({ store in try store.revert(undone, author: author + ".redo") }), let redone {
+            undoStack.append(redone)
+        } else {
+            redoStack.append(undone)
+        }
+        seen = try? store.currentToken
+        updateUndoState()
+    }
+
+    /// Picks up this editor's edits committed since the last look; a new
+    /// edit makes what was undone no longer redoable.
+    private func collectEdits() {
+        guard let seen, let new = try? store.changes(since: seen) else { return }
+        let edits = new.filter { $0.author == author }
+        if !edits.isEmpty { redoStack.removeAll() }
+        undoStack += edits
+        self.seen = new.last?.token ?? seen
+    }
+
+    private func updateUndoState() {
+        canUndo = !undoStack.isEmpty
+        canRedo = !redoStack.isEmpty
+    }
+
+    /// Refreshes `canUndo` after this editor's writes (call after edits when showing undo buttons).
+    public func refreshUndoState() async {
+        await writes.idle()
+        collectEdits()
+        updateUndoState()
     }
 
     /// Waits until the writes this model has asked for so far (field edits

@@ -8,6 +8,8 @@ import Store
 final class WriteQueue {
     private let store: Store
     private var tail: Task<Void, Never>?
+    /// The change-log author of these writes (so a view model can find its own transactions).
+    var author: String?
     /// Hears each failed write's error (a view model shows it in `lastError`).
     var failed: @MainActor (StoreError) -> Void = { _ in }
 
@@ -34,10 +36,14 @@ final class WriteQueue {
     private func schedule<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) -> Task<T?, Never> {
         let previous = tail
         let store = store
+        let author = author
         let write = Task { () async -> T? in
             await previous?.value
             do {
-                return try await store.write(body)
+                return try await store.write { tx in
+                    if let author { tx.transactionAuthor = author }
+                    return try body(tx)
+                }
             } catch {
                 self.failed(error as? StoreError ?? StoreError(code: .invalidUse, message: "\(error)"))
                 return nil
@@ -45,6 +51,24 @@ final class WriteQueue {
         }
         tail = Task { _ = await write.value }
         return write
+    }
+
+    /// Runs work that makes its own transaction (a revert) after the writes
+    /// asked for before it.
+    func performOutside<T: Sendable>(_ work: @escaping @Sendable (Store) throws -> T) async -> T? {
+        let previous = tail
+        let store = store
+        let task = Task { () async -> T? in
+            await previous?.value
+            do {
+                return try await Task.detached { try work(store) }.value
+            } catch {
+                self.failed(error as? StoreError ?? StoreError(code: .invalidUse, message: "\(error)"))
+                return nil
+            }
+        }
+        tail = Task { _ = await task.value }
+        return await task.value
     }
 
     /// Waits until every write asked for so far has finished.

@@ -187,11 +187,11 @@ import SluiceDemo
         #expect(try store.changes(since: edit.token).first?.author == "undo")
         // Redo is reverting the revert.
         let undone = try #require(try store.changes(since: edit.token).first)
-        #expect(undone.token == undo)
+        #expect(undone == undo)
         try store.revert(undone)
         #expect(try plain.rows("SELECT id, name, rank FROM item ORDER BY id") == [[1, "Anna", 7], [5, nil, nil]])
         // A later change to a value the transaction wrote: refused, nothing written.
-        let redo = try #require(try store.changes(since: undo).first)
+        let redo = try #require(try store.changes(since: undo.token).first)
         try store.write { tx in try tx.execute(sql: "UPDATE item SET rank = 8 WHERE id = 1") }
         let snapshot = try plain.rows("SELECT * FROM item ORDER BY id")
         let error = try #require(throws: StoreError.self) { try store.revert(redo) }

@@ -235,6 +235,43 @@ import Testing
         #expect(model.summary.hasSuffix("Contents: Tea 250, \(added[0].title) \(added[0].weight)"))
         #expect(throws: StoreError.self) { try PackageViewModel(store: store, packageID: 999) }
     }
+
+    /// Undo and redo revert this editor's own transactions from the change
+    /// log; someone else's later change to the same value is a conflict.
+    @Test func undoAndRedoEditsAndAddedItems() async throws {
+        let (store, personID, packageID) = try Self.fixture()
+        let model = try PackageViewModel(store: store, packageID: packageID)
+        await settle(store)
+        model.street = "2 Side St"
+        await model.waitForWrites()
+        await model.addItem(title: "Socks", weight: 300)
+        // Someone else's edit is not this editor's to undo.
+        try await store.write { tx in try tx.execute(sql: "UPDATE person SET city = 'Bergen' WHERE id = ?", arguments: [.integer(personID)]) }
+        await model.refreshUndoState()
+        #expect(model.canUndo && !model.canRedo)
+
+        await model.undo()    // the added item
+        await settle(store)
+        #expect(model.contents.items.map(\.description) == ["Tea 250"])
+        await model.undo()    // the street
+        await settle(store)
+        #expect(model.street == "1 Main St")
+        #expect(!model.canUndo && model.canRedo)
+        let person = try await store.read { db in try db.fetchOne(Person.self, id: personID) }
+        #expect(person?.street == "1 Main St" && person?.city == "Bergen", "only this editor's change was undone")
+
+        await model.redo()    // the street again
+        await settle(store)
+        #expect(model.street == "2 Side St" && model.canUndo && model.canRedo)
+
+        // The item's redo conflicts with nothing; the street's undo now conflicts with another writer.
+        try await store.write { tx in try tx.execute(sql: "UPDATE person SET street = '3 Other St' WHERE id = ?", arguments: [.integer(personID)]) }
+        await model.undo()
+        await settle(store)
+        #expect(model.lastError?.code == .conflict)
+        #expect(model.street == "3 Other St")
+        #expect(model.lastError?.message.contains("street") == true)
+    }
 }
 
 @MainActor

@@ -1,6 +1,6 @@
 import Foundation
 
-// Usage: swift run -c release --package-path Benchmarks sluice-benchmarks [--quick] [--only=records|live]
+// Usage: swift run -c release --package-path Benchmarks sluice-benchmarks [--quick] [--only=records|live|log]
 let quick = CommandLine.arguments.contains("--quick")
 var harness = Harness()
 print("Sluice benchmarks (release build; medians of \(quick ? 3 : 7) runs; raw = SQLite C API in the same process)")
@@ -19,6 +19,9 @@ do {
     }
     if only == nil || only == "live" {
         try LiveQueryBenchmark.run(&harness, quick: quick)
+    }
+    if only == nil || only == "log" {
+        try ChangeLogBenchmark.run(&harness, quick: quick)
     }
 } catch {
     print("benchmark failed: \(error)")
