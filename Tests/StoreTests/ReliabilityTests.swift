@@ -75,6 +75,16 @@ import SluiceDemo
             #expect(reported.isSubset(of: Set(ledger.keys)), "a reported commit is missing after round \(round)")
             #expect(Set(counts.keys) == Set(ledger.keys), "rows without their ledger entry: a torn transaction (round \(round))")
             for (batch, size) in ledger { #expect(counts[batch] == size, "batch \(batch) is torn") }
+            // The change log and the data agree exactly: replaying every
+            // logged change from the empty database gives the tables' rows.
+            let replayed = try Self.replayLog(store)
+            for table in ["person", "message"] {
+                let rows = try store.read { db in try db.fetchRows(sql: "SELECT rowid, * FROM \(table)") }
+                let actual = Dictionary(uniqueKeysWithValues: rows.map { row in
+                    (Int64(sqliteValue: row[0]) ?? -1, Dictionary(uniqueKeysWithValues: zip(row.columns.dropFirst(), row.values.dropFirst())))
+                })
+                #expect(replayed[table] ?? [:] == actual, "\(table): the log and the data differ after round \(round)")
+            }
 
             // Live queries start again from a correct state.
             let results = store.objects(Person.self).filter("age < 10").sorted(by: [Ordering("first_name"), Ordering("last_name")])
@@ -84,6 +94,27 @@ import SluiceDemo
             #expect(initial.first?.results.map(Array.init) == (try results.fetch()))
         }
         #expect(reported.count > kills / 2, "the writer committed in most rounds (\(reported.count) commits reported)")
+    }
+
+    /// Every logged change applied in order to empty tables: rowid → column → value.
+    static func replayLog(_ store: Store) throws -> [String: [Int64: [String: SQLiteValue]]] {
+        var state: [String: [Int64: [String: SQLiteValue]]] = [:]
+        for transaction in try store.changes(since: try store.earliestToken) {
+            for change in transaction.changes {
+                switch change.operation {
+                case .insert:
+                    state[change.table, default: [:]][change.rowID] = Dictionary(uniqueKeysWithValues: zip(change.new?.columns ?? [], change.new?.values ?? []))
+                case .update:
+                    var row = state[change.table]?[change.oldRowID ?? change.rowID] ?? [:]
+                    state[change.table]?[change.oldRowID ?? change.rowID] = nil
+                    for (column, value) in zip(change.new?.columns ?? [], change.new?.values ?? []) { row[column] = value }
+                    state[change.table, default: [:]][change.rowID] = row
+                case .delete:
+                    state[change.table]?[change.rowID] = nil
+                }
+            }
+        }
+        return state
     }
 
     /// Two writer processes, one writer in this process and eight live
