@@ -155,29 +155,25 @@ public final class PackageViewModel: ObservableObject {
     /// its transaction; refused with `lastError` (`.conflict`) when someone
     /// changed the same values since.
     public func undo() async {
-        await writes.idle()
-        collectEdits()
-        guard let edit = undoStack.popLast() else { return }
-        let author = author
-        if let undone = await writes.performOutside({ store in try store.revert(edit, author: author + ".undo") }), let undone {
-            redoStack.append(undone)
-        } else {
-            undoStack.append(edit)
-        }
-        seen = try? store.currentToken
-        updateUndoState()
+        await step(from: \.undoStack, to: \.redoStack, author: author + ".undo")
     }
 
     /// Redoes the last undone edit.
     public func redo() async {
+        await step(from: \.redoStack, to: \.undoStack, author: author + ".redo")
+    }
+
+    /// Reverts the top transaction of one stack and pushes the revert on the
+    /// other (or puts it back when the revert is refused).
+    private func step(from source: ReferenceWritableKeyPath<PackageViewModel, [LoggedTransaction]>,
+                      to target: ReferenceWritableKeyPath<PackageViewModel, [LoggedTransaction]>, author: String) async {
         await writes.idle()
         collectEdits()
-        guard let undone = redoStack.popLast() else { return }
-        let author = author
-        if let redone = await writes.performOutside({ store in try store.revert(undone, author: author + ".redo") }), let redone {
-            undoStack.append(redone)
+        guard let transaction = self[keyPath: source].popLast() else { return }
+        if let reverted = await writes.performOutside({ store in try store.revert(transaction, author: author) }), let reverted {
+            self[keyPath: target].append(reverted)
         } else {
-            redoStack.append(undone)
+            self[keyPath: source].append(transaction)
         }
         seen = try? store.currentToken
         updateUndoState()

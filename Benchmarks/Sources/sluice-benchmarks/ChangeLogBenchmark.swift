@@ -23,25 +23,8 @@ enum ChangeLogBenchmark {
         let (store, path) = try store(count, logs: true)
         defer { removeDatabase(at: path) }
         if tracked { try store.trackForeignWriters(tables: ["person"]) }
-        let arrivals = LiveQueryBenchmark.Arrivals()
-        let token = store.objects(Person.self).filter(LiveQueryBenchmark.filterSQL).sorted(byKeyPath: "last_name")
-            .observe(on: LiveQueryBenchmark.deliveryQueue) { _ in arrivals.arrived() }
-        try arrivals.wait()
-        let other = RecordsBenchmark.openRaw(path)
-        defer { sqlite3_close_v2(other) }
-        var latencies: [Double] = []
-        for sample in 0..<samples {
-            var id = (sample * 7919) % count + 1
-            while (id - 1) % 70 < 12 { id = id % count + 1 }
-            sqlite3_exec(other, "UPDATE person SET email = 'other\(sample)@example.com' WHERE id = \(id)", nil, nil, nil)
-            let committed = DispatchTime.now().uptimeNanoseconds
-            try arrivals.wait()
-            // The poller may deliver before this thread reads the clock: count that as 0.
-            latencies.append(max(0, Double(arrivals.last()) - Double(committed)) / 1e9)
-            usleep(UInt32.random(in: 0..<10_000))   // commits at random points of the polling period
-        }
-        token.invalidate()
-        return (Harness.median(latencies), LiveQueryBenchmark.rawRequery(path))
+        let latency = try LiveQueryBenchmark.externalLatency(store: store, path: path, count: count, samples: samples)
+        return (latency, LiveQueryBenchmark.rawRequery(path))
     }
 
     /// Inserting 100,000 people in one transaction, log on or off.
