@@ -46,6 +46,8 @@ import SluiceDemo
         _ = try database.store(migrations: DemoSchema.migrations)
         var reported = Set<Int64>()
         var random = SplitMix64(seed: 5)
+        var replayed: [String: [Int64: [String: SQLiteValue]]] = [:]
+        var replayedThrough: HistoryToken?
         for round in 0..<kills {
             let writer = try Writer(["batches", database.path])
             // Let it get going: in three rounds of four, until its first commit
@@ -77,7 +79,7 @@ import SluiceDemo
             for (batch, size) in ledger { #expect(counts[batch] == size, "batch \(batch) is torn") }
             // The change log and the data agree exactly: replaying every
             // logged change from the empty database gives the tables' rows.
-            let replayed = try Self.replayLog(store)
+            try Self.replay(store, into: &replayed, after: &replayedThrough)
             for table in ["person", "message"] {
                 let rows = try store.read { db in try db.fetchRows(sql: "SELECT rowid, * FROM \(table)") }
                 let actual = Dictionary(uniqueKeysWithValues: rows.map { row in
@@ -96,10 +98,12 @@ import SluiceDemo
         #expect(reported.count > kills / 2, "the writer committed in most rounds (\(reported.count) commits reported)")
     }
 
-    /// Every logged change applied in order to empty tables: rowid → column → value.
-    static func replayLog(_ store: Store) throws -> [String: [Int64: [String: SQLiteValue]]] {
-        var state: [String: [Int64: [String: SQLiteValue]]] = [:]
-        for transaction in try store.changes(since: try store.earliestToken) {
+    /// Applies the logged changes after `token` (all of them when nil) to
+    /// `state` (rowid → column → value per table), and moves `token` on.
+    static func replay(_ store: Store, into state: inout [String: [Int64: [String: SQLiteValue]]], after token: inout HistoryToken?) throws {
+        let transactions = try store.changes(since: try token ?? store.earliestToken)
+        token = transactions.last?.token ?? token
+        for transaction in transactions {
             for change in transaction.changes {
                 switch change.operation {
                 case .insert:
@@ -114,7 +118,6 @@ import SluiceDemo
                 }
             }
         }
-        return state
     }
 
     /// Two writer processes, one writer in this process and eight live

@@ -5,6 +5,11 @@ let quick = CommandLine.arguments.contains("--quick")
 var harness = Harness()
 print("Sluice benchmarks (release build; medians of \(quick ? 3 : 7) runs; raw = SQLite C API in the same process)")
 if CommandLine.arguments.contains("--profile-fetch") { try RecordsBenchmark.profileFetch(); exit(0) }
+if CommandLine.arguments.contains("--profile-log") {
+    // Bulk inserts with the change log on, for a profiler.
+    for _ in 0..<3 { print(Harness.format(try ChangeLogBenchmark.bulkInsert(logs: true).seconds)) }
+    exit(0)
+}
 if CommandLine.arguments.contains("--profile-update") {
     // Many single-row updates at 100,000 rows, for a profiler.
     let (latency, _) = try LiveQueryBenchmark.latency(count: 100_000, samples: 2_000)

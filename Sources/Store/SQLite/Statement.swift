@@ -67,6 +67,16 @@ final class Statement {
         try check(StatementHandle.bind(value, to: handle, at: index))
     }
 
+    /// Binds UTF-8 bytes as text (copied by SQLite), without making a `String`.
+    func bindText(utf8 bytes: [UInt8], at index: Int32) throws {
+        try check(bytes.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) {
+                guard let base = $0.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, nil) }
+                return sqlite3_bind_text(handle, index, base, Int32($0.count), _sluice_transient())
+            }
+        })
+    }
+
     func check(_ code: Int32) throws {
         guard code == SQLITE_OK else {
             throw StoreError(sqliteCode: code, db: connection.handle, sql: sql)

@@ -11,8 +11,8 @@ import Foundation
 enum LogValues {
     // MARK: - Writing (Swift)
 
-    /// `{"a":1,"b":"x"}` for the given columns of a row.
-    static func encode(names: [String], values: [SQLiteValue], columns: some Sequence<Int>) -> String {
+    /// `{"a":1,"b":"x"}` for the given columns of a row, as UTF-8.
+    static func encode(names: [String], values: [SQLiteValue], columns: some Sequence<Int>) -> [UInt8] {
         var out: [UInt8] = [UInt8(ascii: "{")]
         var first = true
         for index in columns where index < values.count {
@@ -23,7 +23,7 @@ enum LogValues {
             append(values[index], to: &out)
         }
         out.append(UInt8(ascii: "}"))
-        return String(decoding: out, as: UTF8.self)
+        return out
     }
 
     static func append(_ value: SQLiteValue, to out: inout [UInt8]) {
@@ -53,20 +53,29 @@ enum LogValues {
 
     private static func appendString(_ string: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: "\\\"".utf8)
-            case UInt8(ascii: "\\"): out.append(contentsOf: "\\\\".utf8)
-            case 0x0A: out.append(contentsOf: "\\n".utf8)
-            case 0x0D: out.append(contentsOf: "\\r".utf8)
-            case 0x09: out.append(contentsOf: "\\t".utf8)
-            case 0..<0x20:
-                let digits = Array("0123456789abcdef".utf8)
-                out.append(contentsOf: "\\u00".utf8)
-                out.append(digits[Int(byte >> 4)])
-                out.append(digits[Int(byte & 0xF)])
-            default: out.append(byte)
+        var string = string
+        string.withUTF8 { bytes in
+            // Runs without anything to escape are copied whole.
+            var start = 0
+            for index in bytes.indices {
+                let byte = bytes[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
+                start = index + 1
+                switch byte {
+                case UInt8(ascii: "\""): out.append(contentsOf: "\\\"".utf8)
+                case UInt8(ascii: "\\"): out.append(contentsOf: "\\\\".utf8)
+                case 0x0A: out.append(contentsOf: "\\n".utf8)
+                case 0x0D: out.append(contentsOf: "\\r".utf8)
+                case 0x09: out.append(contentsOf: "\\t".utf8)
+                default:
+                    let digits = Array("0123456789abcdef".utf8)
+                    out.append(contentsOf: "\\u00".utf8)
+                    out.append(digits[Int(byte >> 4)])
+                    out.append(digits[Int(byte & 0xF)])
+                }
             }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
         }
         out.append(UInt8(ascii: "\""))
     }

@@ -157,7 +157,7 @@ final class LogWriter: TransactionObserver {
         try ChangeLog.create(db)
         let captured = entries
         entries = []
-        var rows: [[SQLiteValue]] = []
+        var rows: [(values: [SQLiteValue], old: [UInt8]?, new: [UInt8]?)] = []
         rows.reserveCapacity(captured.count)
         var tables: [String: (info: TableInfo, names: [String], stored: [Int], key: [Int])] = [:]
         for entry in captured {
@@ -173,8 +173,8 @@ final class LogWriter: TransactionObserver {
                 table = (info, names, stored, key)
                 tables[entry.table] = table
             }
-            var old: String?
-            var new: String?
+            var old: [UInt8]?
+            var new: [UInt8]?
             switch entry.operation {
             case .insert:
                 new = entry.new.map { LogValues.encode(names: table.names, values: $0, columns: table.stored) }
@@ -202,11 +202,10 @@ final class LogWriter: TransactionObserver {
                 json.append(UInt8(ascii: "]"))
                 key = .text(String(decoding: json, as: UTF8.self))
             }
-            rows.append([
+            rows.append(([
                 .text(entry.table), .text(entry.operation.rawValue), .integer(table.info.kind == .withoutRowID ? 0 : entry.rowID),
-                entry.oldRowID != entry.rowID ? .integer(entry.oldRowID) : .null,
-                key, old.map { .text($0) } ?? .null, new.map { .text($0) } ?? .null,
-            ])
+                entry.oldRowID != entry.rowID ? .integer(entry.oldRowID) : .null, key,
+            ], old, new))
         }
         guard !rows.isEmpty else { return }    // only updates that changed nothing
         try db.execute(sql: "INSERT INTO sluice_transaction (at, author) VALUES (?, ?)",
@@ -219,7 +218,10 @@ final class LogWriter: TransactionObserver {
         defer { statement.reset() }
         for row in rows {
             statement.reset()
-            try statement.bind([.integer(seq)] + row)
+            try statement.bind(.integer(seq), at: 1)
+            for (offset, value) in row.values.enumerated() { try statement.bind(value, at: Int32(offset + 2)) }
+            if let old = row.old { try statement.bindText(utf8: old, at: 7) }
+            if let new = row.new { try statement.bindText(utf8: new, at: 8) }
             while try statement.step() {}
         }
     }
