@@ -45,6 +45,8 @@ final class LogWriter: TransactionObserver {
     private(set) var lastSequence: Int64?
 
     // Preupdate capture.
+    /// The schema generation at which the log's tables were last seen.
+    private var logTablesGeneration: Int?
     private var entries: [Entry] = []
     private var savepointMarks: [Int] = []
     private var currentTable: String?
@@ -154,7 +156,10 @@ final class LogWriter: TransactionObserver {
     // MARK: - Writing the log (preupdate capture)
 
     private func flush(_ db: Database) throws {
-        try ChangeLog.create(db)
+        if logTablesGeneration != db.schema.generation {
+            try ChangeLog.create(db)    // dropped by someone since, or never made
+            logTablesGeneration = db.schema.generation
+        }
         let captured = entries
         entries = []
         var rows: [(values: [SQLiteValue], old: [UInt8]?, new: [UInt8]?)] = []

@@ -44,7 +44,7 @@ struct History: ParsableCommand {
         let wanted = Set(names.map { $0.lowercased() })
         var last = start
         for transaction in try store.changes(since: start, tables: names.isEmpty ? nil : names) {
-            print(transaction)
+            Self.print(transaction, wanted: wanted, format: format)
             last = transaction.token
         }
         guard follow else { return }
@@ -63,10 +63,6 @@ struct History: ParsableCommand {
         }
         done.wait()
         if let error = failure.value { throw error }
-    }
-
-    private func print(_ transaction: LoggedTransaction) {
-        Self.print(transaction, wanted: Set(tables.map { $0.lowercased() }), format: format)
     }
 
     private static func print(_ transaction: LoggedTransaction, wanted: Set<String>, format: Watch.WatchFormat) {
