@@ -20,46 +20,6 @@ public final class Store: @unchecked Sendable {
     // @unchecked Sendable because each connection is only touched on its own
     // serial queue (writerQueue, readerQueue), and `reader` is created there.
 
-    /// How a store opens its file.
-    public struct Configuration: Sendable {
-        /// How long a connection waits for another process's lock before
-        /// failing with `.busy`, in milliseconds.
-        public var busyTimeoutMilliseconds: Int32 = 5_000
-        /// Whether the store only reads. A read-only store never creates,
-        /// migrates or writes its file.
-        public var readOnly = false
-        /// Whether a missing file is created (ignored when `readOnly`).
-        public var createIfMissing = true
-        /// SQLite's `synchronous` setting. `.full` (the default) syncs the
-        /// WAL on every commit: a committed transaction survives power loss.
-        public var synchronous: Synchronous = .full
-        /// Whether this store's writes record what they change in the
-        /// durable change log (`sluice_*` tables of the same file), which
-        /// history, undo, other processes' incremental changesets and sync
-        /// read. On by default.
-        public var logsChanges = true
-        /// The author recorded with this store's transactions unless a
-        /// transaction sets `Database.transactionAuthor` (`"app"`, `"widget"`...).
-        public var author: String?
-        /// How long the change log keeps transactions. Pruning runs in small
-        /// batches after commits and never removes what a registered
-        /// history consumer has not acknowledged.
-        public var historyRetention: HistoryRetention = .age(7 * 24 * 3600)
-
-        /// `PRAGMA synchronous` levels.
-        ///
-        /// Related SQLite documentation: <https://www.sqlite.org/pragma.html#pragma_synchronous>
-        public enum Synchronous: String, Sendable {
-            /// Commits survive an application crash, not always a power loss.
-            case normal = "NORMAL"
-            /// Commits survive power loss.
-            case full = "FULL"
-        }
-
-        /// The defaults: create if missing, read-write, `synchronous = FULL`.
-        public init() {}
-    }
-
     /// The database file's path.
     public let path: String
     /// How the store was opened.
@@ -129,7 +89,7 @@ public final class Store: @unchecked Sendable {
             let tracker = ChangeTracker(db: writer, capture: capture)
             self.tracker = tracker
             if configuration.logsChanges {
-                try Self.createLog(writer)
+                if try !ChangeLog.exists(writer) { try writer.inTransaction { try ChangeLog.create(writer) } }
                 let log = LogWriter(db: writer, capture: tracker.capture == .preupdateHook ? .preupdateHook : .triggers)
                 if log.capture == .preupdateHook { tracker.log = log }
                 logWriter = log
@@ -152,18 +112,6 @@ public final class Store: @unchecked Sendable {
         logWriter?.uninstall()
     }
 
-    /// Creates the change log's tables when the file has none.
-    private static func createLog(_ writer: Database) throws {
-        guard try !ChangeLog.exists(writer) else { return }
-        try writer.begin(immediate: true)
-        do {
-            try ChangeLog.create(writer)
-            try writer.commit()
-        } catch {
-            writer.rollback()
-            throw error
-        }
-    }
 
     /// How this store captures its own changes: `.preupdateHook` when the
     /// SQLite library has one, else the update hook with the authorizer's help.

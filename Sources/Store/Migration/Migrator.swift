@@ -27,8 +27,7 @@ struct Migrator {
         if let duplicate = Dictionary(grouping: migrations, by: \.version).first(where: { $0.value.count > 1 }) {
             throw StoreError(code: .migration, message: "two migrations have version \(duplicate.key): \(duplicate.value.map(\.identifier).joined(separator: ", "))")
         }
-        try db.begin(immediate: true)
-        do {
+        try db.inTransaction {
             try db.execute(script: """
                 CREATE TABLE IF NOT EXISTS \(Self.table) (
                     version INTEGER PRIMARY KEY,
@@ -37,10 +36,6 @@ struct Migrator {
                     applied_at TEXT NOT NULL
                 )
                 """)
-            try db.commit()
-        } catch {
-            db.rollback()
-            throw error
         }
 
         let applied = try Self.applied(in: db)

@@ -22,15 +22,7 @@ struct HistoryPruner {
     /// Prunes; returns how many transactions were removed.
     func prune(_ db: Database) throws -> Int {
         guard retention != .forever, try ChangeLog.exists(db) else { return 0 }
-        try db.begin(immediate: true)
-        do {
-            let removed = try pruneInTransaction(db)
-            try db.commit()
-            return removed
-        } catch {
-            db.rollback()
-            throw error
-        }
+        return try db.inTransaction { try pruneInTransaction(db) }
     }
 
     private func pruneInTransaction(_ db: Database) throws -> Int {

@@ -250,7 +250,10 @@ final class LogWriter: TransactionObserver {
 
     /// The sequence of the transaction row this transaction's triggers made, if any.
     private func openTransaction(_ db: Database) throws -> Int64? {
-        guard try ChangeLog.exists(db) else { return nil }
+        if logTablesGeneration != db.schema.generation {
+            guard try ChangeLog.exists(db) else { return nil }
+            logTablesGeneration = db.schema.generation
+        }
         let rows = try db.fetchRows(sql: "SELECT seq FROM sluice_transaction WHERE seq = (SELECT max(seq) FROM sluice_transaction) AND token = sluice_txn()")
         return rows.first.flatMap { Int64(sqliteValue: $0[0]) }
     }
