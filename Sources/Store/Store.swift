@@ -89,7 +89,7 @@ public final class Store: @unchecked Sendable {
             let tracker = ChangeTracker(db: writer, capture: capture)
             self.tracker = tracker
             if configuration.logsChanges {
-                if try !ChangeLog.exists(writer) { try writer.inTransaction { try ChangeLog.create(writer) } }
+                if try !ChangeLog.exists(writer) || !ChangeLog.isCurrent(writer) { try writer.inTransaction { try ChangeLog.create(writer) } }
                 let log = LogWriter(db: writer, capture: tracker.capture == .preupdateHook ? .preupdateHook : .triggers)
                 if log.capture == .preupdateHook { tracker.log = log }
                 logWriter = log

@@ -103,6 +103,47 @@ import SluiceDemo
         ])
     }
 
+    /// Inserts into rowid tables are captured by rowid and read from the
+    /// table at commit: later changes in the same transaction, savepoints
+    /// and schema changes must not change what is logged.
+    @Test(arguments: captures)
+    func insertsKeepTheirValuesThroughLaterChangesAndSchemaChanges(capture: ChangeTracker.Capture) throws {
+        let (store, _) = try CommitPathTests.store(capture)
+        let start = try store.currentToken
+        struct Refused: Error {}
+        try store.write { tx in
+            try tx.execute(sql: "INSERT INTO item (id, code, name, rank) VALUES (1, 'a', 'A', 1), (2, 'b', 'B', 2), (3, 'c', 'C', 3), (5, 'e', 'E', 5)")
+            try tx.execute(sql: "UPDATE item SET name = 'B2' WHERE id = 2")
+            try tx.execute(sql: "DELETE FROM item WHERE id = 3")
+            _ = try? store.write { inner -> Void in
+                try inner.execute(sql: "INSERT INTO item (id, code) VALUES (4, 'd')")
+                try inner.execute(sql: "UPDATE item SET name = 'A2' WHERE id = 1")
+                throw Refused()
+            }
+            try tx.execute(sql: "INSERT OR REPLACE INTO item (id, code, name) VALUES (6, 'e', 'F')")
+            try tx.execute(sql: "UPDATE item SET id = 7 WHERE id = 1")
+        }
+        try store.write { tx in
+            try tx.execute(sql: "INSERT INTO tag VALUES ('t', 'T', 1.5)")
+            try tx.execute(sql: "INSERT INTO item (id, code) VALUES (8, 'h')")
+            try tx.execute(sql: "UPDATE item SET name = 'G' WHERE id = 6")
+            try tx.execute(sql: "ALTER TABLE tag DROP COLUMN label")
+            try tx.execute(sql: "UPDATE tag SET weight = 2 WHERE key = 't'")
+            try tx.execute(sql: "CREATE TABLE scratch (id INTEGER PRIMARY KEY, v)")
+            try tx.execute(sql: "INSERT INTO scratch VALUES (1, 'gone')")
+            try tx.execute(sql: "DROP TABLE scratch")
+        }
+        #expect(try Self.history(store, since: start) == [
+            "nil: insert item 1 - {id=1,code='a',name='A',rank=1}; insert item 2 - {id=2,code='b',name='B',rank=2}; "
+                + "insert item 3 - {id=3,code='c',name='C',rank=3}; insert item 5 - {id=5,code='e',name='E',rank=5}; "
+                + "update item 2 {name='B'} {name='B2'}; delete item 3 {id=3,code='c',name='C',rank=3} -; "
+                + "delete item 5 {id=5,code='e',name='E',rank=5} -; insert item 6 - {id=6,code='e',name='F',rank=NULL}; "
+                + "update item 7 {id=1} {id=7}",
+            "nil: insert tag 't' - {key='t',label='T',weight=r1.5}; insert item 8 - {id=8,code='h',name=NULL,rank=NULL}; "
+                + "update item 6 {name='F'} {name='G'}; update tag 't' {weight=r1.5} {weight=r2.0}; insert scratch 1 - {id=1,v='gone'}",
+        ])
+    }
+
     @Test(arguments: captures)
     func valuesKeepTheirStorageClasses(capture: ChangeTracker.Capture) throws {
         let (store, _) = try CommitPathTests.store(capture, schema: "CREATE TABLE v (id INTEGER PRIMARY KEY, x)")
@@ -120,6 +161,32 @@ import SluiceDemo
         #expect(read == values.map { Optional($0) })
         #expect(read.map { $0?.typeName } == values.map(\.typeName))
         #expect(try logged.changes[2].newValue("x", as: Double.self) == 0.1 + 0.2)
+    }
+
+    /// `sluice_log_object` (SQL) and `LogValues.encode` (Swift) write the
+    /// same text for any value, and it reads back as the value: strings with
+    /// characters to escape at every position of the 8-byte scan.
+    @Test func theSQLFunctionAndSwiftWriteTheSameJSON() throws {
+        let (store, _) = try CommitPathTests.store(.preupdateHook)
+        var generator = SystemRandomNumberGenerator()
+        let pieces = ["a", "é", "\"", "\\", "\n", "\u{1}", "\u{1F}", " ", "👍", "xyzxyzxy", "\t", "\r", "~", "\u{7F}"]
+        var values: [SQLiteValue] = [.null, .integer(0), .integer(.min), .real(0.1), .real(-.infinity), .real(1e300), .blob(Data([0, 1, 254])), .text("")]
+        for _ in 0..<400 {
+            let count = Int.random(in: 0...24, using: &generator)
+            values.append(.text((0..<count).map { _ in pieces.randomElement(using: &generator) ?? "" }.joined()))
+            values.append(.integer(Int64.random(in: .min ... .max, using: &generator) >> Int64.random(in: 0...63, using: &generator)))
+        }
+        values += [.integer(.max), .integer(-1), .integer(10), .integer(999_999_999_999_999_999), .blob(Data(repeating: 7, count: 3_000)), .text(String(repeating: "\"é", count: 2_000))]
+        try store.write { tx in
+            for value in values {
+                let fragments = LogValues.objectFragments(names: ["k", "n\\\""]).map { SQLiteValue.text($0) }
+                let sql = try tx.fetchRows(sql: "SELECT sluice_log_object(?, ?, ?, 1, ?)", arguments: [fragments[0], value, fragments[1], fragments[2]]).first?[0]
+                let swift = String(decoding: LogValues.encode(names: ["k", "n\\\""], values: [value, .integer(1)], columns: [0, 1]), as: UTF8.self)
+                #expect(sql == .text(swift), "\(value)")
+                let read = try LogValues.decode(swift)
+                #expect(read.map(\.name) == ["k", "n\\\""] && read.first?.value == value, "\(value)")
+            }
+        }
     }
 
     @Test func historySurvivesARestartAndTokensRoundTrip() throws {
@@ -244,6 +311,52 @@ import SluiceDemo
         #expect(try dump(store).filter { !$0.hasPrefix("sluice_") } == before)
         try SQLiteShell.run(path: store.path, "INSERT INTO item VALUES (4, 'd', 'Di', 4);")
         #expect(try store.changes(since: start).count == 4, "untracked: the shell logs nothing")
+    }
+
+    /// A log made before `first_change` existed (changes found through an
+    /// index on `seq`, triggers that do not fill it) is brought up to date
+    /// when a store opens it: its history reads the same, and foreign writes after it are logged.
+    @Test func aLogFromTheEarlierLayoutIsUpgraded() throws {
+        let database = TemporaryDatabase()
+        let start: HistoryToken
+        let before: [String]
+        do {
+            let store = try Store(path: database.path)
+            try store.write { tx in try tx.execute(script: Self.schema) }
+            start = try store.currentToken
+            try store.trackForeignWriters(tables: ["item"])
+            try store.write { tx in try tx.execute(sql: "INSERT INTO item VALUES (1, 'a', 'Ann', 1), (2, 'b', 'Bo', 2)") }
+            try SQLiteShell.run(path: database.path, "UPDATE item SET rank = 5 WHERE id = 1;")
+            try store.write { tx in try tx.execute(sql: "DELETE FROM item WHERE id = 2") }
+            before = try ChangeLogTests.history(store, since: start)
+            #expect(before.count == 3)
+        }
+        // The earlier layout: no first_change, an index on seq, triggers that do not name first_change.
+        let plain = PlainConnection(path: database.path)
+        let triggers = try plain.rows("SELECT sql FROM sqlite_schema WHERE type = 'trigger' AND name LIKE 'sluice_log_%'").compactMap { String(sqliteValue: $0[0]) }
+        #expect(triggers.count == 3)
+        try plain.execute("DROP TRIGGER sluice_log_item_insert; DROP TRIGGER sluice_log_item_update; DROP TRIGGER sluice_log_item_delete")
+        try plain.execute("ALTER TABLE sluice_transaction DROP COLUMN first_change; CREATE INDEX sluice_change_by_seq ON sluice_change (seq)")
+        for sql in triggers {
+            let earlier = sql.replacingOccurrences(of: ", first_change)", with: ")").replacingOccurrences(of: ", \(ChangeLog.nextChangeID)", with: "")
+            #expect(!earlier.contains("first_change") && !earlier.contains("max(id)"))
+            try plain.execute(earlier)
+        }
+        // Written in the earlier layout while no store has the file open.
+        try SQLiteShell.run(path: database.path, "UPDATE item SET rank = 6 WHERE id = 1;")
+        let store = try Store(path: database.path)
+        #expect(try plain.rows("SELECT count(*) FROM sqlite_schema WHERE name = 'sluice_change_by_seq'") == [[.integer(0)]])
+        #expect(try plain.rows("SELECT count(*) FROM sluice_transaction WHERE first_change IS NULL") == [[.integer(0)]])
+        #expect(try store.foreignTrackedTables() == ["item"])
+        let earlierWrite = "nil: update item 1 {rank=5} {rank=6}"
+        #expect(try ChangeLogTests.history(store, since: start) == before + [earlierWrite])
+        try SQLiteShell.run(path: database.path, "INSERT INTO item VALUES (3, 'c', 'Cy', 3);")
+        try store.write { tx in try tx.execute(sql: "UPDATE item SET name = 'Cyd' WHERE id = 3") }
+        #expect(try ChangeLogTests.history(store, since: start) == before + [
+            earlierWrite,
+            "nil: insert item 3 - {id=3,code='c',name='Cy',rank=3}",
+            "nil: update item 3 {name='Cy'} {name='Cyd'}",
+        ])
     }
 
     @Test func badTablesAreRefusedAndNothingIsInstalled() throws {

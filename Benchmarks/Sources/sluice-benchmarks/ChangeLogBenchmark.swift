@@ -44,6 +44,22 @@ enum ChangeLogBenchmark {
         return (seconds, bytes)
     }
 
+    /// A bulk insert split into its statements and its commit (for profiling).
+    static func bulkInsertPhases(logs: Bool) throws -> (inserts: Double, commit: Double) {
+        let path = freshDatabasePath("log-phases-\(logs)")
+        defer { removeDatabase(at: path) }
+        var configuration = Store.Configuration()
+        configuration.logsChanges = logs
+        let store = try Store(path: path, configuration: configuration)
+        try store.migrate(DemoSchema.migrations)
+        let people = RecordsBenchmark.people(100_000)
+        var inserts = 0.0
+        let total = try Harness.seconds {
+            try store.write { tx in inserts = try Harness.seconds { for person in people { try tx.insert(person) } } }
+        }
+        return (inserts, total - inserts)
+    }
+
     /// Median of single-row update transactions, log on or off.
     static func singleRowWrites(logs: Bool, samples: Int) throws -> Double {
         let (store, path) = try store(10_000, logs: logs)
@@ -58,7 +74,7 @@ enum ChangeLogBenchmark {
         return Harness.median(times)
     }
 
-    static func run(_ harness: inout Harness, quick: Bool) throws {
+    static func run(_ harness: inout Harness, quick: Bool, bulkOnly: Bool = false) throws {
         var off: [Double] = [], on: [Double] = []
         var bytes = 0.0
         for _ in 0..<(quick ? 2 : 5) {
@@ -69,6 +85,7 @@ enum ChangeLogBenchmark {
         }
         harness.record("insert 100,000 rows in one transaction: change log on vs off", raw: off, sluice: on, target: 1.5, baseline: "log off")
         harness.noteLine(String(format: "| change log size per inserted row (payload: values as JSON, keys, ids) | | %.0f bytes | | (information) | |", bytes))
+        if bulkOnly { return }
 
         var writesOff: [Double] = [], writesOn: [Double] = []
         for _ in 0..<(quick ? 2 : 3) {

@@ -1,13 +1,16 @@
 import Foundation
 
-// Usage: swift run -c release --package-path Benchmarks sluice-benchmarks [--quick] [--only=records|live|log]
+// Usage: swift run -c release --package-path Benchmarks sluice-benchmarks [--quick] [--only=records|live|log|log-bulk]
 let quick = CommandLine.arguments.contains("--quick")
 var harness = Harness()
 print("Sluice benchmarks (release build; medians of \(quick ? 3 : 7) runs; raw = SQLite C API in the same process)")
 if CommandLine.arguments.contains("--profile-fetch") { try RecordsBenchmark.profileFetch(); exit(0) }
 if CommandLine.arguments.contains("--profile-log") {
     // Bulk inserts with the change log on, for a profiler.
-    for _ in 0..<3 { print(Harness.format(try ChangeLogBenchmark.bulkInsert(logs: true).seconds)) }
+    for logs in [false, true, false, true] {
+        let phases = try ChangeLogBenchmark.bulkInsertPhases(logs: logs)
+        print("log \(logs): inserts \(Harness.format(phases.inserts)), commit \(Harness.format(phases.commit))")
+    }
     exit(0)
 }
 if CommandLine.arguments.contains("--profile-update") {
@@ -27,6 +30,9 @@ do {
     }
     if only == nil || only == "log" {
         try ChangeLogBenchmark.run(&harness, quick: quick)
+    }
+    if only == "log-bulk" {
+        try ChangeLogBenchmark.run(&harness, quick: quick, bulkOnly: true)
     }
 } catch {
     print("benchmark failed: \(error)")

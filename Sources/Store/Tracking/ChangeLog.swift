@@ -6,10 +6,13 @@ import Foundation
 ///
 /// - `sluice_transaction`: one row per logged transaction: `seq` (the
 ///   sequence number, AUTOINCREMENT so never reused), `at` (milliseconds
-///   since 1970), `author`, and `token` (how a foreign writer's triggers
-///   find the transaction they are filling).
+///   since 1970), `author`, `token` (how a foreign writer's triggers find
+///   the transaction they are filling) and `first_change`: the `id` of its
+///   first change row.
 /// - `sluice_change`: one row per changed row, in the order of the changes:
-///   `seq`, `tbl`, `op` (`insert`, `update`, `delete`), `row_id` (the rowid
+///   `id` (increasing: each transaction's rows come after every earlier
+///   one's, so a range of transactions is a range of ids and the table
+///   needs no index), `seq`, `tbl`, `op` (`insert`, `update`, `delete`), `row_id` (the rowid
 ///   after the change; before it for a delete), `old_row_id` (when an
 ///   update moved the rowid), `key` (the primary key: its value, or a JSON
 ///   array for a composite key), `old` and `new` (JSON objects, see
@@ -27,7 +30,8 @@ enum ChangeLog {
             seq INTEGER PRIMARY KEY AUTOINCREMENT,
             at INTEGER NOT NULL,
             author TEXT,
-            token TEXT
+            token TEXT,
+            first_change INTEGER
         );
         CREATE TABLE IF NOT EXISTS sluice_change (
             id INTEGER PRIMARY KEY,
@@ -40,7 +44,6 @@ enum ChangeLog {
             old TEXT,
             new TEXT
         );
-        CREATE INDEX IF NOT EXISTS sluice_change_by_seq ON sluice_change (seq);
         CREATE TABLE IF NOT EXISTS sluice_log_state (name TEXT PRIMARY KEY, value);
         INSERT OR IGNORE INTO sluice_log_state VALUES ('database_id', lower(hex(randomblob(6)))), ('pruned_through', 0);
         CREATE TABLE IF NOT EXISTS sluice_foreign (active INTEGER NOT NULL);
@@ -59,11 +62,46 @@ enum ChangeLog {
         try !db.fetchRows(sql: "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'sluice_change'").isEmpty
     }
 
-    /// Creates the log's tables when they are missing (in the caller's transaction).
+    /// Creates the log's tables when they are missing, or brings a log
+    /// made by an earlier version up to date (in the caller's transaction).
     static func create(_ db: Database) throws {
-        guard try !exists(db) else { return }
-        try db.execute(script: schemaSQL)
+        guard try exists(db) else { return try db.execute(script: schemaSQL) }
+        try upgrade(db)
     }
+
+    /// Whether the log's tables are as this version writes them.
+    static func isCurrent(_ db: Database) throws -> Bool {
+        try !db.fetchRows(sql: "SELECT 1 FROM pragma_table_info('sluice_transaction') WHERE name = 'first_change'").isEmpty
+    }
+
+    /// Logs made before `first_change` found a transaction's changes
+    /// through an index on `seq`: fill `first_change`, drop the index, and
+    /// install foreign-writer triggers that fill it.
+    private static func upgrade(_ db: Database) throws {
+        guard try !isCurrent(db) else { return }
+        let tracked = try ForeignTracking.trackedTables(db)
+        for table in tracked { try ForeignTracking.untrack(table, db) }
+        try db.execute(script: """
+            ALTER TABLE sluice_transaction ADD COLUMN first_change INTEGER;
+            UPDATE sluice_transaction SET first_change = coalesce(
+                (SELECT min(id) FROM sluice_change WHERE seq = sluice_transaction.seq),
+                (SELECT coalesce(max(id), 0) + 1 FROM sluice_change WHERE seq < sluice_transaction.seq));
+            DROP INDEX IF EXISTS sluice_change_by_seq;
+            """)
+        db.refreshSchemaIfChanged()
+        try ForeignTracking.track(tracked, db)
+    }
+
+    /// The `first_change` of a transaction about to write its first change row.
+    static let nextChangeID = "(SELECT coalesce(max(id), 0) + 1 FROM sluice_change)"
+
+    /// A condition on `sluice_change` selecting the changes of the
+    /// transactions with `?1 < seq <= ?2`, as a range of ids.
+    static let changesInRange = """
+        id >= coalesce((SELECT first_change FROM sluice_transaction WHERE seq > ?1 ORDER BY seq LIMIT 1), 9223372036854775807) \
+        AND id < coalesce((SELECT first_change FROM sluice_transaction WHERE seq > ?2 ORDER BY seq LIMIT 1), 9223372036854775807) \
+        AND seq > ?1 AND seq <= ?2
+        """
 
     /// Where the log stands on a connection's snapshot: its last sequence,
     /// what retention removed, and the schema version (nil fields when there is no log).
@@ -116,7 +154,7 @@ enum ChangeLog {
         let tracked = try trackedTables(db)
         changes.knownTables = tracked
         guard now.sequence > position.sequence else { return (changes, now) }
-        let statement = try db.connection.cachedStatement(sql: "SELECT tbl, row_id, old_row_id FROM sluice_change WHERE seq > ? AND seq <= ?")
+        let statement = try db.connection.cachedStatement(sql: "SELECT tbl, row_id, old_row_id FROM sluice_change WHERE \(changesInRange)")
         defer { statement.reset() }
         try statement.bind([.integer(position.sequence), .integer(now.sequence)])
         var byTable: [String: Set<Int64>] = [:]

@@ -149,10 +149,11 @@ extension ChangeLog {
         let headers = try db.fetchRows(sql: sql, arguments: [.integer(token.sequence)])
         guard let first = headers.first, let last = headers.last else { return [] }
         let statement = try db.connection.cachedStatement(sql: """
-            SELECT seq, tbl, op, row_id, old_row_id, key, old, new FROM sluice_change WHERE seq >= ? AND seq <= ? ORDER BY id
+            SELECT seq, tbl, op, row_id, old_row_id, key, old, new FROM sluice_change WHERE \(ChangeLog.changesInRange) ORDER BY id
             """)
         defer { statement.reset() }
-        try statement.bind([first[0], last[0]])
+        guard case .integer(let firstSequence) = first[0] else { return [] }
+        try statement.bind([.integer(firstSequence - 1), last[0]])
         var changes: [Int64: [RowChange]] = [:]
         while try statement.step() {
             guard case .integer(let seq) = statement.value(at: 0), case .text(let table) = statement.value(at: 1) else { continue }

@@ -42,7 +42,12 @@ struct HistoryPruner {
         }
         target = min(target, position.prunedThrough + Self.batch)
         guard target > position.prunedThrough else { return 0 }
-        try db.execute(sql: "DELETE FROM sluice_change WHERE seq <= ?", arguments: [.integer(target)])
+        // The changes before the first transaction kept (ids increase with transactions).
+        try db.execute(sql: """
+            DELETE FROM sluice_change WHERE id < coalesce(
+                (SELECT first_change FROM sluice_transaction WHERE seq > ?1 ORDER BY seq LIMIT 1),
+                (SELECT max(id) + 1 FROM sluice_change))
+            """, arguments: [.integer(target)])
         try db.execute(sql: "DELETE FROM sluice_transaction WHERE seq <= ?", arguments: [.integer(target)])
         let removed = db.changesCount
         try db.execute(sql: "UPDATE sluice_log_state SET value = ? WHERE name = 'pruned_through'", arguments: [.integer(target)])

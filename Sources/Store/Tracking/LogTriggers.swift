@@ -28,21 +28,15 @@ enum LogTriggers {
         let token = temporary ? "sluice_txn()" : "'foreign ' || strftime('%Y-%m-%d %H:%M:%f', 'now')"
         let guardCondition = temporary ? nil : "(SELECT active FROM sluice_foreign) IS 1"
         let openTransaction = """
-            INSERT INTO sluice_transaction (at, author, token)
-                SELECT CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER), NULL, \(token)
+            INSERT INTO sluice_transaction (at, author, token, first_change)
+                SELECT CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER), NULL, \(token), \(ChangeLog.nextChangeID)
                 WHERE NOT EXISTS (SELECT 1 FROM sluice_transaction WHERE seq = (SELECT max(seq) FROM sluice_transaction) AND token = \(token));
             """
         let seq = "(SELECT max(seq) FROM sluice_transaction)"
-        let columns = table.columns.filter { !$0.isGenerated }.map(\.name)    // derived, not logged
+        let columns = loggedColumns(table)
 
-        func key(_ row: String) -> String {
-            if table.primaryKey == ["rowid"] || table.hasIntegerPrimaryKey || table.primaryKey.isEmpty { return "\(row).rowid" }
-            if table.primaryKey.count == 1 { return "\(row).\(quoteIdentifier(table.primaryKey[0]))" }
-            return "json_array(" + table.primaryKey.map { "json(\(LogValues.sqlExpression("\(row).\(quoteIdentifier($0))")))" }.joined(separator: ", ") + ")"
-        }
-        func object(_ row: String) -> String {
-            "json_object(" + columns.map { "\(literal($0)), json(\(LogValues.sqlExpression("\(row).\(quoteIdentifier($0))")))" }.joined(separator: ", ") + ")"
-        }
+        func key(_ row: String) -> String { keyExpression(table, row: row) }
+        func object(_ row: String) -> String { objectExpression(table, row: row, native: temporary) }
         let differs = columns.map { "\(LogValues.sqlExpression("OLD.\(quoteIdentifier($0))")) IS NOT \(LogValues.sqlExpression("NEW.\(quoteIdentifier($0))"))" }
             + ["OLD.rowid IS NOT NEW.rowid"]
         let changedPairs = columns.map {
@@ -72,6 +66,33 @@ enum LogTriggers {
                     VALUES (\(seq), \(tableLiteral), 'delete', OLD.rowid, NULL, \(key("OLD")), \(object("OLD")), NULL);
                 """),
         ]
+    }
+
+    /// The columns the log records: all but generated ones (derived, not logged).
+    static func loggedColumns(_ table: TableInfo) -> [String] {
+        table.columns.filter { !$0.isGenerated }.map(\.name)
+    }
+
+    /// SQL for the logged key of `row` (a table alias, `NEW` or `OLD`):
+    /// the rowid, the primary key's value, or a JSON array of a composite key's.
+    static func keyExpression(_ table: TableInfo, row: String) -> String {
+        if table.primaryKey == ["rowid"] || table.hasIntegerPrimaryKey || table.primaryKey.isEmpty { return "\(row).rowid" }
+        if table.primaryKey.count == 1 { return "\(row).\(quoteIdentifier(table.primaryKey[0]))" }
+        return "json_array(" + table.primaryKey.map { "json(\(LogValues.sqlExpression("\(row).\(quoteIdentifier($0))")))" }.joined(separator: ", ") + ")"
+    }
+
+    /// SQL for the logged JSON object of every logged column of `row`:
+    /// with `sluice_log_object` on Sluice's own connections (`native`),
+    /// with SQLite's JSON functions in triggers other writers run.
+    static func objectExpression(_ table: TableInfo, row: String, native: Bool = false) -> String {
+        if native {
+            let columns = loggedColumns(table)
+            let fragments = LogValues.objectFragments(names: columns).map(literal)
+            let values = columns.map { "\(row).\(quoteIdentifier($0))" }
+            return LogValues.objectFunction + "(" + zip(fragments, values).map { "\($0), \($1)" }.joined(separator: ", ")
+                + (fragments.last.map { (values.isEmpty ? "" : ", ") + $0 } ?? "") + ")"
+        }
+        return "json_object(" + loggedColumns(table).map { "\(literal($0)), json(\(LogValues.sqlExpression("\(row).\(quoteIdentifier($0))")))" }.joined(separator: ", ") + ")"
     }
 
     /// An SQL string literal.

@@ -5,11 +5,17 @@ import Foundation
 /// commits records what it changed, in the same transaction.
 ///
 /// Two ways to capture, as the change tracker:
-/// - With SQLite's **preupdate hook**, each row change is captured with its
-///   old and new values as it happens (rows deleted by `REPLACE` and by
-///   foreign-key cascades included), kept in memory, and written to the log
-///   by `Database.commit()` just before COMMIT. A savepoint rolled back
-///   drops what it captured; a rollback drops everything.
+/// - With SQLite's **preupdate hook**, each row change is captured as it
+///   happens (rows deleted by `REPLACE` and by foreign-key cascades
+///   included), kept in memory, and written to the log by
+///   `Database.commit()` just before COMMIT. A savepoint rolled back drops
+///   what it captured; a rollback drops everything. Updates and deletes are
+///   captured with their values. An insert into a rowid table is captured
+///   by its rowid only: its values are still in the table at commit, where
+///   one `INSERT ... SELECT` per run of consecutive rowids writes them to
+///   the log without bringing them into Swift (bulk inserts cost little).
+///   The first later change to that row (its old values are the inserted
+///   ones) or a schema change in the transaction takes its values first.
 /// - Without it, **temporary triggers** on every table write the log as
 ///   rows change (the same SQL as the foreign-writer triggers, but on this
 ///   connection only), with `recursive_triggers` on so that `REPLACE`
@@ -37,7 +43,12 @@ final class LogWriter: TransactionObserver {
         var rowID: Int64
         var oldRowID: Int64
         var old: [SQLiteValue]?
+        /// Nil for an insert captured by its rowid (its values are in the table).
         var new: [SQLiteValue]?
+        /// The table's shape when its schema changed later in the transaction (an index in `shapes`).
+        var shape: Int?
+
+        var isByReference: Bool { operation == .insert && new == nil }
     }
 
     /// The sequence of the last transaction this writer logged (set just
@@ -51,6 +62,25 @@ final class LogWriter: TransactionObserver {
     private var savepointMarks: [Int] = []
     private var currentTable: String?
     private var currentTableCString: [CChar] = []
+    /// Whether `currentTable`'s inserts are captured by rowid, as of `currentTableGeneration`.
+    private var currentTableByReference = false
+    private var currentTableGeneration: Int?
+    /// Tables whose inserts may be captured by rowid (rowid tables with no
+    /// column named `rowid`), as of schema generation `byReferenceGeneration`.
+    private var byReferenceTables: Set<String> = []
+    private var byReferenceGeneration: Int?
+    /// Inserts captured by rowid and not changed since: table → rowid →
+    /// index in `entries`, for the entries before `pendingIndexedThrough`
+    /// (made only when a later change needs it: a bulk insert never pays).
+    private var pendingInserts: [String: [Int64: Int]] = [:]
+    private var pendingIndexedThrough = 0
+    /// Whether any entry is an insert captured by rowid.
+    private var hasByReferenceEntries = false
+    /// Tables' columns as they were before a schema change in this
+    /// transaction, for the entries captured before it.
+    private var shapes: [LoggedTable] = []
+    /// Entries before this index have their shape (or their table's current one).
+    private var shapedThrough = 0
 
     // Trigger capture.
     private var installedGeneration: Int?
@@ -64,10 +94,10 @@ final class LogWriter: TransactionObserver {
         self.capture = capture
         db.connection.silencesForeignTriggers = true
         db.transactionPath?.add(self)
-        if capture == .triggers {
-            registerTokenFunction()
-            db.connection.statementWillRun = { [unowned self] notes in statementWillRun(notes) }
-        }
+        LogValues.registerObjectFunction(on: db.connection.handle)
+        if capture == .triggers { registerTokenFunction() }
+        db.connection.statementWillRun = { [unowned self] notes in statementWillRun(notes) }
+        refreshByReferenceTables(db)
     }
 
     func uninstall() {
@@ -79,36 +109,121 @@ final class LogWriter: TransactionObserver {
 
     /// Called from the preupdate hook (no SQL may run here).
     func capture(operation: Int32, table: UnsafePointer<CChar>, oldRowID: Int64, newRowID: Int64) {
-        guard let count = PreupdateHook.count, let readOld = PreupdateHook.old, let readNew = PreupdateHook.new else { return }
-        let handle = db.connection.handle
-        let columns = count(handle)
-        func read(_ reader: PreupdateHook.Read) -> [SQLiteValue] {
-            var values: [SQLiteValue] = []
-            values.reserveCapacity(Int(columns))
-            for index in 0..<columns {
-                var value: OpaquePointer?
-                if reader(handle, index, &value) == SQLITE_OK, let value {
-                    values.append(StatementHandle.value(value))
-                } else {
-                    values.append(.null)
-                }
-            }
-            return values
-        }
-        if currentTable == nil || strcmp(table, currentTableCString) != 0 {
+        guard let readOld = PreupdateHook.old, let readNew = PreupdateHook.new else { return }
+        let generation = db.schema.generation
+        if currentTable == nil || currentTableGeneration != generation || strcmp(table, currentTableCString) != 0 {
             let name = String(cString: table)
             currentTable = name
             currentTableCString = Array(name.utf8CString)
+            currentTableGeneration = generation
+            currentTableByReference = byReferenceGeneration == generation && byReferenceTables.contains(name)
         }
         let name = currentTable ?? String(cString: table)
         switch operation {
         case SQLITE_INSERT:
-            entries.append(Entry(table: name, operation: .insert, rowID: newRowID, oldRowID: newRowID, old: nil, new: read(readNew)))
+            if currentTableByReference {
+                entries.append(Entry(table: name, operation: .insert, rowID: newRowID, oldRowID: newRowID, old: nil, new: nil, shape: nil))
+                hasByReferenceEntries = true
+            } else {
+                entries.append(Entry(table: name, operation: .insert, rowID: newRowID, oldRowID: newRowID, old: nil, new: read(readNew), shape: nil))
+            }
         case SQLITE_DELETE:
-            entries.append(Entry(table: name, operation: .delete, rowID: oldRowID, oldRowID: oldRowID, old: read(readOld), new: nil))
+            let old = read(readOld)
+            settleInsert(table: name, rowID: oldRowID, values: old)
+            entries.append(Entry(table: name, operation: .delete, rowID: oldRowID, oldRowID: oldRowID, old: old, new: nil, shape: nil))
         default:
-            entries.append(Entry(table: name, operation: .update, rowID: newRowID, oldRowID: oldRowID, old: read(readOld), new: read(readNew)))
+            let old = read(readOld)
+            settleInsert(table: name, rowID: oldRowID, values: old)
+            entries.append(Entry(table: name, operation: .update, rowID: newRowID, oldRowID: oldRowID, old: old, new: read(readNew), shape: nil))
         }
+    }
+
+    /// The values of the row being changed, before (`PreupdateHook.old`) or after (`.new`) the change.
+    private func read(_ reader: PreupdateHook.Read) -> [SQLiteValue] {
+        guard let count = PreupdateHook.count else { return [] }
+        let handle = db.connection.handle
+        let columns = count(handle)
+        var values: [SQLiteValue] = []
+        values.reserveCapacity(Int(columns))
+        for index in 0..<columns {
+            var value: OpaquePointer?
+            if reader(handle, index, &value) == SQLITE_OK, let value {
+                values.append(StatementHandle.value(value))
+            } else {
+                values.append(.null)
+            }
+        }
+        return values
+    }
+
+    /// A row inserted by reference in this transaction is about to change:
+    /// its old values are the inserted ones.
+    private func settleInsert(table: String, rowID: Int64, values: [SQLiteValue]) {
+        guard hasByReferenceEntries else { return }
+        indexPendingInserts()
+        guard let index = pendingInserts[table]?.removeValue(forKey: rowID) else { return }
+        entries[index].new = values
+    }
+
+    /// Adds the inserts captured by rowid since the last call to `pendingInserts`.
+    private func indexPendingInserts() {
+        for index in pendingIndexedThrough..<entries.count where entries[index].isByReference {
+            pendingInserts[entries[index].table, default: [:]][entries[index].rowID] = index
+        }
+        pendingIndexedThrough = entries.count
+    }
+
+    /// Before a statement that may drop or reshape tables: reads the values
+    /// of every insert still captured by reference, and keeps the shape of
+    /// the tables of the entries so far (their values are by column position).
+    private func keepShapes() throws {
+        try settlePendingInserts()
+        var shapeOfTable: [String: Int] = [:]
+        for index in shapedThrough..<entries.count where entries[index].shape == nil {
+            let table = entries[index].table
+            if let known = shapeOfTable[table] {
+                entries[index].shape = known
+            } else {
+                shapes.append(LoggedTable(try db.tableInfo(table)))
+                shapeOfTable[table] = shapes.count - 1
+                entries[index].shape = shapes.count - 1
+            }
+        }
+        shapedThrough = entries.count
+    }
+
+    private func settlePendingInserts() throws {
+        indexPendingInserts()
+        let pending = pendingInserts
+        pendingInserts = [:]
+        hasByReferenceEntries = false
+        for (table, rows) in pending {
+            let info = try db.tableInfo(table)
+            let statement = try db.connection.cachedStatement(
+                sql: "SELECT \(info.columns.map { quoteIdentifier($0.name) }.joined(separator: ", ")) FROM main.\(quoteIdentifier(table)) WHERE rowid = ?")
+            defer { statement.reset() }
+            for (rowID, index) in rows {
+                statement.reset()
+                try statement.bind(.integer(rowID), at: 1)
+                guard try statement.step() else { continue }
+                entries[index].new = (0..<info.columns.count).map { statement.value(at: Int32($0)) }
+            }
+        }
+    }
+
+    /// Which tables' inserts may be captured by rowid, read outside the hook after a schema change.
+    private func refreshByReferenceTables(_ db: Database) {
+        guard capture == .preupdateHook else { return }
+        db.schema.refreshIfChanged()    // notes the schema version, so the next transaction does not drop the cache again
+        guard byReferenceGeneration != db.schema.generation else { return }
+        var tables: Set<String> = []
+        for name in (try? db.tableNames()) ?? [] {
+            guard let info = try? db.tableInfo(name), info.kind == .table,
+                  !info.columns.contains(where: { $0.name.lowercased() == "rowid" }) else { continue }
+            tables.insert(info.name)
+        }
+        byReferenceTables = tables
+        byReferenceGeneration = db.schema.generation
     }
 
     // MARK: - TransactionObserver
@@ -132,12 +247,23 @@ final class LogWriter: TransactionObserver {
 
     func databaseDidCommit(_ db: Database) {
         entries = []
+        pendingInserts = [:]
+        pendingIndexedThrough = 0
+        hasByReferenceEntries = false
+        shapes = []
+        shapedThrough = 0
         savepointMarks = []
         transactionNumber += 1
+        refreshByReferenceTables(db)
     }
 
     func databaseDidRollback() {
         entries = []
+        pendingInserts = [:]
+        pendingIndexedThrough = 0
+        hasByReferenceEntries = false
+        shapes = []
+        shapedThrough = 0
         savepointMarks = []
         transactionNumber += 1
     }
@@ -150,10 +276,37 @@ final class LogWriter: TransactionObserver {
 
     func databaseDidEndSavepoint(rolledBack: Bool) {
         guard let mark = savepointMarks.popLast() else { return }
-        if rolledBack, mark <= entries.count { entries.removeSubrange(mark...) }
+        guard rolledBack, mark <= entries.count else { return }
+        for entry in entries[mark..<max(mark, pendingIndexedThrough)] where entry.isByReference {
+            pendingInserts[entry.table]?.removeValue(forKey: entry.rowID)
+        }
+        pendingIndexedThrough = min(pendingIndexedThrough, mark)
+        entries.removeSubrange(mark...)
+        shapedThrough = min(shapedThrough, mark)
     }
 
     // MARK: - Writing the log (preupdate capture)
+
+    /// What the flush writes for one entry, or a run of inserts captured by rowid.
+    private enum Write {
+        case row(values: [SQLiteValue], old: [UInt8]?, new: [UInt8]?)
+        case inserted(table: String, rowIDs: ClosedRange<Int64>)
+    }
+
+    private struct LoggedTable {
+        var info: TableInfo
+        var names: [String]
+        var stored: [Int]
+        var key: [Int]
+
+        init(_ info: TableInfo) {
+            self.info = info
+            names = info.columnNames
+            // Generated columns are derived, not logged (the preupdate hook reads VIRTUAL ones as NULL).
+            stored = info.columns.indices.filter { !info.columns[$0].isGenerated }
+            key = info.primaryKey.compactMap { column in info.columnNames.firstIndex { $0.lowercased() == column.lowercased() } }
+        }
+    }
 
     private func flush(_ db: Database) throws {
         if logTablesGeneration != db.schema.generation {
@@ -161,21 +314,38 @@ final class LogWriter: TransactionObserver {
             logTablesGeneration = db.schema.generation
         }
         let captured = entries
+        let shapes = shapes
         entries = []
-        var rows: [(values: [SQLiteValue], old: [UInt8]?, new: [UInt8]?)] = []
-        rows.reserveCapacity(captured.count)
-        var tables: [String: (info: TableInfo, names: [String], stored: [Int], key: [Int])] = [:]
-        for entry in captured {
-            let table: (info: TableInfo, names: [String], stored: [Int], key: [Int])
-            if let known = tables[entry.table] {
+        pendingInserts = [:]
+        pendingIndexedThrough = 0
+        hasByReferenceEntries = false
+        self.shapes = []
+        shapedThrough = 0
+        var writes: [Write] = []
+        writes.reserveCapacity(captured.count)
+        var tables: [String: LoggedTable] = [:]
+        var index = captured.startIndex
+        while index < captured.endIndex {
+            let entry = captured[index]
+            if entry.isByReference {
+                // A run of inserts into one table with consecutive rowids: one INSERT ... SELECT.
+                var last = index
+                while last + 1 < captured.endIndex, captured[last + 1].isByReference, captured[last + 1].table == entry.table,
+                      captured[last + 1].rowID == captured[last].rowID + 1 {
+                    last += 1
+                }
+                writes.append(.inserted(table: entry.table, rowIDs: entry.rowID...captured[last].rowID))
+                index = last + 1
+                continue
+            }
+            index += 1
+            let table: LoggedTable
+            if let shape = entry.shape {
+                table = shapes[shape]
+            } else if let known = tables[entry.table] {
                 table = known
             } else {
-                let info = try db.tableInfo(entry.table)
-                let names = info.columnNames
-                // Generated columns are derived, not logged (the preupdate hook reads VIRTUAL ones as NULL).
-                let stored = info.columns.indices.filter { !info.columns[$0].isGenerated }
-                let key = info.primaryKey.compactMap { column in names.firstIndex { $0.lowercased() == column.lowercased() } }
-                table = (info, names, stored, key)
+                table = LoggedTable(try db.tableInfo(entry.table))
                 tables[entry.table] = table
             }
             var old: [UInt8]?
@@ -207,13 +377,13 @@ final class LogWriter: TransactionObserver {
                 json.append(UInt8(ascii: "]"))
                 key = .text(String(decoding: json, as: UTF8.self))
             }
-            rows.append(([
+            writes.append(.row(values: [
                 .text(entry.table), .text(entry.operation.rawValue), .integer(table.info.kind == .withoutRowID ? 0 : entry.rowID),
                 entry.oldRowID != entry.rowID ? .integer(entry.oldRowID) : .null, key,
-            ], old, new))
+            ], old: old, new: new))
         }
-        guard !rows.isEmpty else { return }    // only updates that changed nothing
-        try db.execute(sql: "INSERT INTO sluice_transaction (at, author) VALUES (?, ?)",
+        guard !writes.isEmpty else { return }    // only updates that changed nothing
+        try db.execute(sql: "INSERT INTO sluice_transaction (at, author, first_change) VALUES (?, ?, \(ChangeLog.nextChangeID))",
                        arguments: [.integer(Self.now()), db.transactionAuthor.map { .text($0) } ?? .null])
         let seq = db.lastInsertedRowID
         lastSequence = seq
@@ -221,13 +391,28 @@ final class LogWriter: TransactionObserver {
             INSERT INTO sluice_change (seq, tbl, op, row_id, old_row_id, key, old, new) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """)
         defer { statement.reset() }
-        for row in rows {
-            statement.reset()
-            try statement.bind(.integer(seq), at: 1)
-            for (offset, value) in row.values.enumerated() { try statement.bind(value, at: Int32(offset + 2)) }
-            if let old = row.old { try statement.bindText(utf8: old, at: 7) }
-            if let new = row.new { try statement.bindText(utf8: new, at: 8) }
-            while try statement.step() {}
+        for write in writes {
+            switch write {
+            case let .row(values, old, new):
+                statement.reset()
+                try statement.bind(.integer(seq), at: 1)
+                for (offset, value) in values.enumerated() { try statement.bind(value, at: Int32(offset + 2)) }
+                if let old { try statement.bindText(utf8: old, at: 7) }
+                if let new { try statement.bindText(utf8: new, at: 8) }
+                while try statement.step() {}
+            case let .inserted(table, rowIDs):
+                let info = try db.tableInfo(table)
+                let copy = try db.connection.cachedStatement(sql: """
+                    INSERT INTO sluice_change (seq, tbl, op, row_id, old_row_id, key, old, new)
+                        SELECT ?1, \(LogTriggers.literal(table)), 'insert', r.rowid, NULL, \(LogTriggers.keyExpression(info, row: "r")), NULL, \(LogTriggers.objectExpression(info, row: "r", native: true))
+                        FROM main.\(quoteIdentifier(table)) AS r WHERE r.rowid BETWEEN ?2 AND ?3 ORDER BY r.rowid
+                    """)
+                defer { copy.reset() }
+                try copy.bind(.integer(seq), at: 1)
+                try copy.bind(.integer(rowIDs.lowerBound), at: 2)
+                try copy.bind(.integer(rowIDs.upperBound), at: 3)
+                while try copy.step() {}
+            }
         }
     }
 
@@ -259,6 +444,11 @@ final class LogWriter: TransactionObserver {
     }
 
     private func statementWillRun(_ notes: StatementNotes) {
+        guard capture == .triggers else {
+            // Read values and columns while the tables still have them (a failure surfaces at commit).
+            if notes.changesSchema, shapedThrough < entries.count { try? keepShapes() }
+            return
+        }
         guard !installing else { return }
         if notes.changesSchema {
             removeTriggers()
