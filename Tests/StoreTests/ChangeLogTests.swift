@@ -287,12 +287,15 @@ import SluiceDemo
         try store.trackForeignWriters(tables: ["item"])
         #expect(try store.foreignTrackedTables() == ["item"])
         let start = try store.currentToken
+        // One shell each: a foreign writer's transactions are told apart by
+        // their statements' millisecond, so two commits within one
+        // millisecond would be logged as one (a documented limit).
         try SQLiteShell.run(path: store.path, """
             BEGIN; INSERT INTO item VALUES (1, 'a', 'Ann', 1), (2, 'b', 'Bo', 2.5); INSERT INTO note VALUES (1, 'untracked'); COMMIT;
-            UPDATE item SET name = 'Anna', rank = 3 WHERE id = 1;
-            UPDATE item SET rank = rank WHERE id = 2;
-            DELETE FROM item WHERE id = 2;
             """)
+        try SQLiteShell.run(path: store.path, "UPDATE item SET name = 'Anna', rank = 3 WHERE id = 1;")
+        try SQLiteShell.run(path: store.path, "UPDATE item SET rank = rank WHERE id = 2;")
+        try SQLiteShell.run(path: store.path, "DELETE FROM item WHERE id = 2;")
         // Sluice's own writes to a tracked table are logged once, by Sluice.
         try store.write { tx in
             tx.transactionAuthor = "app"

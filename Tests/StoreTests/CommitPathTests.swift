@@ -272,6 +272,41 @@ import OpenCombineShim
         #expect(other == own, "another connection: \(other)")
     }
 
+    /// Another connection's commit to a table the log does not track: the
+    /// query's rows are scanned and compared by hashes of all their values;
+    /// only rows that differ are re-read. With keyPaths, a change to an
+    /// unobserved column reports nothing, a changed sort key a move; more
+    /// than the incremental limit re-reads everything.
+    @Test func untrackedWritesAreFoundByHashesOfTheRows() throws {
+        let (store, plain) = try Self.store(.preupdateHook)
+        try store.write { tx in try tx.execute(sql: "INSERT INTO item (id, code, name, rank) VALUES (1, 'a', 'A', 1), (2, 'b', 'B', 2), (3, 'c', 'C', 3)") }
+        let events = Mutex<[CollectionChange<Row>]>([])
+        let token = store.rows(in: "item").sorted(byKeyPath: "rank").observe(keyPaths: ["name"], on: DispatchQueue(label: "hashes")) { change in
+            events.withLock { $0.append(change) }
+        }
+        Self.settle(store)
+        func next(_ sql: String) -> [Changeset] {
+            _ = try? plain.execute(sql)
+            Self.settle(store)
+            return events.withLock { delivered in
+                defer { delivered = [] }
+                return delivered.compactMap(\.changeset)
+            }
+        }
+        #expect(next("SELECT 1").isEmpty)    // the initial result, taken
+        #expect(next("UPDATE item SET code = 'z' WHERE id = 2").isEmpty, "an unobserved column, not a sort key")
+        #expect(next("UPDATE item SET rank = 10 WHERE id = 1") == [Changeset(deletions: [0], insertions: [2], moves: [.init(from: 0, to: 2)])])
+        #expect(next("UPDATE item SET name = 'BB' WHERE id = 2") == [Changeset(modifications: [0])])
+        #expect(next("BEGIN; DELETE FROM item WHERE id = 3; INSERT INTO item (id, code, name, rank) VALUES (4, 'd', 'D', 0); COMMIT")
+                == [Changeset(deletions: [1], insertions: [0])])
+        // 100 rows: past the incremental limit, everything is re-read and diffed.
+        #expect(next("WITH RECURSIVE n(i) AS (SELECT 100 UNION ALL SELECT i + 1 FROM n WHERE i < 199) INSERT INTO item (id, code, name, rank) SELECT i, 'c' || i, 'N', i FROM n")
+                == [Changeset(insertions: Array(3...102))])
+        #expect(next("BEGIN; UPDATE item SET name = 'M' WHERE id > 150; DELETE FROM item WHERE id = 100; COMMIT")
+                == [Changeset(deletions: [3], modifications: Array(54...102))])
+        _ = token
+    }
+
     @Test func undecodableValueIsAnErrorThenTheObservationRecovers() throws {
         let (store, plain) = try Self.store(.preupdateHook, schema: DemoSchema.migrations.map(\.sql).joined(separator: ";\n"))
         try store.write { tx in try tx.insert(Person(id: 1, firstName: "A", lastName: "X", age: 30)) }

@@ -1,6 +1,6 @@
 import Foundation
 
-// Usage: swift run -c release --package-path Benchmarks sluice-benchmarks [--quick] [--only=records|live|log|log-bulk]
+// Usage: swift run -c release --package-path Benchmarks sluice-benchmarks [--quick] [--only=records|live|log|log-bulk|log-fallback]
 let quick = CommandLine.arguments.contains("--quick")
 var harness = Harness()
 print("Sluice benchmarks (release build; medians of \(quick ? 3 : 7) runs; raw = SQLite C API in the same process)")
@@ -31,8 +31,8 @@ do {
     if only == nil || only == "log" {
         try ChangeLogBenchmark.run(&harness, quick: quick)
     }
-    if only == "log-bulk" {
-        try ChangeLogBenchmark.run(&harness, quick: quick, bulkOnly: true)
+    if only == "log-bulk" || only == "log-fallback" {
+        try ChangeLogBenchmark.run(&harness, quick: quick, only: only)
     }
 } catch {
     print("benchmark failed: \(error)")

@@ -1,19 +1,18 @@
+import CSQLite
+
 /// Keeps one query's result up to date across commits, and says how each
-/// commit changed it.
+/// commit changed it: row by row when the commit's changed rows are known
+/// (O(k log n)); when they are not (another connection wrote a table the
+/// change log does not track), by scanning the query's rows and comparing
+/// hashes of their values with those held, then row by row for the ones
+/// that differ; by re-reading and diffing everything when many changed.
 ///
 /// Used only on the observation queue (or, while it is being built for an
 /// immediate first result, on the reader's queue).
 final class LiveQuery<Element> {
     typealias Decode = (StatementDecoder) throws -> Element
 
-    struct RowState {
-        var key: SortKey
-        var fingerprint: Int
-        /// The declared key, for tables whose identity is not the rowid.
-        var key_identity: RowIdentity?
-
-        func identity(_ rowID: Int64) -> RowIdentity { key_identity ?? .rowID(rowID) }
-    }
+    typealias RowState = LiveRowState
 
     private(set) var plan: QueryPlan
     private let decode: Decode
@@ -33,22 +32,31 @@ final class LiveQuery<Element> {
     var snapshot: ResultsSnapshot<Element> { ResultsSnapshot(tree: tree) }
     var count: Int { tree.count }
 
-    private func state(_ statement: Statement) -> RowState {
+    private func state(_ statement: Statement, _ plan: QueryPlan) -> RowState {
         let key = plan.sortKey(of: statement)
-        return RowState(key: key, fingerprint: plan.fingerprint(of: statement),
+        let fingerprint = plan.fingerprint(of: statement)
+        return RowState(key: key, fingerprint: fingerprint, content: plan.contentHash(of: statement, fingerprint: fingerprint),
                         key_identity: plan.identityColumns == nil ? nil : plan.identity(of: statement, key: key))
     }
 
-    private func fetchAll(_ db: Database) throws -> ([(key: SortKey, element: Element)], [Int64: RowState]) {
+    /// Reads the whole result, decoding only rows not in `reusable` with the same content.
+    private func fetchAll(_ db: Database, reusable: [Int64: (content: Int, element: Element)] = [:]) throws -> ([(key: SortKey, element: Element)], [Int64: RowState]) {
         let statement = try db.connection.cachedStatement(sql: plan.fullSQL)
         defer { statement.reset() }
         try statement.bind(plan.fullArguments)
         let decoder = StatementDecoder(statement: statement, tableName: plan.table.name)
         var entries: [(key: SortKey, element: Element)] = []
         var states: [Int64: RowState] = [:]
+        entries.reserveCapacity(reusable.count)
+        states.reserveCapacity(reusable.count)
+        let plan = self.plan
         while try statement.step() {
-            let state = state(statement)
-            entries.append((state.key, try decode(decoder)))
+            let state = state(statement, plan)
+            if let held = reusable[state.key.rowID], held.content == state.content {
+                entries.append((state.key, held.element))
+            } else {
+                entries.append((state.key, try decode(decoder)))
+            }
             states[state.key.rowID] = state
         }
         return (entries, states)
@@ -59,12 +67,53 @@ final class LiveQuery<Element> {
     /// - Returns: the changeset, or nil when the result did not change.
     func apply(_ change: ChangedRows.TableChange, db: Database) throws -> Changeset? {
         let changeset: Changeset
-        if case .rows(let changed) = change, plan.isIncremental, changed.count <= max(64, tree.count / 4) {
+        if case .rows(let changed) = change, plan.isIncremental, changed.count <= incrementalLimit {
             changeset = try applyIncrementally(changed, db)
+        } else if case .unknown = change, plan.isIncremental, let changed = try changedRows(db) {
+            changeset = changed.isEmpty ? Changeset() : try applyIncrementally(changed, db)
         } else {
             changeset = try applyByRequery(db)
         }
         return changeset.isEmpty ? nil : changeset
+    }
+
+    /// Past this many changed rows, re-reading everything is cheaper than one point query each.
+    private var incrementalLimit: Int { max(64, tree.count / 4) }
+
+    // MARK: - Finding changed rows: O(n), nothing decoded
+
+    /// The rows that entered, left or changed since the last state, found by
+    /// scanning the query's rows unsorted and comparing each one's hash with
+    /// the one held; nil when more than `incrementalLimit` changed.
+    private func changedRows(_ db: Database) throws -> Set<Int64>? {
+        let plan = self.plan
+        let statement = try db.connection.cachedStatement(sql: plan.scanSQL)
+        defer { statement.reset() }
+        try statement.bind(plan.scanArguments)
+        let limit = incrementalLimit
+        var changed = Set<Int64>()
+        var scanned: [Int64] = []
+        scanned.reserveCapacity(rows.count + 16)
+        var held = 0
+        while try statement.step() {
+            let rowID = sqlite3_column_int64(statement.handle, 0)
+            scanned.append(rowID)
+            if let content = rows[rowID]?.content {
+                held += 1
+                guard content != plan.contentHash(of: statement) else { continue }
+            }
+            changed.insert(rowID)
+            if changed.count > limit { return nil }
+        }
+        if held < rows.count {
+            // Some rows held are gone: the ones the scan did not see.
+            let seen = Set(scanned)
+            for rowID in rows.keys where !seen.contains(rowID) {
+                changed.insert(rowID)
+                if changed.count > limit { return nil }
+            }
+        }
+        return changed
     }
 
     /// Switches to a new plan (the schema changed) and re-reads the result.
@@ -74,7 +123,7 @@ final class LiveQuery<Element> {
         return changeset.isEmpty ? nil : changeset
     }
 
-    // MARK: - Re-query and diff: O(n + w log w)
+    // MARK: - Re-query and diff: O(n + w log w), changed rows decoded
 
     private func applyByRequery(_ db: Database) throws -> Changeset {
         let oldRows = rows
@@ -82,13 +131,17 @@ final class LiveQuery<Element> {
         oldOrder.reserveCapacity(tree.count)
         var oldByIdentity: [RowIdentity: RowState] = [:]
         oldByIdentity.reserveCapacity(tree.count)
-        tree.forEach { key, _ in
+        var reusable: [Int64: (content: Int, element: Element)] = [:]
+        reusable.reserveCapacity(tree.count)
+        tree.forEach { key, element in
             guard let state = oldRows[key.rowID] else { return }
             let identity = state.identity(key.rowID)
             oldOrder.append(identity)
             oldByIdentity[identity] = state
+            reusable[key.rowID] = (state.content, element)
         }
-        let (entries, states) = try fetchAll(db)
+        // Rows whose values are all as they were keep their element: only changed rows are decoded.
+        let (entries, states) = try fetchAll(db, reusable: reusable)
         var newOrder: [RowIdentity] = []
         newOrder.reserveCapacity(entries.count)
         var newByIdentity: [RowIdentity: RowState] = [:]
@@ -135,6 +188,7 @@ final class LiveQuery<Element> {
     }
 
     private func applyIncrementally(_ changed: Set<Int64>, _ db: Database) throws -> Changeset {
+        let plan = self.plan
         let statement = try db.connection.cachedStatement(sql: plan.pointSQL)
         defer { statement.reset() }
         let decoder = StatementDecoder(statement: statement, tableName: plan.table.name)
@@ -147,7 +201,7 @@ final class LiveQuery<Element> {
             let old = rows[rowID].map { (rowID, $0) }
             var new: (rowID: Int64, state: RowState, element: Element)?
             if try statement.step() {
-                new = (rowID, state(statement), try decode(decoder))
+                new = (rowID, state(statement, plan), try decode(decoder))
             }
             switch (old, new) {
             case (nil, nil): continue
@@ -306,6 +360,19 @@ final class LiveQuery<Element> {
         changeset.modifications = (changeset.modifications + modifiedOutside).sorted()
         return changeset
     }
+}
+
+/// What a live query holds of each row besides its element. Outside the
+/// generic `LiveQuery` so that dictionaries of it are specialized.
+struct LiveRowState {
+    var key: SortKey
+    var fingerprint: Int
+    /// A hash of all its values (`QueryPlan.contentHash`).
+    var content: Int
+    /// The declared key, for tables whose identity is not the rowid.
+    var key_identity: RowIdentity?
+
+    func identity(_ rowID: Int64) -> RowIdentity { key_identity ?? .rowID(rowID) }
 }
 
 // A live query belongs to the observation queue.

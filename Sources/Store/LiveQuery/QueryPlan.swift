@@ -10,6 +10,13 @@ struct QueryPlan {
     /// with the filter evaluated by SQLite itself.
     let pointSQL: String
     let pointArguments: [SQLiteValue]   // the filter's, after the rowid
+    /// `SELECT rowid, <columns> FROM t [WHERE f]`, in no particular order:
+    /// what the fallback compares with what it holds, to find changed rows.
+    let scanSQL: String
+    let scanArguments: [SQLiteValue]
+    /// Whether the fingerprint covers every column (no `keyPaths`): then it
+    /// also tells whether a row's content changed.
+    let fingerprintCoversAll: Bool
     /// Result columns of the ORDER BY terms (0 is the rowid).
     let orderColumns: [Int32]
     /// How Swift compares sort keys, or nil when it cannot do so exactly as
@@ -41,6 +48,7 @@ struct QueryPlan {
         (fullSQL, fullArguments) = try select.build()
         select.orderBy = nil
         select.limit = nil
+        (scanSQL, scanArguments) = try select.build()
         select.keyColumn = "rowid"
         (pointSQL, pointArguments) = try select.build()
         hasLimit = limit != nil
@@ -80,6 +88,7 @@ struct QueryPlan {
             observed = table.columnNames
         }
         fingerprintColumns = observed.compactMap(resultColumn)
+        fingerprintCoversAll = Set(fingerprintColumns).count == table.columns.count
         var salt = Hasher()
         for name in observed { salt.combine(name) }
         fingerprintSalt = salt.finalize()
@@ -127,10 +136,21 @@ struct QueryPlan {
 
     /// A hash of the row's observed values, to tell whether it changed.
     func fingerprint(of statement: Statement) -> Int {
+        Self.hash(statement.handle, fingerprintColumns, salt: fingerprintSalt)
+    }
+
+    /// A hash of all the row's values, to tell whether anything about it
+    /// changed (its element, its sort key): the fingerprint when that covers
+    /// them (pass it when it is already computed).
+    func contentHash(of statement: Statement, fingerprint: Int? = nil) -> Int {
+        guard fingerprintCoversAll else { return Self.hash(statement.handle, Int32(1)...Int32(table.columns.count), salt: fingerprintSalt) }
+        return fingerprint ?? self.fingerprint(of: statement)
+    }
+
+    private static func hash(_ handle: SQLiteStatement, _ columns: some Sequence<Int32>, salt: Int) -> Int {
         var hasher = Hasher()
-        hasher.combine(fingerprintSalt)
-        let handle = statement.handle
-        for column in fingerprintColumns {
+        hasher.combine(salt)
+        for column in columns {
             let type = sqlite3_column_type(handle, column)
             hasher.combine(type)
             switch type {
