@@ -27,15 +27,20 @@ enum ChangeLogBenchmark {
         return (latency, LiveQueryBenchmark.rawRequery(path))
     }
 
-    /// Inserting 100,000 people in one transaction, log on or off.
-    static func bulkInsert(logs: Bool) throws -> (seconds: Double, bytesPerRow: Double) {
-        let path = freshDatabasePath("log-bulk-\(logs)")
-        defer { removeDatabase(at: path) }
+    /// A fresh migrated store, log on or off, and 100,000 people to insert.
+    private static func emptyStore(_ name: String, logs: Bool) throws -> (Store, String, [Person]) {
+        let path = freshDatabasePath(name)
         var configuration = Store.Configuration()
         configuration.logsChanges = logs
         let store = try Store(path: path, configuration: configuration)
         try store.migrate(DemoSchema.migrations)
-        let people = RecordsBenchmark.people(100_000)
+        return (store, path, RecordsBenchmark.people(100_000))
+    }
+
+    /// Inserting 100,000 people in one transaction, log on or off.
+    static func bulkInsert(logs: Bool) throws -> (seconds: Double, bytesPerRow: Double) {
+        let (store, path, people) = try emptyStore("log-bulk-\(logs)", logs: logs)
+        defer { removeDatabase(at: path) }
         let seconds = try Harness.seconds { try store.write { tx in for person in people { try tx.insert(person) } } }
         let bytes: Double = logs ? try store.read { db in
             try db.fetchRows(sql: "SELECT avg(length(tbl) + length(op) + 8 + 8 + coalesce(length(key), 0) + coalesce(length(old), 0) + coalesce(length(new), 0)) FROM sluice_change")
@@ -46,13 +51,8 @@ enum ChangeLogBenchmark {
 
     /// A bulk insert split into its statements and its commit (for profiling).
     static func bulkInsertPhases(logs: Bool) throws -> (inserts: Double, commit: Double) {
-        let path = freshDatabasePath("log-phases-\(logs)")
+        let (store, path, people) = try emptyStore("log-phases-\(logs)", logs: logs)
         defer { removeDatabase(at: path) }
-        var configuration = Store.Configuration()
-        configuration.logsChanges = logs
-        let store = try Store(path: path, configuration: configuration)
-        try store.migrate(DemoSchema.migrations)
-        let people = RecordsBenchmark.people(100_000)
         var inserts = 0.0
         let total = try Harness.seconds {
             try store.write { tx in inserts = try Harness.seconds { for person in people { try tx.insert(person) } } }
