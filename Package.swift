@@ -50,7 +50,7 @@ let package = Package(
         // A writer process for the reliability tests (killed at random points, run side by side).
         .executableTarget(name: "sluice-stress", dependencies: ["Store", "SluiceDemo"], path: "Tests/Stress"),
         .testTarget(name: "StoreTests", dependencies: ["Store", "SluiceDemo", "SluiceTestSupport", "sluice-stress", "CSQLite"]),
-        .testTarget(name: "CLITests", dependencies: ["Store", "SluiceDemo", "SluiceTestSupport", "sluice"]),
+        .testTarget(name: "CLITests", dependencies: ["Store", "SluiceDemo", "SluiceTestSupport", "sluice", .product(name: "CSV", package: "CSV.swift")]),
         .testTarget(
             name: "ViewModelsTests",
             dependencies: ["Store", "SluiceDemo", "ViewModels", "SluiceTestSupport", .product(name: "OpenCombineShim", package: "OpenCombine")]

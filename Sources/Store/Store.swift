@@ -22,6 +22,9 @@ public final class Store: @unchecked Sendable {
 
     /// The database file's path.
     public let path: String
+
+    /// The version of the SQLite library Sluice runs on (`3.40.1`).
+    public static var sqliteVersion: String { String(cString: sqlite3_libversion()) }
     /// How the store was opened.
     public let configuration: Configuration
 

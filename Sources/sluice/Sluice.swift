@@ -1,4 +1,5 @@
 import ArgumentParser
+import Store
 
 /// `sluice`: seed, query and migrate a Sluice database from the shell.
 @main
@@ -10,6 +11,21 @@ struct Sluice: AsyncParsableCommand {
             The database is ./sluice.sqlite unless --db PATH or the SLUICE_DB environment variable says otherwise. \
             The demo schema (person, package, package_content, message, app_state) is built in.
             """,
+        version: "sluice \(Sluice.version) (SQLite \(Store.sqliteVersion))",
         subcommands: [Tour.self, Migrate.self, Seed.self, Query.self, Watch.self, History.self, Track.self, Untrack.self, Demo.self]
     )
+
+    /// This release of Sluice.
+    static let version = "0.5.0"
+
+    /// Reads the command line as people type it (see `CommandLineRewriter`), then runs the command.
+    static func main() async {
+        let arguments: [String]
+        do {
+            arguments = try CommandLineRewriter.rewrite(Array(CommandLine.arguments.dropFirst()))
+        } catch {
+            exit(withError: error)
+        }
+        await main(arguments)
+    }
 }

@@ -72,7 +72,7 @@ import Testing
         let cli = CommandRunner()
         let database = cli.path("demo.sqlite")
         let session = TmuxSession()
-        try session.start("'\(CommandRunner.binary.path)' demo --db '\(database)' --people 5")
+        try session.start("env SLUICE_DEMO_REPLY_MS=300 '\(CommandRunner.binary.path)' demo --db '\(database)' --people 5")
         #expect(try session.waitFor("Sluice demo · people (5)"), "\((try? session.screen()) ?? "")")
 
         try session.type("add Zoë Ødegaard")
@@ -97,10 +97,17 @@ import Testing
         try session.type("item")
         #expect(try session.waitFor("Contents:"))
 
-        try session.type("chat 42")
+        // The friend who answers is the conversation's own (the demo data's), and a new conversation's is "Friend".
+        let partner = try cli.run(["query", "message", "--db", database, "--where", "conversation_id == 1 AND sender != 'me'", "--limit", "1", "--format", "csv"])
+        let friend = try #require(partner.stdout.split(separator: "\n").dropFirst().first?.split(separator: ",").dropFirst(2).first.map(String.init))
+        try session.type("chat 1")
+        #expect(try session.waitFor("chat with \(friend)"))
         try session.type("send Hello from tmux")
         #expect(try session.waitFor("me: Hello from tmux"))
-        #expect(try session.waitFor("Ana: You said: Hello from tmux", timeout: 10), "the simulated friend replies after 2 s")
+        #expect(try session.waitFor("\(friend): You said: Hello from tmux", timeout: 10), "\((try? session.screen()) ?? "")")
+        try session.type("chat 42")
+        try session.type("send Hi")
+        #expect(try session.waitFor("Friend: You said: Hi", timeout: 10))
 
         try session.type("quit")
         let deadline = Date().addingTimeInterval(5)

@@ -51,11 +51,13 @@ import Testing
         #expect(fourth["deletions"] as? [Int] == [0])
         #expect(fourth["insertions"] as? [Int] == [3])
         #expect(fourth["moves"] as? [[Int]] == [[0, 3]])
+        #expect(fourth["deleted"] as? [[String: Int]] == [["id": 4]], "the key of the row at each deleted index")
 
         try Self.shell(cli, "UPDATE person SET last_name = last_name;")     // changes nothing visible
         try Self.shell(cli, "DELETE FROM person WHERE id = 2;")
         let fifth = Self.json(watch.nextLine())
         #expect(fifth["deletions"] as? [Int] == [0], "the no-op commit printed nothing")
+        #expect(fifth["deleted"] as? [[String: Int]] == [["id": 2]])
         watch.interrupt()
     }
 

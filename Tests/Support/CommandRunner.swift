@@ -45,8 +45,9 @@ public struct CommandRunner {
         return path(name)
     }
 
-    /// Runs `sluice` with arguments; `environment` adds to a clean one.
-    public func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+    /// Runs `sluice` with arguments; `environment` adds to a clean one;
+    /// `input` is its standard input (none by default).
+    public func run(_ arguments: [String], environment: [String: String] = [:], input: String? = nil) throws -> Result {
         let process = Process()
         process.executableURL = Self.binary
         process.arguments = arguments
@@ -63,7 +64,13 @@ public struct CommandRunner {
         let err = try FileHandle(forWritingTo: errURL)
         process.standardOutput = out
         process.standardError = err
-        process.standardInput = FileHandle.nullDevice
+        if let input {
+            let inURL = directory.appendingPathComponent(".stdin-\(UUID().uuidString)")
+            try input.write(to: inURL, atomically: true, encoding: .utf8)
+            process.standardInput = try FileHandle(forReadingFrom: inURL)
+        } else {
+            process.standardInput = FileHandle.nullDevice
+        }
         try process.run()
         process.waitUntilExit()
         try out.close()

@@ -22,7 +22,9 @@ public struct Migration: Sendable, Hashable {
     }
 
     /// `NNN_name`, as the file is named.
-    public var identifier: String {
+    public var identifier: String { Self.identifier(version: version, name: name) }
+
+    static func identifier(version: Int, name: String) -> String {
         let digits = String(version)
         return String(repeating: "0", count: max(0, 3 - digits.count)) + digits + "_" + name
     }
@@ -83,4 +85,7 @@ public struct AppliedMigration: Sendable, Hashable {
     public let checksum: String
     /// When it was applied (UTC text).
     public let appliedAt: String
+
+    /// `NNN_name`, as its file was named.
+    public var identifier: String { Migration.identifier(version: version, name: name) }
 }

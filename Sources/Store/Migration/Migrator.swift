@@ -40,6 +40,14 @@ struct Migrator {
 
         let applied = try Self.applied(in: db)
         let known = Dictionary(uniqueKeysWithValues: migrations.map { ($0.version, $0) })
+        // Another set altogether (not one edited migration): say so, naming both.
+        if applied.contains(where: { record in known[record.version].map { $0.name != record.name } ?? false }) {
+            func list(_ names: [String]) -> String { names.count > 6 ? names.prefix(6).joined(separator: ", ") + ", ..." : names.joined(separator: ", ") }
+            throw StoreError(code: .migration, message: """
+                the database was migrated with a different set of migrations: it has applied \(list(applied.map(\.identifier))); \
+                the migrations given are \(list(migrations.map(\.identifier))). Use the migrations this database was made with, or a new database
+                """)
+        }
         let newestKnown = migrations.last?.version ?? 0
         for record in applied {
             guard let migration = known[record.version] else {

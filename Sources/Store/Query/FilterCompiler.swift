@@ -21,6 +21,7 @@ struct FilterCompiler {
     mutating func sql(_ predicate: Predicate) throws -> String {
         switch predicate {
         case .comparison(let lhs, let op, let rhs, let caseInsensitive):
+            try checkComparable(lhs, [rhs])
             let sqlOperator: String
             switch op {
             case .equal: sqlOperator = "IS"
@@ -49,12 +50,14 @@ struct FilterCompiler {
             return "\(try operand(value, lowered: false)) IS \(negated ? "NOT " : "")NULL"
 
         case .in(let value, let list, let negated):
+            try checkComparable(value, list)
             let lhs = try operand(value, lowered: false)
             let items = try list.map { try operand($0, lowered: false) }.joined(separator: ", ")
             let expression = "\(lhs) IN (\(items))"
             return negated ? "NOT IFNULL(\(expression), 0)" : expression
 
         case .between(let value, let low, let high, let negated):
+            try checkComparable(value, [low, high])
             let expression = "\(try operand(value, lowered: false)) BETWEEN \(try operand(low, lowered: false)) AND \(try operand(high, lowered: false))"
             return negated ? "NOT IFNULL(\(expression), 0)" : expression
 
@@ -92,6 +95,20 @@ struct FilterCompiler {
             return "?"
         case .argument(let index, let position):
             throw failure("argument $\(index) has no value", position: position, code: .invalidQuery)
+        }
+    }
+
+    /// Refuses comparing an INTEGER or REAL column with text that is not a
+    /// number (`age > 'thirty'`): SQLite would compare storage classes and
+    /// quietly match nothing (or everything). Text that reads as a number
+    /// (`age > '30'`) is converted by the column's affinity, as SQLite does.
+    private func checkComparable(_ subject: Operand, _ others: [Operand]) throws {
+        let pairs: [(Operand, Operand)] = others.map { (subject, $0) } + others.map { ($0, subject) }
+        for case (.column(let name, let position), .value(.text(let text))) in pairs {
+            guard let column = table.column(named: name), [.integer, .real].contains(column.affinity),
+                  Double(text.trimmingCharacters(in: .whitespaces)) == nil else { continue }
+            throw failure("cannot compare the \(column.affinity == .integer ? "integer" : "real") column '\(column.name)' with the text '\(text)'; "
+                          + "write a number (\(column.name) > 30), or compare a text column", position: position, code: .invalidQuery)
         }
     }
 

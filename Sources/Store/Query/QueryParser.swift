@@ -5,6 +5,8 @@
 struct QueryParser {
     enum Token: Equatable {
         case identifier(String)
+        /// `` `first name` ``: a column name that is not a plain word (never a keyword).
+        case quotedIdentifier(String)
         case number(SQLiteValue)
         case string(String)
         case argument(Int?)     // `$N`, or `?` (numbered in turn)
@@ -30,7 +32,7 @@ struct QueryParser {
         try advance()
         if token == .end { throw error("the query is empty") }
         let predicate = try parseOr()
-        guard token == .end else { throw error("unexpected \(describe(token)); expected AND, OR or the end of the query") }
+        guard token == .end else { throw error("expected AND, OR or the end of the query, found \(describe(token))") }
         return predicate
     }
 
@@ -39,8 +41,11 @@ struct QueryParser {
         if token == .end { throw error("the ordering is empty; expected a column name") }
         var orderings: [Ordering] = []
         while true {
-            guard case .identifier(let name) = token, !Self.isKeyword(name) else {
-                throw error("expected a column name, found \(describe(token))")
+            let name: String
+            switch token {
+            case .identifier(let word) where !Self.isKeyword(word): name = word
+            case .quotedIdentifier(let quoted): name = quoted
+            default: throw error("expected a column name, found \(describe(token))")
             }
             let position = tokenStart
             try advance()
@@ -193,6 +198,9 @@ struct QueryParser {
                 try advance()
                 return .column(name, position: position)
             }
+        case .quotedIdentifier(let name):
+            try advance()
+            return .column(name, position: position)
         case .number(let value):
             try advance()
             return .value(value)
@@ -244,8 +252,9 @@ struct QueryParser {
     private func describe(_ token: Token) -> String {
         switch token {
         case .identifier(let name): return "'\(name)'"
+        case .quotedIdentifier(let name): return "`\(name)`"
         case .number(let value): return "the number \(value)"
-        case .string: return "a string"
+        case .string(let text): return "the string '\(text)'"
         case .argument(let index): return index.map { "the argument $\($0)" } ?? "the argument ?"
         case .symbol(let symbol): return "'\(symbol)'"
         case .end: return "the end of the query"
@@ -267,6 +276,8 @@ struct QueryParser {
             token = .number(try lexNumber())
         } else if character == "'" || character == "\"" {
             token = .string(try lexString(quote: character))
+        } else if character == "`" {
+            token = .quotedIdentifier(try lexQuotedIdentifier())
         } else if character == "$" {
             index += 1
             var digits = ""
@@ -321,13 +332,36 @@ struct QueryParser {
         return .real(double)
     }
 
+    /// `` `first name` `` (a doubled backtick stands for one).
+    private mutating func lexQuotedIdentifier() throws -> String {
+        let start = index
+        index += 1
+        var name = ""
+        while index < characters.count {
+            if characters[index] == "`" {
+                if peek(1) == "`" { name.append("`"); index += 2; continue }
+                index += 1
+                guard !name.isEmpty else { throw error("empty column name in backticks", at: start) }
+                return name
+            }
+            name.append(characters[index])
+            index += 1
+        }
+        throw error("unterminated column name: no closing `", at: start)
+    }
+
     private mutating func lexString(quote: Character) throws -> String {
         let start = index
         index += 1
         var text = ""
         while index < characters.count {
             let c = characters[index]
-            if c == quote { index += 1; return text }
+            if c == quote {
+                // SQL's doubled quote: 'O''Brien'.
+                if peek(1) == quote { text.append(quote); index += 2; continue }
+                index += 1
+                return text
+            }
             if c == "\\" {
                 guard let next = peek(1) else { break }
                 switch next {

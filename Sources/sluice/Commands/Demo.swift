@@ -63,6 +63,9 @@ final class DemoApp {
     private let peopleModel: PeopleViewModel
     private var packageModel: PackageViewModel?
     private var chatModel: ConversationViewModel?
+    private var chatFriend = ""
+    /// How long the simulated friend takes to answer ($SLUICE_DEMO_REPLY_MS, for tests; 2 s by default).
+    static let replyDelay: Duration = .milliseconds(Int(ProcessInfo.processInfo.environment["SLUICE_DEMO_REPLY_MS"] ?? "") ?? 2_000)
     private var screen = Screen.people
     private var message = ""
     private var watching = Set<AnyCancellable>()
@@ -113,7 +116,9 @@ final class DemoApp {
             peopleModel.firstName = names.first ?? ""
             peopleModel.lastName = names.count > 1 ? names[1] : ""
             if let person = await peopleModel.addPerson() {
-                message = "added \(person.fullName)"
+                let search = peopleModel.searchText.trimmingCharacters(in: .whitespaces)
+                let shown = search.isEmpty || [person.firstName, person.lastName].contains { $0.localizedCaseInsensitiveContains(search) }
+                message = "added \(person.fullName)" + (shown ? "" : " (not in this list: the search \"\(search)\" hides them; type `search` to see everyone)")
             } else {
                 message = peopleModel.lastError.map { "could not add: \($0.message)" } ?? "add needs a first and a last name"
             }
@@ -160,8 +165,14 @@ final class DemoApp {
 
     private func openChat(_ argument: String) {
         let id = Int64(argument) ?? 1
+        // The friend is whoever else writes in this conversation (a new one: "a friend").
+        let friend = (try? store.read { db in
+            try db.fetchRows(sql: "SELECT sender FROM message WHERE conversation_id = ? AND sender != ? ORDER BY sent_at DESC LIMIT 1",
+                             arguments: [.integer(id), .text(ConversationViewModel.localSender)]).first.flatMap { String(sqliteValue: $0[0]) }
+        }) ?? nil
+        chatFriend = friend ?? "a friend"
         let model = ConversationViewModel(store: store, conversationID: id,
-                                          session: SimulatedSession(friend: "Ana", delay: .seconds(2), clock: ContinuousClock()))
+                                          session: SimulatedSession(friend: friend ?? "Friend", delay: Self.replyDelay, clock: ContinuousClock()))
         chatModel = model
         watch(model.objectWillChange)
         screen = .chat
@@ -182,7 +193,7 @@ final class DemoApp {
             lines.append(contentsOf: packageModel.summary.split(separator: "\n").map(String.init))
         case .chat:
             guard let chatModel else { break }
-            lines.append("Sluice demo · chat")
+            lines.append("Sluice demo · chat with \(chatFriend)")
             for item in chatModel.messages.items.suffix(20) { lines.append("  \(item.sender): \(item.text)") }
         }
         if !message.isEmpty { lines.append(message) }

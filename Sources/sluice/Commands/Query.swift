@@ -25,17 +25,27 @@ struct Query: ParsableCommand {
     var format: RowFormat?
 
     func validate() throws {
-        if let limit, limit < 0 { throw ValidationError("--limit must not be negative, got \(limit)") }
+        if let limit, limit < 1 { throw ValidationError("--limit must be a positive number, got \(limit)") }
     }
 
     func run() throws {
         let (filter, orderings) = try query.parse()
         let store = try options.openExisting(readOnly: true)
-        let (rows, columns) = try store.read { db in
+        // Rows are written as they are read: memory stays flat in the number of rows.
+        try store.read { db in
             let info = try db.tableInfo(query.table)
-            let rows = try db.fetchRows(table: info.name, filter: filter, orderBy: query.orderings(orderings, for: info), limit: limit)
-            return (rows, info.columnNames)
+            let orderBy = query.orderings(orderings, for: info)
+            // Checks the filter and order against the table before anything is printed.
+            _ = try db.forEachRow(table: info.name, filter: filter, orderBy: orderBy, limit: 0) { _ in }
+            let out = OutputBuffer()
+            let stream: RowStream
+            switch format ?? .table {
+            case .csv: stream = CSVStream(columns: info.columnNames, out: out)
+            case .json: stream = JSONStream(columns: info.columnNames, out: out)
+            case .table: stream = TableStream(columns: info.columnNames, out: out)
+            }
+            let count = try db.forEachRow(table: info.name, filter: filter, orderBy: orderBy, limit: limit) { stream.row($0) }
+            stream.finish(count: count)
         }
-        print(try (format ?? .table).render(rows, columns: columns))
     }
 }

@@ -34,12 +34,28 @@ struct Seed: ParsableCommand {
     @Option(help: "With --demo: the random seed, for repeatable data.")
     var seed: UInt64 = 42
 
+    @Flag(help: "With --demo: delete the demo tables' rows first (in the same transaction), instead of adding to them.")
+    var reset = false
+
     enum SeedFormat: String, ExpressibleByArgument { case json, csv }
 
     func validate() throws {
         if demo, file != nil { throw ValidationError("give either a file or --demo, not both") }
         if !demo, file == nil { throw ValidationError("give a file to load, or --demo") }
-        if people < 0 { throw ValidationError("--people must not be negative") }
+        if people < 1 { throw ValidationError("--people must be a positive number, got \(people)") }
+        if reset, !demo { throw ValidationError("--reset goes with --demo") }
+        if let file, try fileFormat(file) == .csv, table == nil {
+            throw ValidationError("a CSV file needs --table TABLE, the table its rows go into (as in: sluice seed \(file) --table person)")
+        }
+    }
+
+    /// The file's format: --format, else its extension.
+    private func fileFormat(_ file: String) throws -> SeedFormat {
+        if let format { return format }
+        guard let inferred = SeedFormat(rawValue: URL(fileURLWithPath: file).pathExtension.lowercased()) else {
+            throw ValidationError("cannot tell the format of \(file) from its extension; pass --format json or --format csv")
+        }
+        return inferred
     }
 
     func run() throws {
@@ -55,37 +71,41 @@ struct Seed: ParsableCommand {
         for migration in try store.migrate(DemoSchema.migrations) {
             print("applied \(migration.identifier)")
         }
-        let counts = try Self.generate(people: people, seed: seed, into: store)
+        let existing = try store.read { db in try db.fetchRows(sql: "SELECT count(*) FROM person") }.first.flatMap { Int(sqliteValue: $0[0]) } ?? 0
+        let counts = try Self.generate(people: people, seed: seed, into: store, reset: reset)
+        if existing > 0, !reset {
+            print("note: \(options.path) already had \(existing) people; the demo data was added to them (--reset replaces them instead)")
+        } else if reset, existing > 0 {
+            print("deleted the \(existing) people and everything of theirs that were there")
+        }
         print("seeded \(counts.people) people, \(counts.packages) packages (\(counts.contents) items), \(counts.messages) messages into \(options.path)")
     }
 
     /// Generates demo data with a progress bar on a terminal.
-    static func generate(people: Int, seed: UInt64, into store: Store) throws -> DemoData.Counts {
+    static func generate(people: Int, seed: UInt64, into store: Store, reset: Bool = false) throws -> DemoData.Counts {
         var generator = DemoData(seed: seed)
         var bar = ProgressBar()
         defer { bar.finish() }
-        return try generator.insert(DemoData.Size(people: people), into: store) { bar.update($0, $1, $2) }
+        return try store.write { tx in
+            if reset {
+                try tx.execute(script: "DELETE FROM message; DELETE FROM package_content; DELETE FROM package; DELETE FROM person; DELETE FROM app_state")
+            }
+            return try generator.insert(DemoData.Size(people: people), into: tx) { bar.update($0, $1, $2) }
+        }
     }
 
     private func seedFile(_ file: String) throws {
         guard let data = FileManager.default.contents(atPath: file) else {
             throw InputError(file: file, location: nil, message: FileManager.default.fileExists(atPath: file) ? "cannot read the file" : "no such file")
         }
-        let kind: SeedFormat
-        if let format {
-            kind = format
-        } else if let inferred = SeedFormat(rawValue: URL(fileURLWithPath: file).pathExtension.lowercased()) {
-            kind = inferred
-        } else {
-            throw ValidationError("cannot tell the format of \(file) from its extension; pass --format json or --format csv")
-        }
+        let kind = try fileFormat(file)
         let store = try options.openExisting()
         let seedData: SeedData
         switch kind {
         case .json:
             seedData = try JSONSeedReader.read(data, file: file, table: table)
         case .csv:
-            guard let table else { throw ValidationError("a CSV file needs --table TABLE") }
+            guard let table else { throw ValidationError("a CSV file needs --table TABLE, the table its rows go into") }
             guard let text = String(data: data, encoding: .utf8) else {
                 throw InputError(file: file, location: nil, message: "the file is not UTF-8 text")
             }

@@ -12,8 +12,10 @@ struct Watch: ParsableCommand {
             Follows commits by any process (this store's writers, the sqlite3 shell, other apps) within about \
             10 ms. --format json prints JSON Lines, flushed at once: {"kind":"initial","rows":[...]}, then \
             {"kind":"update","deletions":[...],"insertions":[...],"modifications":[...],"modificationsNew":[...],\
-            "moves":[[from,to],...],"inserted":[...],"modified":[...]} per commit (indices as Realm's: deletions \
-            and modifications in the previous result, insertions and modificationsNew in the new one). \
+            "moves":[[from,to],...],"deleted":[{"id":...}],"inserted":[...],"modified":[...]} per commit (indices as \
+            Realm's: deletions and modifications in the previous result, insertions and modificationsNew in the new \
+            one; "deleted" gives the primary key of the row at each index of "deletions", in the same order, so \
+            a consumer needs no copy of the list). \
             The database is opened read-only.
             """)
 
@@ -33,7 +35,7 @@ struct Watch: ParsableCommand {
         var results = store.rows(in: info.name).sorted(by: query.orderings(orderings, for: info))
         if let filter { results = results.filter(filter) }
 
-        let printer = ChangePrinter(format: format, columns: info.columnNames)
+        let printer = ChangePrinter(format: format, columns: info.columnNames, keyColumns: info.primaryKey.filter(info.columnNames.contains))
         let failed = DispatchSemaphore(value: 0)
         // A queue of its own: this thread blocks below, and the store's
         // default delivery queue is the main queue.
@@ -58,11 +60,23 @@ final class ChangePrinter: @unchecked Sendable {
     // @unchecked Sendable: `previous` is only touched from the observation queue.
     private let format: Watch.WatchFormat
     private let columns: [String]
+    /// The primary key's columns ("deleted" gives them); empty: the whole row.
+    private let keyColumns: [String]
     private var previous: [Row] = []
 
-    init(format: Watch.WatchFormat, columns: [String]) {
+    init(format: Watch.WatchFormat, columns: [String], keyColumns: [String] = []) {
         self.format = format
         self.columns = columns
+        self.keyColumns = keyColumns
+    }
+
+    /// A deleted row's primary key as a JSON object (every column when the table declares none).
+    private func deletedKey(_ index: Int) -> String {
+        guard index < previous.count else { return "{}" }
+        let row = previous[index]
+        guard !keyColumns.isEmpty else { return JSONRows.object(row) }
+        let values = keyColumns.map { name in row.columns.firstIndex(of: name).map { row.values[$0] } ?? .null }
+        return JSONRows.object(Row(columns: keyColumns, values: values))
     }
 
     func print(_ change: CollectionChange<Row>) {
@@ -77,6 +91,7 @@ final class ChangePrinter: @unchecked Sendable {
                 + #","modifications":"# + numbers(modifications)
                 + #","modificationsNew":"# + numbers(change.modificationsNew)
                 + #","moves":["# + moves.map { "[\($0.from),\($0.to)]" }.joined(separator: ",") + "]"
+                + #","deleted":["# + deletions.map(deletedKey).joined(separator: ",") + "]"
                 + #","inserted":["# + insertions.map { JSONRows.object(rows[$0]) }.joined(separator: ",") + "]"
                 + #","modified":["# + change.modificationsNew.map { JSONRows.object(rows[$0]) }.joined(separator: ",") + "]}"
         case (.table, .initial(let rows)):

@@ -95,32 +95,52 @@ enum CSVRows {
 }
 
 /// A readable table for terminals: aligned columns, numbers on the right,
-/// long cells cut with an ellipsis.
+/// long cells cut with an ellipsis. Widths are display widths (`DisplayWidth`):
+/// Chinese characters and emoji take two columns, combining marks none.
 enum TableRenderer {
     static let maxCellWidth = 40
 
     static func render(_ rows: [Row], columns: [String]) -> String {
-        let cells: [[String]] = rows.map { row in row.values.map(cell) }
-        var widths = columns.map(\.count)
-        for row in cells {
-            for (index, cell) in row.enumerated() where index < widths.count {
-                widths[index] = max(widths[index], cell.count)
+        let layout = Layout(columns: columns, rows: rows.map(\.values))
+        let lines = [layout.header] + rows.map { layout.line($0.values.map(cell)) } + [footer(rows.count)]
+        return lines.joined(separator: "\n")
+    }
+
+    static func footer(_ count: Int) -> String { "(\(count) row\(count == 1 ? "" : "s"))" }
+
+    /// Column widths and alignments, from the header and some rows.
+    struct Layout {
+        let widths: [Int]
+        let numeric: [Bool]
+        let columns: [String]
+
+        init(columns: [String], rows: [[SQLiteValue]]) {
+            self.columns = columns
+            var widths = columns.map { min(DisplayWidth.of($0), TableRenderer.maxCellWidth) }
+            for row in rows {
+                for (index, value) in row.enumerated() where index < widths.count {
+                    widths[index] = max(widths[index], DisplayWidth.of(TableRenderer.cell(value)))
+                }
+            }
+            self.widths = widths
+            numeric = columns.indices.map { index in
+                rows.contains { index < $0.count && ($0[index].isNumber) } && !rows.contains { index < $0.count && $0[index].isText }
             }
         }
-        let numeric: [Bool] = columns.indices.map { index in
-            rows.contains { if case .integer = $0.values[index] { return true }; if case .real = $0.values[index] { return true }; return false }
-                && !rows.contains { if case .text = $0.values[index] { return true }; return false }
+
+        var header: String {
+            line(columns) + "\n" + widths.map { String(repeating: "─", count: $0) }.joined(separator: "─┼─")
         }
-        func line(_ values: [String]) -> String {
-            values.enumerated().map { index, value in
-                let padding = String(repeating: " ", count: max(0, widths[index] - value.count))
-                return numeric[index] ? padding + value : value + padding
+
+        /// One line of cells, each padded (or cut) to its column's width.
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { index, value in
+                guard index < widths.count else { return value }
+                let fitted = DisplayWidth.truncate(value, to: widths[index])
+                let padding = String(repeating: " ", count: max(0, widths[index] - DisplayWidth.of(fitted)))
+                return numeric[index] ? padding + fitted : fitted + padding
             }.joined(separator: " │ ")
         }
-        var output = [line(columns), widths.map { String(repeating: "─", count: $0) }.joined(separator: "─┼─")]
-        output += cells.map(line)
-        output.append("(\(rows.count) row\(rows.count == 1 ? "" : "s"))")
-        return output.joined(separator: "\n")
     }
 
     static func cell(_ value: SQLiteValue) -> String {
@@ -131,7 +151,73 @@ enum TableRenderer {
         default: text = value.description
         }
         text = String(text.map { $0.isNewline ? "⏎" : $0 })
-        if text.count > maxCellWidth { text = String(text.prefix(maxCellWidth - 1)) + "…" }
-        return text
+        return DisplayWidth.truncate(text, to: maxCellWidth)
+    }
+}
+
+extension SQLiteValue {
+    fileprivate var isNumber: Bool {
+        switch self {
+        case .integer, .real: return true
+        default: return false
+        }
+    }
+
+    fileprivate var isText: Bool {
+        if case .text = self { return true }
+        return false
+    }
+}
+
+/// How many terminal columns text takes: East Asian wide and fullwidth
+/// characters and emoji two, combining marks and other zero-width scalars
+/// none, everything else one (per grapheme, as terminals draw them).
+enum DisplayWidth {
+    static func of(_ text: String) -> Int {
+        text.reduce(0) { $0 + of($1) }
+    }
+
+    static func of(_ character: Character) -> Int {
+        let scalars = character.unicodeScalars
+        guard let first = scalars.first else { return 0 }
+        if first.isASCII { return first.value < 0x20 || first.value == 0x7F ? 0 : 1 }
+        if scalars.contains(where: { $0.properties.isEmojiPresentation }) || scalars.contains("\u{FE0F}") { return 2 }
+        if isWide(first.value) { return 2 }
+        if scalars.allSatisfy(isZeroWidth) { return 0 }
+        return 1
+    }
+
+    /// `text` cut to at most `width` columns, ending in "…" when cut.
+    static func truncate(_ text: String, to width: Int) -> String {
+        guard of(text) > width else { return text }
+        var result = ""
+        var used = 0
+        for character in text {
+            let next = of(character)
+            if used + next > width - 1 { break }
+            result.append(character)
+            used += next
+        }
+        return result + "…"
+    }
+
+    private static func isZeroWidth(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .nonspacingMark, .enclosingMark, .format: return true
+        default: return scalar.value == 0x200B || (0x1160...0x11FF).contains(scalar.value)    // zero width space, Hangul jungseong/jongseong
+        }
+    }
+
+    /// East Asian Width W or F (Unicode's EastAsianWidth.txt, the large blocks).
+    private static func isWide(_ value: UInt32) -> Bool {
+        switch value {
+        case 0x1100...0x115F, 0x231A...0x231B, 0x2329...0x232A, 0x2E80...0x303E, 0x3041...0x33FF,
+             0x3400...0x4DBF, 0x4E00...0x9FFF, 0xA000...0xA4CF, 0xA960...0xA97F, 0xAC00...0xD7A3,
+             0xF900...0xFAFF, 0xFE10...0xFE19, 0xFE30...0xFE6F, 0xFF00...0xFF60, 0xFFE0...0xFFE6,
+             0x1F300...0x1F64F, 0x1F900...0x1F9FF, 0x1FA70...0x1FAFF, 0x20000...0x2FFFD, 0x30000...0x3FFFD:
+            return true
+        default:
+            return false
+        }
     }
 }

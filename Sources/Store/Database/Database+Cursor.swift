@@ -1,0 +1,77 @@
+import CSQLite
+import Foundation
+
+/// One row of a query being read, handed to `Database.forEachRow`: its
+/// columns read straight from SQLite, without making a `Row` (so a tool can
+/// stream millions of rows in flat memory). Valid only during the call it is
+/// given to.
+public struct RowCursor {
+    /// The storage class of a column's value in this row.
+    public enum ColumnType: Sendable {
+        case null, integer, real, text, blob
+    }
+
+    let handle: SQLiteStatement
+
+    /// The number of columns.
+    public var columnCount: Int { Int(sqlite3_column_count(handle)) }
+
+    /// The storage class of column `index`'s value.
+    public func type(at index: Int) -> ColumnType {
+        switch sqlite3_column_type(handle, Int32(index)) {
+        case SQLITE_INTEGER: return .integer
+        case SQLITE_FLOAT: return .real
+        case SQLITE_TEXT: return .text
+        case SQLITE_BLOB: return .blob
+        default: return .null
+        }
+    }
+
+    /// Column `index` as an integer (SQLite's conversion for other types).
+    public func int64(at index: Int) -> Int64 { sqlite3_column_int64(handle, Int32(index)) }
+
+    /// Column `index` as a real (SQLite's conversion for other types).
+    public func double(at index: Int) -> Double { sqlite3_column_double(handle, Int32(index)) }
+
+    /// Calls `body` with column `index`'s text as UTF-8 bytes (valid only during the call; not validated).
+    public func withUTF8(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> Void) rethrows {
+        let text = sqlite3_column_text(handle, Int32(index))
+        let count = Int(sqlite3_column_bytes(handle, Int32(index)))
+        try body(UnsafeBufferPointer(start: text, count: text == nil ? 0 : count))
+    }
+
+    /// Calls `body` with column `index`'s bytes (valid only during the call).
+    public func withBytes(at index: Int, _ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+        let bytes = sqlite3_column_blob(handle, Int32(index))
+        let count = Int(sqlite3_column_bytes(handle, Int32(index)))
+        try body(UnsafeRawBufferPointer(start: bytes, count: bytes == nil ? 0 : count))
+    }
+
+    /// Column `index` as a value.
+    public func value(at index: Int) -> SQLiteValue { StatementHandle.value(of: handle, at: Int32(index)) }
+}
+
+extension Database {
+    /// Reads a table's rows one at a time, filtered, ordered (ties broken by
+    /// the primary key) and limited, handing each to `body` as it is read:
+    /// memory stays flat however many rows there are. Columns come in the
+    /// table's order.
+    ///
+    /// - Returns: how many rows were read.
+    @discardableResult
+    public func forEachRow(table: String, filter: Filter? = nil, orderBy: [Ordering] = [], limit: Int? = nil,
+                           _ body: (RowCursor) throws -> Void) throws -> Int {
+        var select = SelectBuilder(table: try tableInfo(table))
+        (select.filter, select.orderBy, select.limit) = (filter, orderBy, limit)
+        let (sql, arguments) = try select.build()
+        let statement = try connection.prepare(sql: sql)
+        try statement.bind(arguments)
+        var count = 0
+        let cursor = RowCursor(handle: statement.handle)
+        while try statement.step() {
+            try body(cursor)
+            count += 1
+        }
+        return count
+    }
+}
