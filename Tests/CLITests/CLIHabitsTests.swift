@@ -62,11 +62,14 @@ import Testing
     /// JSONSerialization), for more rows than the output buffer holds.
     @Test func csvAndJSONStreamEveryRowExactly() throws {
         let cli = try Self.seededWithNames()
+        try cli.write("odd.json", #"{"person": [{"id": 4, "first_name": "Q\"uo\\te\n\t\u0001é", "last_name": "x,y"}]}"#)
+        #expect(try cli.run(["seed", "odd.json"]).status == 0)
         #expect(try cli.run(["seed", "--demo", "--people", "3000"]).status == 0)
         let json = try cli.run(["query", "person", "--order", "id", "--format", "json"])
         #expect(json.status == 0)
         let objects = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
-        #expect(objects.count == 3003)
+        #expect(objects.count == 3004)
+        #expect(objects[3]["first_name"] as? String == "Q\"uo\\te\n\t\u{1}é" && objects[3]["last_name"] as? String == "x,y")
         #expect(objects[0]["first_name"] as? String == "李" && objects[1]["last_name"] as? String == "O'Brien")
         #expect(objects[2]["city"] as? String == "Cafe\u{301}")
         let csv = try cli.run(["query", "person", "--order", "id", "--format", "csv"])
@@ -74,7 +77,8 @@ import Testing
         #expect(reader.headerRow == ["id", "first_name", "last_name", "age", "email", "street", "city", "postal_code", "country"])
         var records: [[String]] = []
         while let record = reader.next() { records.append(record) }
-        #expect(records.count == 3003)
+        #expect(records.count == 3004)
+        #expect(records[3][1] == "Q\"uo\\te\n\t\u{1}é" && records[3][2] == "x,y")
         for (record, object) in zip(records, objects) {
             #expect(record[0] == "\(object["id"] as? Int ?? -1)")
             #expect(record[1] == object["first_name"] as? String && record[6] == (object["city"] as? String ?? ""))
@@ -82,7 +86,7 @@ import Testing
         // A table format longer than its look-ahead keeps its widths and counts every row.
         let table = try cli.run(["query", "person", "--order", "id"])
         let lines = table.stdout.split(separator: "\n")
-        #expect(lines.count == 3003 + 3 && lines.last == "(3003 rows)")
+        #expect(lines.count == 3004 + 3 && lines.last == "(3004 rows)")
         #expect(try cli.run(["query", "person", "--where", "age > 1000", "--format", "json"]).stdout == "[]\n")
     }
 

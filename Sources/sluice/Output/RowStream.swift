@@ -99,12 +99,12 @@ final class CSVStream: RowStream {
 /// `JSONRows.array` writes it.
 final class JSONStream: RowStream {
     private let out: OutputBuffer
-    private let keys: [String]
+    private let keys: [[UInt8]]
     private var first = true
 
     init(columns: [String], out: OutputBuffer) {
         self.out = out
-        keys = columns.map { JSONRows.string($0) + ":" }
+        keys = columns.map { Array((JSONRows.string($0) + ":").utf8) }
     }
 
     func row(_ cursor: RowCursor) {
@@ -112,7 +112,7 @@ final class JSONStream: RowStream {
         first = false
         for (index, key) in keys.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
-            out.append(key)
+            key.withUnsafeBufferPointer { out.append($0) }
             switch cursor.type(at: index) {
             case .null: out.append("null")
             case .integer: out.append(String(cursor.int64(at: index)))
@@ -134,20 +134,29 @@ final class JSONStream: RowStream {
     private func string(_ bytes: UnsafeBufferPointer<UInt8>) {
         if bytes.contains(where: { $0 >= 0x80 }) {
             // Not plain ASCII: through String, which repairs invalid UTF-8 as the other formats do.
-            return out.append(JSONRows.string(String(decoding: bytes, as: UTF8.self)))
+            var text = String(decoding: bytes, as: UTF8.self)
+            return text.withUTF8 { escaped($0) }
         }
+        escaped(bytes)
+    }
+
+    /// Runs with nothing to escape are copied whole.
+    private func escaped(_ bytes: UnsafeBufferPointer<UInt8>) {
         out.append(UInt8(ascii: "\""))
-        for byte in bytes {
+        var start = 0
+        for (index, byte) in bytes.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+            out.append(UnsafeBufferPointer(rebasing: bytes[start..<index]))
+            start = index + 1
             switch byte {
             case UInt8(ascii: "\""): out.append("\\\"")
             case UInt8(ascii: "\\"): out.append("\\\\")
             case 0x0A: out.append("\\n")
             case 0x0D: out.append("\\r")
             case 0x09: out.append("\\t")
-            case 0..<0x20: out.append(String(format: "\\u%04x", byte))
-            default: out.append(byte)
+            default: out.append(String(format: "\\u%04x", byte))
             }
         }
+        out.append(UnsafeBufferPointer(rebasing: bytes[start...]))
         out.append(UInt8(ascii: "\""))
     }
 }
