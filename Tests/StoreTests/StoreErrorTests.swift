@@ -86,4 +86,11 @@ import SluiceDemo
         #expect(error.code == .unknownTable)
         #expect(error.message == "unknown table 'persons' (tables: app_state, message, package, package_content, person)")
     }
+
+    @Test func codesPrintTheirNames() {
+        #expect("\(StoreError.Code.notFound)" == "notFound (1005)")
+        #expect("\(StoreError.Code.constraint)" == "constraint (19)")
+        #expect("\(StoreError.Code.internal)" == "internal (2)")
+        #expect("\(StoreError.Code(rawValue: 4242))" == "code 4242")
+    }
 }

@@ -153,3 +153,46 @@ extension StoreError: LocalizedError {
     /// The same text as `description`, so `localizedDescription` shows it.
     public var errorDescription: String? { description }
 }
+
+extension StoreError.Code: CustomStringConvertible {
+    /// The code's name and number: `notFound (1005)`, `constraint (19)`.
+    public var description: String {
+        Self.names[self].map { "\($0) (\(rawValue))" } ?? "code \(rawValue)"
+    }
+
+    private static let names: [StoreError.Code: String] = [
+            .error: "error",
+            .`internal`: "internal",
+            .permission: "permission",
+            .abort: "abort",
+            .busy: "busy",
+            .locked: "locked",
+            .noMemory: "noMemory",
+            .readOnly: "readOnly",
+            .interrupt: "interrupt",
+            .ioError: "ioError",
+            .corrupt: "corrupt",
+            .full: "full",
+            .cannotOpen: "cannotOpen",
+            .schema: "schema",
+            .tooBig: "tooBig",
+            .constraint: "constraint",
+            .mismatch: "mismatch",
+            .misuse: "misuse",
+            .range: "range",
+            .notADatabase: "notADatabase",
+            .invalidQuery: "invalidQuery",
+            .unknownTable: "unknownTable",
+            .unknownColumn: "unknownColumn",
+            .typeMismatch: "typeMismatch",
+            .decoding: "decoding",
+            .notFound: "notFound",
+            .migration: "migration",
+            .databaseTooNew: "databaseTooNew",
+            .invalidInput: "invalidInput",
+            .invalidUse: "invalidUse",
+            .unsupportedTable: "unsupportedTable",
+            .historyExpired: "historyExpired",
+            .conflict: "conflict",
+    ]
+}
