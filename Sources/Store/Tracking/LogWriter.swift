@@ -246,18 +246,16 @@ final class LogWriter: TransactionObserver {
     func databaseCommitDidFail() {}
 
     func databaseDidCommit(_ db: Database) {
-        entries = []
-        pendingInserts = [:]
-        pendingIndexedThrough = 0
-        hasByReferenceEntries = false
-        shapes = []
-        shapedThrough = 0
-        savepointMarks = []
-        transactionNumber += 1
+        endTransaction()
         refreshByReferenceTables(db)
     }
 
     func databaseDidRollback() {
+        endTransaction()
+    }
+
+    /// Forgets what the transaction captured; the next one gets a new number.
+    private func endTransaction() {
         entries = []
         pendingInserts = [:]
         pendingIndexedThrough = 0
