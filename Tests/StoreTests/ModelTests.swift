@@ -144,4 +144,40 @@ import SluiceDemo
         let appRows = { (lines: [String]) in lines.filter { !$0.hasPrefix("sluice_") } }
         #expect(try appRows(dump(again)) == appRows(dump(store)))
     }
+
+    enum Priority: Int, Codable, SQLiteValueConvertible { case low, normal, high }
+    enum Status: String, Codable, SQLiteValueConvertible { case open, done }
+
+    struct Ticket: Model {
+        static let tableName = "ticket"
+        var id: Int64?
+        var token: UUID
+        var priority: Priority
+        var status: Status
+        var due: Date?
+        mutating func didInsert(rowID: Int64) { id = rowID }
+    }
+
+    /// Enums with raw values, UUIDs, dates and optionals bind in filters
+    /// exactly as `Codable` stores them.
+    @Test func enumsUUIDsDatesAndOptionalsBindInFilters() throws {
+        let store = try TemporaryDatabase().store()
+        try store.write { tx in try tx.execute(sql: "CREATE TABLE ticket (id INTEGER PRIMARY KEY, token TEXT, priority INTEGER, status TEXT, due TEXT)") }
+        let day = Date(timeIntervalSince1970: 1_800_000_000)
+        let tokens = [UUID(), UUID(), UUID()]
+        try store.write { tx in
+            try tx.insert(Ticket(token: tokens[0], priority: .high, status: .open, due: day))
+            try tx.insert(Ticket(token: tokens[1], priority: .low, status: .done, due: nil))
+            try tx.insert(Ticket(token: tokens[2], priority: .high, status: .done, due: day.addingTimeInterval(86_400)))
+        }
+        let tickets = store.objects(Ticket.self).sorted(byKeyPath: "id")
+        #expect(try tickets.filter("priority == $0", Priority.high).fetch().map(\.id) == [1, 3])
+        #expect(try tickets.filter("status == $0 AND priority < $1", Status.done, Priority.high).fetch().map(\.id) == [2])
+        #expect(try tickets.filter("token == $0", tokens[1]).fetch().map(\.token) == [tokens[1]])
+        #expect(try tickets.filter("due > $0", day).fetch().map(\.id) == [3])
+        #expect(try tickets.filter("due == $0", Date?.none).fetch().map(\.id) == [2])
+        #expect(Priority(sqliteValue: .integer(2)) == .high && Priority(sqliteValue: .integer(7)) == nil)
+        #expect(UUID(sqliteValue: .text(tokens[0].uuidString.lowercased())) == tokens[0])
+        #expect(UUID(sqliteValue: .blob(withUnsafeBytes(of: tokens[2].uuid) { Data($0) })) == tokens[2])
+    }
 }

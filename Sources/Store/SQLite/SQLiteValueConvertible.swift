@@ -126,6 +126,43 @@ extension Date: SQLiteValueConvertible {
     }
 }
 
+extension UUID: SQLiteValueConvertible {
+    /// Its text (`E621E1F8-C36C-495A-93FC-0C247A3E6E5F`), as `Codable` stores it,
+    /// so a model's UUID property and a filter's UUID argument compare equal.
+    public var sqliteValue: SQLiteValue { .text(uuidString) }
+    /// Reads that text (in either case) or 16 bytes.
+    public init?(sqliteValue: SQLiteValue) {
+        switch sqliteValue {
+        case .text(let text):
+            guard let uuid = UUID(uuidString: text) else { return nil }
+            self = uuid
+        case .blob(let data) where data.count == 16:
+            let bytes = Array(data)
+            self = UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                               bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        default:
+            return nil
+        }
+    }
+}
+
+/// An enum (or wrapper) with a raw value stores as its raw value, as `Codable`
+/// stores it: declare the conformance and nothing else.
+///
+/// ```swift
+/// enum Priority: Int, Codable, SQLiteValueConvertible { case low, high }
+/// let urgent = store.objects(Task.self).filter("priority == $0", Priority.high)
+/// ```
+extension SQLiteValueConvertible where Self: RawRepresentable, RawValue: SQLiteValueConvertible {
+    /// The raw value's.
+    public var sqliteValue: SQLiteValue { rawValue.sqliteValue }
+    /// The case whose raw value is stored, or nil.
+    public init?(sqliteValue: SQLiteValue) {
+        guard let raw = RawValue(sqliteValue: sqliteValue) else { return nil }
+        self.init(rawValue: raw)
+    }
+}
+
 extension Optional: SQLiteValueConvertible where Wrapped: SQLiteValueConvertible {
     /// NULL for nil, otherwise the wrapped value's.
     public var sqliteValue: SQLiteValue {
