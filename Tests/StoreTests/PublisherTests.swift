@@ -49,6 +49,10 @@ final class Collector<Value>: @unchecked Sendable {
             #expect(person.age == 31 && person.email == "z@x")
             #expect(properties == [PropertyChange(name: "age", oldValue: .integer(30), newValue: .integer(31)),
                                    PropertyChange(name: "email", oldValue: .null, newValue: .text("z@x"))])
+            #expect(try properties[0].oldValue(as: Int.self) == 30 && properties[0].newValue(as: Int.self) == 31)
+            #expect(try properties[1].oldValue(as: String.self) == nil && properties[1].newValue(as: String.self) == "z@x")
+            let mismatch = try #require(throws: StoreError.self) { try properties[1].newValue(as: Int.self) }
+            #expect(mismatch.code == .typeMismatch && mismatch.message.contains("column 'email' holds"))
         } else {
             Issue.record("expected .change, got \(events)")
         }

@@ -23,6 +23,29 @@ public struct PropertyChange: Sendable, Hashable {
     public let oldValue: SQLiteValue
     /// Its value after the commit.
     public let newValue: SQLiteValue
+
+    /// Its value before the commit, typed: `change.oldValue(as: Int.self)`
+    /// (nil when it was NULL).
+    ///
+    /// - Throws: `.typeMismatch` naming the column when the value is not a `T`.
+    public func oldValue<T: SQLiteValueConvertible>(as type: T.Type = T.self) throws -> T? {
+        try Self.typed(oldValue, name)
+    }
+
+    /// Its value after the commit, typed (nil when it is NULL).
+    ///
+    /// - Throws: `.typeMismatch` naming the column when the value is not a `T`.
+    public func newValue<T: SQLiteValueConvertible>(as type: T.Type = T.self) throws -> T? {
+        try Self.typed(newValue, name)
+    }
+
+    static func typed<T: SQLiteValueConvertible>(_ value: SQLiteValue, _ column: String) throws -> T? {
+        guard !value.isNull else { return nil }
+        guard let typed = T(sqliteValue: value) else {
+            throw StoreError(code: .typeMismatch, message: "column '\(column)' holds \(value.typeName) \(value), not \(T.self)")
+        }
+        return typed
+    }
 }
 
 /// What an object observation delivers internally: its initial state too.

@@ -106,11 +106,8 @@ public struct RowChange: Sendable, Hashable {
     }
 
     private static func value<T: SQLiteValueConvertible>(_ column: String, in row: Row?) throws -> T? {
-        guard let value = row?[column], !value.isNull else { return nil }
-        guard let typed = T(sqliteValue: value) else {
-            throw StoreError(code: .typeMismatch, message: "column '\(column)' holds \(value.typeName) \(value), not \(T.self)")
-        }
-        return typed
+        guard let value = row?[column] else { return nil }
+        return try PropertyChange.typed(value, column)
     }
 }
 
