@@ -20,8 +20,10 @@ public final class Store: @unchecked Sendable {
     // @unchecked Sendable because each connection is only touched on its own
     // serial queue (writerQueue, readerQueue), and `reader` is created there.
 
-    /// The database file's path.
+    /// The database file's path (for `":memory:"`, the private file made for it).
     public let path: String
+    /// The folder of an in-memory store's file, removed with the store.
+    private let temporaryFolder: URL?
 
     /// The version of the SQLite library Sluice runs on (`3.40.1`).
     public static var sqliteVersion: String { String(cString: sqlite3_libversion()) }
@@ -47,6 +49,12 @@ public final class Store: @unchecked Sendable {
 
     /// Opens (or creates) the database at `path`.
     ///
+    /// `":memory:"` opens a new, private database that lives only as long as
+    /// the store (Realm's in-memory configuration): Sluice's writer and readers
+    /// are separate connections sharing snapshots through WAL, which SQLite's
+    /// in-memory databases cannot do, so it is a file in a temporary folder
+    /// of its own, removed when the store is released.
+    ///
     /// - Throws: `StoreError` with `.cannotOpen` when the file cannot be
     ///   opened, `.notADatabase` when it is not an SQLite database (the file
     ///   is left untouched).
@@ -56,7 +64,21 @@ public final class Store: @unchecked Sendable {
 
     /// Opens the store, choosing how the writer's changes are captured
     /// (tests run both ways; by default, the preupdate hook when SQLite has it).
-    init(path: String, configuration: Configuration, capture: ChangeTracker.Capture?) throws {
+    init(path requested: String, configuration: Configuration, capture: ChangeTracker.Capture?) throws {
+        let path: String
+        if requested == ":memory:" {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-memory-\(UUID().uuidString)")
+            do {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            } catch {
+                throw StoreError(code: .cannotOpen, message: "cannot make a folder for an in-memory store at \(folder.path): \(error.localizedDescription)")
+            }
+            temporaryFolder = folder
+            path = folder.appendingPathComponent("memory.sqlite").path
+        } else {
+            temporaryFolder = nil
+            path = requested
+        }
         self.path = path
         self.configuration = configuration
         writerQueue = DispatchQueue(label: "sluice.writer")
@@ -113,6 +135,8 @@ public final class Store: @unchecked Sendable {
         watcher?.stop()
         tracker?.uninstall()
         logWriter?.uninstall()
+        // Open connections keep an unlinked file readable until they close.
+        if let temporaryFolder { try? FileManager.default.removeItem(at: temporaryFolder) }
     }
 
 

@@ -7,6 +7,31 @@ import SluiceDemo
 @Suite struct TransactionTests {
     struct Failure: Error {}
 
+    /// `Store(path: ":memory:")`: a private database per store, live
+    /// queries work on it, and nothing is left once the store is released.
+    @Test func memoryStoresArePrivateAndGoneWhenReleased() throws {
+        var folder = ""
+        do {
+            let first = try Store(path: ":memory:", migrations: DemoSchema.migrations)
+            let second = try Store(path: ":memory:", migrations: DemoSchema.migrations)
+            #expect(first.path != second.path)
+            let counts = Mutex<[Int]>([])
+            let token = first.objects(Person.self).observe(on: DispatchQueue(label: "memory")) { change in
+                if let people = change.results { counts.withLock { $0.append(people.count) } }
+            }
+            try first.write { tx in _ = try tx.insert(Person(firstName: "A", lastName: "One")) }
+            first.waitForObservers()
+            #expect(counts.withLock { $0 } == [0, 1])
+            #expect(try second.objects(Person.self).fetch().isEmpty, "another in-memory store is another database")
+            folder = URL(fileURLWithPath: first.path).deletingLastPathComponent().path
+            #expect(FileManager.default.fileExists(atPath: folder))
+            token.invalidate()
+        }
+        let deadline = Date().addingTimeInterval(5)
+        while FileManager.default.fileExists(atPath: folder), Date() < deadline { usleep(10_000) }
+        #expect(!FileManager.default.fileExists(atPath: folder), "the file goes with the store")
+    }
+
     @Test func writeCommitsWhenTheClosureReturns() throws {
         let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
         let zoe = try store.write { tx in try tx.insert(Person(firstName: "Zoë", lastName: "Ng")) }
