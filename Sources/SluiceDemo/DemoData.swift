@@ -62,8 +62,11 @@ public struct DemoData {
 
     /// Inserts demo data in one transaction and returns what it inserted.
     ///
-    /// - Parameter progress: called now and then with a phase name, the
-    ///   number of rows done and the total, for a progress bar.
+    /// - Parameters:
+    ///   - size: how many people (and, in proportion, packages and messages).
+    ///   - store: the store to write to.
+    ///   - progress: called now and then with a phase name, the number of
+    ///     rows done and the total, for a progress bar.
     @discardableResult
     public mutating func insert(
         _ size: Size, into store: Store, progress: (String, Int, Int) -> Void = { _, _, _ in }

@@ -52,9 +52,12 @@ extension Store {
     /// values), then `.deleted` when it is deleted, as Realm's `object.observe`.
     ///
     /// - Parameters:
+    ///   - type: the model type.
+    ///   - id: the object's primary key.
     ///   - keyPaths: column names; when given, only changes to these columns
     ///     are reported, and only they are listed.
     ///   - queue: where `block` runs; the main queue unless you say otherwise.
+    ///   - block: receives the changes.
     public func observe<M: Model>(
         _ type: M.Type, id: M.ID, keyPaths: [String]? = nil, on queue: DispatchQueue = .main,
         _ block: @escaping @Sendable (ObjectChange<M>) -> Void

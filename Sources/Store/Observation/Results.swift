@@ -109,6 +109,7 @@ public struct Results<Element: Sendable>: Sendable {
     ///   - queue: where `block` runs, one call at a time, in commit order.
     ///   - scheduling: `.immediate` delivers `.initial` before this returns,
     ///     on the calling thread (call it from `queue`).
+    ///   - block: receives the changes.
     /// - Returns: a token: keep it to keep observing.
     public func observe(
         keyPaths: [String]? = nil, on queue: DispatchQueue = .main, scheduling: ObservationScheduling = .async,
