@@ -180,4 +180,53 @@ import SluiceDemo
         #expect(UUID(sqliteValue: .text(tokens[0].uuidString.lowercased())) == tokens[0])
         #expect(UUID(sqliteValue: .blob(withUnsafeBytes(of: tokens[2].uuid) { Data($0) })) == tokens[2])
     }
+
+    /// A model with no CodingKeys over a snake_case schema.
+    struct Task: Model {
+        static let tableName = "task"
+        var id: Int64?
+        var projectID: Int64
+        var dueDate: Date?
+        var isDone: Bool
+        var userURLString: String?
+        mutating func didInsert(rowID: Int64) { id = rowID }
+    }
+
+    /// Swift property names work wherever column names do: writing and
+    /// reading a Codable model without CodingKeys, query strings, sort keys,
+    /// keyPaths. Column names keep working.
+    @Test func swiftNamesFindSnakeCaseColumns() throws {
+        #expect(ColumnNaming.snakeCase("projectID") == "project_id")
+        #expect(ColumnNaming.snakeCase("userURLString") == "user_url_string")
+        #expect(ColumnNaming.snakeCase("firstName") == "first_name")
+        #expect(ColumnNaming.snakeCase("id") == "id" && ColumnNaming.snakeCase("sha256Sum") == "sha256_sum")
+        let store = try TemporaryDatabase().store()
+        try store.write { tx in
+            try tx.execute(sql: "CREATE TABLE task (id INTEGER PRIMARY KEY, project_id INTEGER NOT NULL, due_date TEXT, is_done INTEGER NOT NULL, user_url_string TEXT)")
+            try tx.insert(Task(projectID: 2, dueDate: nil, isDone: false, userURLString: "https://a"))
+            try tx.insert(Task(projectID: 1, dueDate: Date(timeIntervalSince1970: 0), isDone: true, userURLString: nil))
+            try tx.insert(Task(projectID: 1, dueDate: nil, isDone: false, userURLString: nil))
+        }
+        #expect(try store.read { db in try db.fetchRows(sql: "SELECT project_id, is_done FROM task ORDER BY id") }.map(\.values)
+                == [[.integer(2), .integer(0)], [.integer(1), .integer(1)], [.integer(1), .integer(0)]])
+        let tasks = store.objects(Task.self)
+        #expect(try tasks.filter("projectID == 1").sorted(byKeyPath: "isDone").fetch().map(\.id) == [3, 2])
+        #expect(try tasks.filter("project_id == 1 AND isDone == false").fetch().map(\.id) == [3])
+        // Project 1 (tasks 2 and 3, both without a URL: ties broken by id), then project 2.
+        #expect(try tasks.sorted(by: [Ordering("projectID"), Ordering("userURLString", descending: true)]).fetch().map(\.id) == [2, 3, 1])
+        #expect(try tasks.fetch().first?.userURLString == "https://a")
+        // keyPaths: only isDone counts as a modification.
+        let events = Mutex<[Changeset]>([])
+        let token = tasks.sorted(byKeyPath: "id").observe(keyPaths: ["isDone"], on: DispatchQueue(label: "names")) { change in
+            if let changeset = change.changeset { events.withLock { $0.append(changeset) } }
+        }
+        store.waitForObservers()
+        try store.write { tx in try tx.execute(sql: "UPDATE task SET user_url_string = 'x' WHERE id = 1") }
+        try store.write { tx in try tx.update(Task.self, id: 3) { $0.isDone = true } }
+        store.waitForObservers()
+        #expect(events.withLock { $0 } == [Changeset(modifications: [2])])
+        let unknown = try #require(throws: StoreError.self) { try tasks.filter("projectId2 == 1").fetch() }
+        #expect(unknown.code == .unknownColumn)
+        _ = token
+    }
 }

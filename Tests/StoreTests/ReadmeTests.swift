@@ -11,7 +11,6 @@ import SluiceDemo
         var id: Int64?
         var title: String
         var createdAt: Date
-        enum CodingKeys: String, CodingKey { case id, title, createdAt = "created_at" }
         mutating func didInsert(rowID: Int64) { id = rowID }
     }
 

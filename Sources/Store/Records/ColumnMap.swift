@@ -56,7 +56,7 @@ final class ColumnMap {
     }
 
     private func slowIndex(of name: String, at position: Int) -> Int32? {
-        guard let index = indexByName[name] ?? indexByName[name.lowercased()] else { return nil }
+        guard let index = indexByName[name] ?? indexByName[name.lowercased()] ?? indexByName[ColumnNaming.snakeCase(name)] else { return nil }
         if learning, position == learnedCount, learnedCount < capacity {
             (expectedNames + learnedCount).initialize(to: name)
             expectedIndices[learnedCount] = index
@@ -67,6 +67,6 @@ final class ColumnMap {
 
     /// Whether the name is a column, without moving the cursor.
     func contains(_ name: String) -> Bool {
-        indexByName[name] != nil || indexByName[name.lowercased()] != nil
+        indexByName[name] != nil || indexByName[name.lowercased()] != nil || indexByName[ColumnNaming.snakeCase(name)] != nil
     }
 }

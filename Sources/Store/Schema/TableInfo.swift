@@ -105,11 +105,17 @@ public struct TableInfo: Sendable, Hashable {
         }
     }
 
-    /// The column with this name (ASCII case-insensitive, as SQLite), if any.
+    /// The column with this name (ASCII case-insensitive, as SQLite), or
+    /// whose name is this Swift name in snake_case (`projectID` →
+    /// `project_id`), if any.
     public func column(named name: String) -> Column? {
         if let exact = columns.first(where: { $0.name == name }) { return exact }
         let lowered = name.lowercased()
-        return columns.first { $0.name.lowercased() == lowered }
+        if let match = columns.first(where: { $0.name.lowercased() == lowered }) { return match }
+        // A Swift property name: `projectID` finds `project_id`.
+        let snake = ColumnNaming.snakeCase(name)
+        guard snake != name else { return nil }
+        return columns.first { $0.name.lowercased() == snake }
     }
 
     /// The column names, in order.
