@@ -217,10 +217,14 @@ import SluiceDemo
         #expect(try tasks.fetch().first?.userURLString == "https://a")
         // keyPaths: only isDone counts as a modification.
         let events = Mutex<[Changeset]>([])
+        let started = Mutex(false)
         let token = tasks.sorted(byKeyPath: "id").observe(keyPaths: ["isDone"], on: DispatchQueue(label: "names")) { change in
+            started.withLock { $0 = true }
             if let changeset = change.changeset { events.withLock { $0.append(changeset) } }
         }
-        store.waitForObservers()
+        // The initial result first (polled: ThreadSanitizer is slow).
+        let deadline = Date().addingTimeInterval(30)
+        while !started.withLock({ $0 }), Date() < deadline { usleep(1_000) }
         try store.write { tx in try tx.execute(sql: "UPDATE task SET user_url_string = 'x' WHERE id = 1") }
         try store.write { tx in try tx.update(Task.self, id: 3) { $0.isDone = true } }
         store.waitForObservers()

@@ -19,6 +19,9 @@ import SluiceDemo
             let token = first.objects(Person.self).observe(on: DispatchQueue(label: "memory")) { change in
                 if let people = change.results { counts.withLock { $0.append(people.count) } }
             }
+            // The initial result first (polled: ThreadSanitizer is slow).
+            let deadline = Date().addingTimeInterval(30)
+            while counts.withLock({ $0.isEmpty }), Date() < deadline { usleep(1_000) }
             try first.write { tx in _ = try tx.insert(Person(firstName: "A", lastName: "One")) }
             first.waitForObservers()
             #expect(counts.withLock { $0 } == [0, 1])
