@@ -14,11 +14,12 @@ import SluiceDemo
         let process = Process()
         private let lock = NSLock()
         private var output = Data()
+        private let pipe = Pipe()
 
         init(_ arguments: [String]) throws {
             process.executableURL = CommandRunner.executable(named: "sluice-stress")
             process.arguments = arguments
-            let pipe = Pipe()
+            let pipe = self.pipe
             process.standardOutput = pipe
             process.standardError = FileHandle.nullDevice
             pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
@@ -31,9 +32,18 @@ import SluiceDemo
 
         var lines: [String] { lock.withLock { String(decoding: output, as: UTF8.self) }.split(separator: "\n").map(String.init) }
 
+        /// Waits for the process to exit, then takes what it wrote that the
+        /// readability handler had not read yet (the exit can be seen first).
+        func waitUntilExit() {
+            process.waitUntilExit()
+            pipe.fileHandleForReading.readabilityHandler = nil
+            let rest = pipe.fileHandleForReading.readDataToEndOfFile()
+            lock.withLock { output.append(rest) }
+        }
+
         func kill() {
             Foundation.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            waitUntilExit()
         }
     }
 
@@ -155,7 +165,7 @@ import SluiceDemo
             }
         }
         for writer in writers {
-            writer.process.waitUntilExit()
+            writer.waitUntilExit()
             #expect(writer.process.terminationStatus == 0, "\(writer.lines)")
             #expect(writer.lines.last?.hasPrefix("ok ") == true, "the other process hit: \(writer.lines.last ?? "nothing")")
         }
