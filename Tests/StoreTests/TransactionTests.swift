@@ -24,6 +24,8 @@ import SluiceDemo
             while counts.withLock({ $0.isEmpty }), Date() < deadline { usleep(1_000) }
             try first.write { tx in _ = try tx.insert(Person(firstName: "A", lastName: "One")) }
             first.waitForObservers()
+            let delivered = Date().addingTimeInterval(30)
+            while counts.withLock({ $0.count < 2 }), Date() < delivered { usleep(1_000) }
             #expect(counts.withLock { $0 } == [0, 1])
             #expect(try second.objects(Person.self).fetch().isEmpty, "another in-memory store is another database")
             folder = URL(fileURLWithPath: first.path).deletingLastPathComponent().path
