@@ -35,8 +35,8 @@ struct Query: ParsableCommand {
         try store.read { db in
             let info = try db.tableInfo(query.table)
             let orderBy = query.orderings(orderings, for: info)
-            // Checks the filter and order against the table before anything is printed.
-            _ = try db.forEachRow(table: info.name, filter: filter, orderBy: orderBy, limit: 0) { _ in }
+            // Nothing reaches standard output before the query is prepared: a
+            // bad filter or order throws while the header is still buffered.
             let out = OutputBuffer()
             let stream: RowStream
             switch format ?? .table {
