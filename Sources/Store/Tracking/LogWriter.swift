@@ -367,13 +367,14 @@ final class LogWriter: TransactionObserver {
             } else if table.key.count == 1 {
                 key = table.key[0] < values.count ? values[table.key[0]] : .null
             } else {
-                var json: [UInt8] = [UInt8(ascii: "[")]
+                let json = LogJSON()
+                json.append(UInt8(ascii: "["))
                 for (offset, index) in table.key.enumerated() {
                     if offset > 0 { json.append(UInt8(ascii: ",")) }
-                    LogValues.append(index < values.count ? values[index] : .null, to: &json)
+                    json.append(index < values.count ? values[index] : .null)
                 }
                 json.append(UInt8(ascii: "]"))
-                key = .text(String(decoding: json, as: UTF8.self))
+                key = .text(String(decoding: json.bytes, as: UTF8.self))
             }
             writes.append(.row(values: [
                 .text(entry.table), .text(entry.operation.rawValue), .integer(table.info.kind == .withoutRowID ? 0 : entry.rowID),
