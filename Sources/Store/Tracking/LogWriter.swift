@@ -17,11 +17,8 @@ import Foundation
 ///   The first later change to that row (its old values are the inserted
 ///   ones) or a schema change in the transaction takes its values first.
 /// - Without it, **temporary triggers** on every table write the log as
-///   rows change (the same SQL as the foreign-writer triggers, but on this
-///   connection only), with `recursive_triggers` on so that `REPLACE`
-///   deletions fire them. They are dropped before any statement that
-///   changes the schema (SQLite refuses to drop a column a trigger names)
-///   and installed again before the next statement.
+///   rows change (`TemporaryLogTriggers`); this writer then gives the
+///   transaction row its author at commit.
 ///
 /// Used only on the writer's queue.
 final class LogWriter: TransactionObserver {
@@ -82,20 +79,16 @@ final class LogWriter: TransactionObserver {
     /// Entries before this index have their shape (or their table's current one).
     private var shapedThrough = 0
 
-    // Trigger capture.
-    private var installedGeneration: Int?
-    private var installedTables: [String] = []
-    private var transactionNumber: Int64 = 0
-    private let connectionID = String(UInt64.random(in: 0...UInt64.max), radix: 36)
-    private var installing = false
+    /// The temporary triggers, when capturing without the preupdate hook.
+    private let triggers: TemporaryLogTriggers?
 
     init(db: Database, capture: Capture) {
         self.db = db
         self.capture = capture
+        triggers = capture == .triggers ? TemporaryLogTriggers(db: db) : nil
         db.connection.silencesForeignTriggers = true
         db.transactionPath?.add(self)
         LogValues.registerObjectFunction(on: db.connection.handle)
-        if capture == .triggers { registerTokenFunction() }
         db.connection.statementWillRun = { [unowned self] notes in statementWillRun(notes) }
         refreshByReferenceTables(db)
     }
@@ -263,7 +256,7 @@ final class LogWriter: TransactionObserver {
         shapes = []
         shapedThrough = 0
         savepointMarks = []
-        transactionNumber += 1
+        triggers?.transactionEnded()
     }
 
     func databaseDidChange(untrackedTables tables: [String], committed: Bool) {}
@@ -421,17 +414,6 @@ final class LogWriter: TransactionObserver {
 
     // MARK: - Trigger capture
 
-    /// `sluice_txn()`: this connection's current transaction, for the triggers.
-    private func registerTokenFunction() {
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        sqlite3_create_function_v2(db.connection.handle, "sluice_txn", 0, SQLITE_UTF8, context, { context, _, _ in
-            guard let data = sqlite3_user_data(context) else { return }
-            let writer = Unmanaged<LogWriter>.fromOpaque(data).takeUnretainedValue()
-            var token = Array("\(writer.connectionID).\(writer.transactionNumber)".utf8CString)
-            sqlite3_result_text(context, &token, -1, _sluice_transient())
-        }, nil, nil, nil)
-    }
-
     /// The sequence of the transaction row this transaction's triggers made, if any.
     private func openTransaction(_ db: Database) throws -> Int64? {
         if logTablesGeneration != db.schema.generation {
@@ -443,49 +425,11 @@ final class LogWriter: TransactionObserver {
     }
 
     private func statementWillRun(_ notes: StatementNotes) {
-        guard capture == .triggers else {
+        if let triggers {
+            triggers.statementWillRun(notes)
+        } else if notes.changesSchema, shapedThrough < entries.count {
             // Read values and columns while the tables still have them (a failure surfaces at commit).
-            if notes.changesSchema, shapedThrough < entries.count { try? keepShapes() }
-            return
-        }
-        guard !installing else { return }
-        if notes.changesSchema {
-            removeTriggers()
-        } else if installedGeneration != db.schema.generation {
-            installTriggers()
-        }
-    }
-
-    private func removeTriggers() {
-        guard installedGeneration != nil else { return }
-        installing = true
-        defer { installing = false }
-        for table in installedTables {
-            for operation in ["insert", "update", "delete"] {
-                try? db.connection.execute(script: "DROP TRIGGER IF EXISTS temp.\(quoteIdentifier("sluice_capture_\(table)_\(operation)"))")
-            }
-        }
-        installedTables = []
-        installedGeneration = nil
-    }
-
-    private func installTriggers() {
-        removeTriggers()
-        installing = true
-        defer { installing = false }
-        do {
-            try db.connection.execute(script: "PRAGMA recursive_triggers = ON")
-            guard try ChangeLog.exists(db) else { return }
-            for name in try db.tableNames() {
-                guard let info = try? db.tableInfo(name), info.kind == .table else { continue }
-                for sql in LogTriggers.sql(for: info, temporary: true) {
-                    try db.connection.execute(script: sql)
-                }
-                installedTables.append(info.name)
-            }
-            installedGeneration = db.schema.generation
-        } catch {
-            // Left uninstalled: tried again before the next statement.
+            try? keepShapes()
         }
     }
 }
