@@ -1,19 +1,10 @@
 import ArgumentParser
-import CSV
 import Foundation
 import Store
 
-/// How `sluice query` prints rows.
+/// How `sluice query` prints rows (written as they are read: `RowStream`).
 enum RowFormat: String, ExpressibleByArgument, CaseIterable {
     case table, json, csv
-
-    func render(_ rows: [Row], columns: [String]) throws -> String {
-        switch self {
-        case .table: return TableRenderer.render(rows, columns: columns)
-        case .json: return JSONRows.array(rows)
-        case .csv: return try CSVRows.render(rows, columns: columns)
-        }
-    }
 }
 
 /// JSON output: objects keyed by column name, in column order, with SQLite
@@ -23,11 +14,6 @@ enum RowFormat: String, ExpressibleByArgument, CaseIterable {
 /// Foundation's JSONEncoder does not keep key order, so this writes the
 /// (small) grammar itself.
 enum JSONRows {
-    static func array(_ rows: [Row]) -> String {
-        if rows.isEmpty { return "[]" }
-        return "[\n" + rows.map { "  " + object($0) }.joined(separator: ",\n") + "\n]"
-    }
-
     static func object(_ row: Row) -> String {
         var text = "{"
         for (index, (column, value)) in zip(row.columns, row.values).enumerated() {
@@ -51,46 +37,31 @@ enum JSONRows {
     }
 
     static func string(_ text: String) -> String {
-        var escaped = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": escaped += "\\\""
-            case "\\": escaped += "\\\\"
-            case "\n": escaped += "\\n"
-            case "\r": escaped += "\\r"
-            case "\t": escaped += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                escaped += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: escaped.unicodeScalars.append(scalar)
+        var text = text
+        var out: [UInt8] = []
+        text.withUTF8 { appendString(utf8: $0, to: &out) }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends a JSON string of valid UTF-8 text: `"`, `\` and control
+    /// characters escaped, runs with nothing to escape copied whole.
+    static func appendString(utf8 bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var start = 0
+        for (index, byte) in bytes.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
+            start = index + 1
+            switch byte {
+            case UInt8(ascii: "\""): out.append(contentsOf: #"\""#.utf8)
+            case UInt8(ascii: "\\"): out.append(contentsOf: #"\\"#.utf8)
+            case 0x0A: out.append(contentsOf: #"\n"#.utf8)
+            case 0x0D: out.append(contentsOf: #"\r"#.utf8)
+            case 0x09: out.append(contentsOf: #"\t"#.utf8)
+            default: out.append(contentsOf: String(format: #"\u%04x"#, byte).utf8)
             }
         }
-        return escaped + "\""
-    }
-}
-
-/// CSV output through CSV.swift: a header row, then one record per row;
-/// NULL is an empty field, blobs are base64.
-enum CSVRows {
-    static func render(_ rows: [Row], columns: [String]) throws -> String {
-        let stream = OutputStream(toMemory: ())
-        stream.open()
-        defer { stream.close() }
-        let writer = try CSVWriter(stream: stream)
-        try writer.write(row: columns)
-        for row in rows {
-            try writer.write(row: row.values.map(field))
-        }
-        guard let data = stream.property(forKey: .dataWrittenToMemoryStreamKey) as? Data else { return "" }
-        return String(decoding: data, as: UTF8.self)
-    }
-
-    static func field(_ value: SQLiteValue) -> String {
-        switch value {
-        case .null: return ""
-        case .blob(let data): return data.base64EncodedString()
-        default: return value.description
-        }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
+        out.append(UInt8(ascii: "\""))
     }
 }
 

@@ -22,6 +22,11 @@ final class OutputBuffer {
         bytes.append(contentsOf: buffer)
     }
 
+    /// Appends a JSON string of valid UTF-8 text (`JSONRows.appendString`).
+    func appendJSONString(utf8 text: UnsafeBufferPointer<UInt8>) {
+        JSONRows.appendString(utf8: text, to: &bytes)
+    }
+
     /// Writes out what is buffered once it passes the buffer's size (call between rows).
     func flushIfFull() {
         if bytes.count >= capacity { flush() }
@@ -34,10 +39,9 @@ final class OutputBuffer {
     }
 }
 
-/// Writes query rows as they are read, in the `sluice query` formats: the
-/// same text `RowFormat.render` gives for a whole array (csv and json), and
-/// for the table format a table whose column widths come from the first
-/// `TableStream.lookahead` rows.
+/// Writes query rows as they are read, in the `sluice query` formats (for
+/// the table format, column widths come from the first
+/// `TableStream.lookahead` rows).
 protocol RowStream {
     func row(_ cursor: RowCursor)
     func finish(count: Int)
@@ -95,8 +99,8 @@ final class CSVStream: RowStream {
     }
 }
 
-/// JSON: an array of objects keyed by column name, one per line, as
-/// `JSONRows.array` writes it.
+/// JSON: an array of objects keyed by column name (as `JSONRows.object`
+/// writes them), one per line; `[]` when there are none.
 final class JSONStream: RowStream {
     private let out: OutputBuffer
     private let keys: [[UInt8]]
@@ -130,34 +134,12 @@ final class JSONStream: RowStream {
         out.flush()
     }
 
-    /// A JSON string of UTF-8 text, escaped as `JSONRows.string` escapes.
+    /// A JSON string of UTF-8 text, as `JSONRows.string` writes it.
     private func string(_ bytes: UnsafeBufferPointer<UInt8>) {
-        if bytes.contains(where: { $0 >= 0x80 }) {
-            // Not plain ASCII: through String, which repairs invalid UTF-8 as the other formats do.
-            var text = String(decoding: bytes, as: UTF8.self)
-            return text.withUTF8 { escaped($0) }
-        }
-        escaped(bytes)
-    }
-
-    /// Runs with nothing to escape are copied whole.
-    private func escaped(_ bytes: UnsafeBufferPointer<UInt8>) {
-        out.append(UInt8(ascii: "\""))
-        var start = 0
-        for (index, byte) in bytes.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-            out.append(UnsafeBufferPointer(rebasing: bytes[start..<index]))
-            start = index + 1
-            switch byte {
-            case UInt8(ascii: "\""): out.append("\\\"")
-            case UInt8(ascii: "\\"): out.append("\\\\")
-            case 0x0A: out.append("\\n")
-            case 0x0D: out.append("\\r")
-            case 0x09: out.append("\\t")
-            default: out.append(String(format: "\\u%04x", byte))
-            }
-        }
-        out.append(UnsafeBufferPointer(rebasing: bytes[start...]))
-        out.append(UInt8(ascii: "\""))
+        guard bytes.contains(where: { $0 >= 0x80 }) else { return out.appendJSONString(utf8: bytes) }
+        // Not plain ASCII: through String, which repairs invalid UTF-8 as the other formats do.
+        var text = String(decoding: bytes, as: UTF8.self)
+        text.withUTF8 { out.appendJSONString(utf8: $0) }
     }
 }
 
