@@ -1,5 +1,6 @@
 // swift-tools-version:6.0
 
+import CompilerPluginSupport
 import PackageDescription
 
 let package = Package(
@@ -9,6 +10,8 @@ let package = Package(
         .library(name: "Store", targets: ["Store"]),
         .library(name: "SluiceDemo", targets: ["SluiceDemo"]),
         .library(name: "ViewModels", targets: ["ViewModels"]),
+        // The @Table model macro: its own product, so an app with Codable models does not build swift-syntax.
+        .library(name: "SluiceMacros", targets: ["SluiceMacros"]),
         .executable(name: "sluice", targets: ["sluice"]),
     ],
     dependencies: [
@@ -18,6 +21,8 @@ let package = Package(
         .package(url: "https://github.com/onevcat/Rainbow", from: "4.2.2"),
         // `swift package generate-documentation` for the DocC catalogs (a plugin: nothing of it is linked).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.0"..<"604.0.0"),
+        .package(url: "https://github.com/pointfreeco/swift-macro-testing", from: "0.7.0"),
     ],
     targets: [
         .systemLibrary(
@@ -29,9 +34,17 @@ let package = Package(
             name: "Store",
             dependencies: ["CSQLite", .product(name: "OpenCombineShim", package: "OpenCombine")]
         ),
+        .macro(
+            name: "SluiceMacrosPlugin",
+            dependencies: [
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ]
+        ),
+        .target(name: "SluiceMacros", dependencies: ["Store", "SluiceMacrosPlugin"]),
         // The demo domain: models, schema and data generator (used by the
         // view models, the CLI and the tests; not part of the store).
-        .target(name: "SluiceDemo", dependencies: ["Store"]),
+        .target(name: "SluiceDemo", dependencies: ["Store", "SluiceMacros"]),
         .target(
             name: "ViewModels",
             dependencies: ["Store", "SluiceDemo", .product(name: "OpenCombineShim", package: "OpenCombine")]
@@ -56,6 +69,16 @@ let package = Package(
         .testTarget(
             name: "ViewModelsTests",
             dependencies: ["Store", "SluiceDemo", "ViewModels", "SluiceTestSupport", .product(name: "OpenCombineShim", package: "OpenCombine")]
+        ),
+        // The public API as an app sees it: imports the products only (no @testable, no internals).
+        .testTarget(name: "SluiceAPITests", dependencies: ["Store", "ViewModels", "SluiceMacros"]),
+        .testTarget(
+            name: "SluiceMacrosTests",
+            dependencies: [
+                "SluiceMacrosPlugin",
+                .product(name: "MacroTesting", package: "swift-macro-testing"),
+                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -62,6 +62,17 @@ public final class Store: @unchecked Sendable {
         try self.init(path: path, configuration: configuration, capture: nil)
     }
 
+    /// A new, private in-memory store (for tests and previews), migrated:
+    /// the same as `Store(path: ":memory:", migrations:)`. It lives as long as
+    /// the store object; nothing of it remains afterwards.
+    ///
+    /// ```swift
+    /// let store = try Store.inMemory(migrations: DemoSchema.migrations)
+    /// ```
+    public static func inMemory(migrations: [Migration] = [], configuration: Configuration = Configuration()) throws -> Store {
+        try Store(path: ":memory:", migrations: migrations, configuration: configuration)
+    }
+
     /// Opens the store, choosing how the writer's changes are captured
     /// (tests run both ways; by default, the preupdate hook when SQLite has it).
     init(path requested: String, configuration: Configuration, capture: ChangeTracker.Capture?) throws {

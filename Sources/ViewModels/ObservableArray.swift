@@ -66,11 +66,11 @@ public final class ObservableArray<Item>: ObservableObject {
         case .initial:
             change.apply(to: &items, transform: transform)
             changeSubject.send(ArrayChange(items: items, kind: .initial))
-        case .update(_, let deletions, let insertions, let modifications, let moves):
+        case .update(_, let deletions, let insertions, let modifications):
             change.apply(to: &items, transform: transform)
             changeSubject.send(ArrayChange(items: items, kind: .update(
                 deletions: deletions, insertions: insertions, modifications: modifications,
-                modificationsNew: change.modificationsNew, moves: moves.map { ($0.from, $0.to) })))
+                modificationsNew: change.modificationsNew, moves: change.moves.map { ($0.from, $0.to) })))
         case .error(let error):
             self.error = error
         }

@@ -47,7 +47,7 @@ import OpenCombineShim
                     self.events.append(change)
                     switch change {
                     case .initial(let rows): self.array = rows.map(\.values)
-                    case .update(let rows, _, _, _, _):
+                    case .update(let rows, _, _, _):
                         change.changeset?.apply(to: &self.array) { rows[$0].values }
                     case .error(let error): self.errors.append(error)
                     }

@@ -121,7 +121,7 @@ import SluiceDemo
         // old: a b c d e; delete b, insert x at 0 and y at 3: x a c y d e; c and e modified.
         let change = CollectionChange<String>.update(
             ResultsSnapshot(tree: OrderedTree(order: SortOrder(terms: []))),
-            deletions: [1], insertions: [0, 3], modifications: [2, 4], moves: [])
+            deletions: [1], insertions: [0, 3], modifications: [2, 4])
         #expect(change.modificationsNew == [2, 5])
     }
 

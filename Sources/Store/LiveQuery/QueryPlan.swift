@@ -31,12 +31,15 @@ struct QueryPlan {
     /// Result columns of the declared primary key, when the rows' identity
     /// is that key rather than the rowid (a TEXT PRIMARY KEY, a composite key).
     let identityColumns: [Int32]?
+    /// Whether a row's membership depends on other rows (a limit, distinct):
+    /// then every change re-runs the query.
     let hasLimit: Bool
 
     /// Whether changes can be applied row by row.
     var isIncremental: Bool { sortOrder != nil && !hasLimit }
 
-    init(db: Database, table name: String, filter: Filter?, orderBy: [Ordering], limit: Int?, keyPaths: [String]?) throws {
+    init(db: Database, table name: String, filter: Filter?, orderBy: [Ordering], limit: Int?, distinct: [String] = [],
+         keyPaths: [String]?) throws {
         let table = try db.tableInfo(name)
         try table.checkObservable()
         self.table = table
@@ -45,13 +48,14 @@ struct QueryPlan {
         select.filter = filter
         select.orderBy = orderBy
         select.limit = limit
+        select.distinct = distinct
         (fullSQL, fullArguments) = try select.build()
         select.orderBy = nil
         select.limit = nil
         (scanSQL, scanArguments) = try select.build()
         select.keyColumn = "rowid"
         (pointSQL, pointArguments) = try select.build()
-        hasLimit = limit != nil
+        hasLimit = limit != nil || !distinct.isEmpty
 
         func resultColumn(_ name: String) -> Int32? {
             table.columns.firstIndex { $0.name == name }.map { Int32($0 + 1) }

@@ -6,8 +6,9 @@
 ///     switch change {
 ///     case .initial(let people):
 ///         tableView.reloadData()
-///     case .update(let people, let deletions, let insertions, let modifications, _):
+///     case .update(let people, let deletions, let insertions, let modifications):
 ///         tableView.performBatchUpdates { ... }   // old index paths for modifications, as UIKit wants
+///         // change.moves and change.modificationsNew are there when an animation wants them
 ///     case .error(let error):
 ///         print(error)
 ///     }
@@ -18,21 +19,21 @@
 /// previous result, ascending; `insertions` are indices in the new result,
 /// ascending. `moves` pairs each row whose position changed with its old and
 /// new index (every `from` is also in `deletions`, every `to` in
-/// `insertions`). `modificationsNew` gives the modified rows' new indices.
+/// `insertions`); it is a property, as is `modificationsNew` (the modified
+/// rows' new indices), so `.update` has Realm's four values.
 /// Applying to the previous array: remove `deletions` (highest first),
 /// insert `insertions` (lowest first), then replace the rows at
 /// `modificationsNew` — see `apply(to:)`.
 ///
-/// Difference from Realm: `.update` has a fifth value, the moves (Realm
-/// computes them but drops them, and AppKit, diffable data sources and
-/// animations need them); write `.update(let results, let deletions,
-/// let insertions, let modifications, _)`. The collection is a
-/// `ResultsSnapshot` (frozen, random access), not a live `Results`.
+/// Difference from Realm: the collection is a `ResultsSnapshot` (frozen,
+/// random access), not a live `Results`; and the moves (Realm computes them
+/// but drops them; AppKit, diffable data sources and animations need them)
+/// are kept, as `moves`.
 public enum CollectionChange<Element> {
     /// The result when observation starts.
     case initial(ResultsSnapshot<Element>)
     /// The result after a commit that changed it, and how it changed.
-    case update(ResultsSnapshot<Element>, deletions: [Int], insertions: [Int], modifications: [Int], moves: [Move])
+    case update(ResultsSnapshot<Element>, deletions: [Int], insertions: [Int], modifications: [Int])
     /// The query can no longer run (its table was dropped, a column renamed).
     case error(StoreError)
 
@@ -42,15 +43,29 @@ public enum CollectionChange<Element> {
     /// The result this change leads to, or nil for `.error`.
     public var results: ResultsSnapshot<Element>? {
         switch self {
-        case .initial(let results), .update(let results, _, _, _, _): return results
+        case .initial(let results), .update(let results, _, _, _): return results
         case .error: return nil
         }
     }
 
     /// The changeset of an `.update`; nil for `.initial` and `.error`.
     public var changeset: Changeset? {
-        guard case .update(_, let deletions, let insertions, let modifications, let moves) = self else { return nil }
-        return Changeset(deletions: deletions, insertions: insertions, modifications: modifications, moves: moves)
+        guard case .update(let results, let deletions, let insertions, let modifications) = self else { return nil }
+        return Changeset(deletions: deletions, insertions: insertions, modifications: modifications, moves: results.moves)
+    }
+
+    /// The rows of an `.update` that changed position, each with its old
+    /// and new index (its `from` is also in `deletions`, its `to` in
+    /// `insertions`); empty for `.initial` and `.error`.
+    public var moves: [Move] {
+        guard case .update(let results, _, _, _) = self else { return [] }
+        return results.moves
+    }
+
+    /// An `.update` with its moves (`.update` itself has Realm's four values).
+    static func update(_ results: ResultsSnapshot<Element>, _ changeset: Changeset) -> CollectionChange {
+        .update(results.with(moves: changeset.moves), deletions: changeset.deletions,
+                insertions: changeset.insertions, modifications: changeset.modifications)
     }
 
     /// The modified rows' indices in the new result, ascending: each
@@ -81,7 +96,7 @@ extension CollectionChange {
         switch self {
         case .initial(let results):
             array = try results.map(transform)
-        case .update(let results, _, _, _, _):
+        case .update(let results, _, _, _):
             try changeset?.apply(to: &array) { try transform(results[$0]) }
         case .error:
             break

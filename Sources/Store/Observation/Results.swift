@@ -23,6 +23,8 @@ public struct Results<Element: Sendable>: Sendable {
     var filter: Result<Filter, StoreError>?
     var orderings: [Ordering] = []
     var limitCount: Int?
+    /// Columns of `distinct(by:)`.
+    var distinctColumns: [String] = []
 
     init(host: any ObservationHost, table: String, decode: @escaping @Sendable (StatementDecoder) throws -> Element) {
         self.host = host
@@ -70,18 +72,37 @@ public struct Results<Element: Sendable>: Sendable {
     /// incremental path cannot know which row slides into the window.
     public func limit(_ count: Int) -> Results {
         var copy = self
-        copy.limitCount = max(0, count)
+        copy.limitCount = Swift.max(0, count)
+        return copy
+    }
+
+    /// Keeps, of the rows with the same values in these columns, only the
+    /// first in the order (ties broken by primary key), as Realm's
+    /// `distinct(by:)`; NULLs count as one value. A live query with
+    /// `distinct` is re-run and diffed after each commit that touches its
+    /// table (O(n)), as one row's change can change which row comes first.
+    public func distinct(by columns: [String]) -> Results {
+        var copy = self
+        copy.distinctColumns = columns
         return copy
     }
 
     /// The current rows, read on the store's reader.
     public func fetch() throws -> [Element] {
+        try fetch { _ in }
+    }
+
+    /// Runs the query with the builder adjusted by `configure` (an offset, a
+    /// reversed order, a limit of one) and decodes every row it returns.
+    func fetch(_ configure: (inout SelectBuilder) -> Void) throws -> [Element] {
         let filter = try self.filter?.get()
         return try host.read { db in
             var select = SelectBuilder(table: try db.tableInfo(table))
             // The same columns as the live query reads (its decoders expect the rowid first).
             select.columns = .rowIDAndAll
             (select.filter, select.orderBy, select.limit) = (filter, orderings, limitCount)
+            select.distinct = distinctColumns
+            configure(&select)
             let (sql, arguments) = try select.build()
             let statement = try db.connection.cachedStatement(sql: sql)
             defer { statement.reset() }
@@ -91,6 +112,20 @@ public struct Results<Element: Sendable>: Sendable {
             while try statement.step() { elements.append(try decode(decoder)) }
             return elements
         }
+    }
+
+    /// The number of rows, counted by SQLite (`SELECT count(*)`), not by
+    /// fetching them.
+    public func fetchCount() throws -> Int {
+        let filter = try self.filter?.get()
+        let count = try host.read { db in
+            var select = SelectBuilder(table: try db.tableInfo(table))
+            (select.columns, select.filter, select.orderBy, select.distinct) = (.count, filter, orderings, distinctColumns)
+            let (sql, arguments) = try select.build()
+            guard case .integer(let count)? = try db.fetchRows(sql: sql, arguments: arguments).first?[0] else { return 0 }
+            return Int(count)
+        }
+        return limitCount.map { Swift.min($0, count) } ?? count
     }
 
     /// Observes the results: `block` receives `.initial` with the current
@@ -152,7 +187,7 @@ final class ResultsObservation<Element: Sendable>: StoreObservation, FailableObs
 
     private func makePlan(_ db: Database) throws -> QueryPlan {
         try QueryPlan(db: db, table: results.table, filter: try results.filter?.get(), orderBy: results.orderings,
-                      limit: results.limitCount, keyPaths: keyPaths)
+                      limit: results.limitCount, distinct: results.distinctColumns, keyPaths: keyPaths)
     }
 
     /// Reads the first state; nil (after delivering `.error`) when the query cannot run.
@@ -192,8 +227,7 @@ final class ResultsObservation<Element: Sendable>: StoreObservation, FailableObs
                 changeset = try live.apply(change, db: db)
             }
             guard let changeset, !silent else { return }
-            send(.update(live.snapshot, deletions: changeset.deletions, insertions: changeset.insertions,
-                         modifications: changeset.modifications, moves: changeset.moves))
+            send(.update(live.snapshot, changeset))
         } catch {
             // Its state is no longer known to be any commit's: start over
             // (with `.initial`) when it can run again.

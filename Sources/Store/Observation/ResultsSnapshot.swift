@@ -8,9 +8,18 @@
 /// O(1) per element. `Array(snapshot)` makes an array when one is needed.
 public struct ResultsSnapshot<Element>: RandomAccessCollection {
     let tree: OrderedTree<Element>
+    /// The rows that moved in the commit that led to this snapshot (for
+    /// `CollectionChange.moves`); empty for a first result.
+    let moves: [Changeset.Move]
 
-    init(tree: OrderedTree<Element>) {
+    init(tree: OrderedTree<Element>, moves: [Changeset.Move] = []) {
         self.tree = tree
+        self.moves = moves
+    }
+
+    /// The same elements, reached by these moves.
+    func with(moves: [Changeset.Move]) -> ResultsSnapshot {
+        ResultsSnapshot(tree: tree, moves: moves)
     }
 
     /// 0.

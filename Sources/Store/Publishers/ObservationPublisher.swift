@@ -217,14 +217,13 @@ extension CollectionChange {
         switch (first, second) {
         case (_, .initial), (_, .error): return second
         case (.error, .update): return first
-        case (.initial, .update(let results, _, _, _, _)): return .initial(results)
-        case (.update(let results1, _, _, _, _), .update(let results2, _, _, _, _)):
+        case (.initial, .update(let results, _, _, _)): return .initial(results.with(moves: []))
+        case (.update(let results1, _, _, _), .update(let results2, _, _, _)):
             guard let firstChanges = first.changeset, let secondChanges = second.changeset else { return second }
             let oldCount = results1.count - firstChanges.insertions.count + firstChanges.deletions.count
             let composed = ChangesetBuilder.compose(firstChanges, secondChanges, oldCount: oldCount)
             guard !composed.isEmpty else { return nil }
-            return .update(results2, deletions: composed.deletions, insertions: composed.insertions,
-                           modifications: composed.modifications, moves: composed.moves)
+            return .update(results2, composed)
         }
     }
 }

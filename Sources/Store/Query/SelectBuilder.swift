@@ -22,6 +22,13 @@ struct SelectBuilder {
     /// nil: no ORDER BY; otherwise these orderings, then the primary key.
     var orderBy: [Ordering]?
     var limit: Int?
+    /// Rows to skip (with or without a limit).
+    var offset: Int?
+    /// Columns whose combination of values each row must be the first of
+    /// (in the order; ties by primary key): Realm's `distinct(by:)`.
+    var distinct: [String] = []
+    /// Whether the order (terms and tie-breaking key alike) is reversed: the last rows first.
+    var reversed = false
     /// Restricts to the row whose column (`rowid` or a key) equals the first argument.
     var keyColumn: String?
 
@@ -48,16 +55,45 @@ struct SelectBuilder {
             conditions.append(keyColumn == nil ? compiled.sql : "(\(compiled.sql))")
             arguments += compiled.arguments
         }
+        if !distinct.isEmpty {
+            let (condition, distinctArguments) = try distinctCondition()
+            conditions.append(condition)
+            arguments += distinctArguments
+        }
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
-        if let orderBy {
+        if let orderBy, columns != .count {   // a count's order only matters to `distinct`
             sql += " ORDER BY " + (try Self.orderTerms(table: table, orderBy: orderBy))
-                .map { quoteIdentifier($0.column) + ($0.descending ? " DESC" : "") }.joined(separator: ", ")
+                .map { quoteIdentifier($0.column) + ($0.descending != reversed ? " DESC" : "") }.joined(separator: ", ")
         }
-        if let limit {
-            guard limit >= 0 else { throw StoreError(code: .invalidQuery, message: "limit must not be negative, got \(limit)") }
+        if let limit, limit < 0 {
+            throw StoreError(code: .invalidQuery, message: "limit must not be negative, got \(limit)")
+        }
+        if limit != nil || offset != nil {
             sql += " LIMIT ?"
-            arguments.append(.integer(Int64(limit)))
+            arguments.append(.integer(Int64(limit ?? -1)))   // -1: no limit, for an offset alone
+            if let offset {
+                sql += " OFFSET ?"
+                arguments.append(.integer(Int64(offset)))
+            }
         }
+        return (sql, arguments)
+    }
+
+    /// `rowid IN (...)`: the rows that come first, in the order, among those
+    /// with the same values in the distinct columns (NULLs are one value).
+    private func distinctCondition() throws -> (String, [SQLiteValue]) {
+        let partition = try distinct.map { name in
+            guard let column = table.column(named: name) else {
+                throw StoreError(code: .unknownColumn, message: "unknown column '\(name)' in distinct for table \(table.name) (columns: \(table.columnNames.joined(separator: ", ")))")
+            }
+            return quoteIdentifier(column.name)
+        }
+        let order = try Self.orderTerms(table: table, orderBy: orderBy ?? [])
+            .map { quoteIdentifier($0.column) + ($0.descending ? " DESC" : "") } + ["rowid"]
+        let (filterSQL, arguments) = try Self.whereClause(filter, table: table)
+        let sql = "rowid IN (SELECT __sluice_r FROM (SELECT rowid AS __sluice_r, row_number() OVER (PARTITION BY "
+            + partition.joined(separator: ", ") + " ORDER BY " + order.joined(separator: ", ") + ") AS __sluice_n FROM "
+            + quoteIdentifier(table.name) + filterSQL + ") WHERE __sluice_n = 1)"
         return (sql, arguments)
     }
 

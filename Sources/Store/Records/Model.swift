@@ -45,6 +45,19 @@ public protocol Model: Codable, Sendable, Identifiable where ID: SQLiteValueConv
     ///
     /// Keep it in step with the coding keys: the two must read the same columns.
     init(row: RowReader) throws
+
+    /// Writes the model's columns for an insert or update.
+    ///
+    /// The default implementation uses `Codable` (`encode(to:)`); the
+    /// `@Table` macro writes one column by column (see `RowWriter`).
+    func write(to row: inout RowWriter) throws
+
+    /// The column a key path of the model reads, for the typed API
+    /// (`sorted(by: \.lastName)`, `filter(\.age >= 18)`, `observe(keyPaths: [\.age])`).
+    ///
+    /// The default knows no key path (typed calls report which one); the
+    /// `@Table` macro derives it from the stored properties.
+    static func columnName(for keyPath: PartialKeyPath<Self>) -> String?
 }
 
 extension Model {
@@ -58,4 +71,12 @@ extension Model {
     public init(row: RowReader) throws {
         self = try row.decode(Self.self)
     }
+
+    /// Encodes the model with `Codable`.
+    public func write(to row: inout RowWriter) throws {
+        try row.encode(self)
+    }
+
+    /// nil: a model without `@Table` maps no key paths.
+    public static func columnName(for keyPath: PartialKeyPath<Self>) -> String? { nil }
 }

@@ -37,6 +37,21 @@ public struct RowReader {
         }
     }
 
+    /// The value of a column of any `Decodable` type: its own column value
+    /// when it has one, JSON text otherwise (as `Codable` models store it).
+    public subscript<T: Decodable>(_ column: String) -> T {
+        get throws {
+            try unmanaged._withUnsafeGuaranteedRef { try $0.readDecodable(T.self, column: column) }
+        }
+    }
+
+    /// A value of a type that is both (the column value wins).
+    public subscript<T: SQLiteValueConvertible & Decodable>(_ column: String) -> T {
+        get throws {
+            try unmanaged._withUnsafeGuaranteedRef { try $0.read(T.self, column: column) }
+        }
+    }
+
     // Concrete overloads for the common types: non-generic, so reading a
     // column costs no witness-table or metadata lookup.
 
@@ -138,6 +153,15 @@ extension StatementDecoder {
     func readOptionalDouble(_ column: String) throws -> Double? {
         let index = try index(of: column, for: Double?.self)
         do throws(Mismatch) { return try double(at: index) } catch { throw readFailure(Double.self, column: column, at: index) }
+    }
+
+    func readDecodable<T: Decodable>(_ type: T.Type, column: String) throws -> T {
+        let index = try index(of: column, for: T.self)
+        do {
+            return try StatementDecoder.decodeValue(T.self, from: value(at: index), key: JSONKey(stringValue: column))
+        } catch let error as DecodingError {
+            throw StoreError(code: .decoding, message: "cannot decode from table \(tableName): \(StatementDecoder.describe(error))")
+        }
     }
 
     func read<T: SQLiteValueConvertible>(_ type: T.Type, column: String) throws -> T {

@@ -17,10 +17,12 @@ final class StatementEncoder: Encoder {
         self.tableName = tableName
     }
 
-    /// Binds every property of `value`.
-    func encode<M: Encodable>(_ value: M) throws {
+    /// Binds every column of a model, through its `write(to:)`.
+    @inline(__always)
+    func encode<M: Model>(_ value: M) throws {
         map.startValue()
-        try value.encode(to: self)
+        var writer = RowWriter(sink: self)
+        try value.write(to: &writer)
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
@@ -37,8 +39,13 @@ final class StatementEncoder: Encoder {
 
     @inline(__always)
     fileprivate func parameter(_ key: some CodingKey) throws -> Int32 {
-        guard let index = map.index(of: key.stringValue) else {
-            throw StoreError(code: .unknownColumn, message: "no column '\(key.stringValue)' in table \(tableName)")
+        try parameter(key.stringValue)
+    }
+
+    @inline(__always)
+    fileprivate func parameter(_ name: String) throws -> Int32 {
+        guard let index = map.index(of: name) else {
+            throw StoreError(code: .unknownColumn, message: "no column '\(name)' in table \(tableName)")
         }
         return index + 1
     }
@@ -178,6 +185,15 @@ final class StatementEncoder: Encoder {
     }
 }
 
+extension StatementEncoder: ColumnSink {
+    func writeNull(_ column: String) throws { try check(sqlite3_bind_null(statement, try parameter(column))) }
+    func writeInt64(_ value: Int64, _ column: String) throws { try check(sqlite3_bind_int64(statement, try parameter(column), value)) }
+    func writeDouble(_ value: Double, _ column: String) throws { try check(sqlite3_bind_double(statement, try parameter(column), value)) }
+    func writeText(_ value: String, _ column: String) throws { try bindText(value, at: try parameter(column)) }
+    func writeValue(_ value: SQLiteValue, _ column: String) throws { try bind(value, at: try parameter(column)) }
+    func encodeAll<M: Encodable>(_ value: M) throws { try value.encode(to: self) }
+}
+
 /// Captures the value of a type that encodes itself as a single primitive
 /// (a RawRepresentable enum, a wrapper type); anything else needs JSON.
 private final class SingleValueProbe: Encoder, SingleValueEncodingContainer {
@@ -221,7 +237,7 @@ private final class SingleValueProbe: Encoder, SingleValueEncodingContainer {
     }
 }
 
-private struct JSONKey: CodingKey {
+struct JSONKey: CodingKey {
     var stringValue: String
     var intValue: Int?
     init(stringValue: String) { self.stringValue = stringValue }
@@ -266,16 +282,26 @@ final class ColumnRecorder: Encoder {
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    /// The coding keys of a model, in the order it encodes them.
-    static func keys<M: Encodable>(of value: M) throws -> [String] {
+    /// The columns a model writes, in the order it writes them.
+    static func keys<M: Model>(of value: M) throws -> [String] {
         try columns(of: value).keys
     }
 
-    /// The coding keys of a model and the value each one stores.
-    static func columns<M: Encodable>(of value: M) throws -> (keys: [String], values: [SQLiteValue]) {
+    /// The columns a model writes and the value of each.
+    static func columns<M: Model>(of value: M) throws -> (keys: [String], values: [SQLiteValue]) {
         let recorder = ColumnRecorder()
-        try value.encode(to: recorder)
+        var writer = RowWriter(sink: recorder)
+        try value.write(to: &writer)
         return (recorder.keys, recorder.values)
+    }
+
+    fileprivate func record(_ key: String, _ value: SQLiteValue) {
+        if let index = keys.firstIndex(of: key) {
+            values[index] = value
+        } else {
+            keys.append(key)
+            values.append(value)
+        }
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
@@ -292,12 +318,7 @@ final class ColumnRecorder: Encoder {
         let recorder: ColumnRecorder
         var codingPath: [any CodingKey] { [] }
         private func record(_ key: Key, _ value: SQLiteValue) {
-            if let index = recorder.keys.firstIndex(of: key.stringValue) {
-                recorder.values[index] = value
-            } else {
-                recorder.keys.append(key.stringValue)
-                recorder.values.append(value)
-            }
+            recorder.record(key.stringValue, value)
         }
         private func record<T: Encodable>(_ key: Key, _ value: T?) throws {
             record(key, try value.map { try StatementEncoder.sqliteValue(of: $0) } ?? .null)
@@ -330,4 +351,13 @@ final class ColumnRecorder: Encoder {
         mutating func superEncoder() -> any Encoder { recorder }
         mutating func superEncoder(forKey key: Key) -> any Encoder { recorder }
     }
+}
+
+extension ColumnRecorder: ColumnSink {
+    func writeNull(_ column: String) throws { record(column, .null) }
+    func writeInt64(_ value: Int64, _ column: String) throws { record(column, .integer(value)) }
+    func writeDouble(_ value: Double, _ column: String) throws { record(column, .real(value)) }
+    func writeText(_ value: String, _ column: String) throws { record(column, .text(value)) }
+    func writeValue(_ value: SQLiteValue, _ column: String) throws { record(column, value) }
+    func encodeAll<M: Encodable>(_ value: M) throws { try value.encode(to: self) }
 }

@@ -43,7 +43,7 @@ final class WritePlan {
 
     /// Binds the model and runs the statement once.
     @inline(__always)
-    func run<M: Encodable>(_ model: M) throws {
+    func run<M: Model>(_ model: M) throws {
         defer { statement.reset() }
         do {
             try encoder.encode(model)

@@ -84,20 +84,20 @@ final class ChangePrinter: @unchecked Sendable {
         switch (format, change) {
         case (.json, .initial(let rows)):
             text = #"{"kind":"initial","rows":["# + rows.map(JSONRows.object).joined(separator: ",") + "]}"
-        case (.json, .update(let rows, let deletions, let insertions, let modifications, let moves)):
+        case (.json, .update(let rows, let deletions, let insertions, let modifications)):
             let numbers = { (values: [Int]) in "[" + values.map(String.init).joined(separator: ",") + "]" }
             text = #"{"kind":"update","deletions":"# + numbers(deletions)
                 + #","insertions":"# + numbers(insertions)
                 + #","modifications":"# + numbers(modifications)
                 + #","modificationsNew":"# + numbers(change.modificationsNew)
-                + #","moves":["# + moves.map { "[\($0.from),\($0.to)]" }.joined(separator: ",") + "]"
+                + #","moves":["# + change.moves.map { "[\($0.from),\($0.to)]" }.joined(separator: ",") + "]"
                 + #","deleted":["# + deletions.map(deletedKey).joined(separator: ",") + "]"
                 + #","inserted":["# + insertions.map { JSONRows.object(rows[$0]) }.joined(separator: ",") + "]"
                 + #","modified":["# + change.modificationsNew.map { JSONRows.object(rows[$0]) }.joined(separator: ",") + "]}"
         case (.table, .initial(let rows)):
             text = "initial".bold + "\n" + TableRenderer.render(Array(rows), columns: columns)
-        case (.table, .update(let rows, let deletions, let insertions, _, let moves)):
-            text = tableUpdate(change, rows: rows, deletions: deletions, insertions: insertions, moves: moves)
+        case (.table, .update(let rows, let deletions, let insertions, _)):
+            text = tableUpdate(change, rows: rows, deletions: deletions, insertions: insertions, moves: change.moves)
         case (_, .error):
             return
         }

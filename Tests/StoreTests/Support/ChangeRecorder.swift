@@ -56,9 +56,9 @@ struct Changes: Equatable, CustomStringConvertible {
     }
 
     init?<T>(_ change: CollectionChange<T>) {
-        guard case .update(_, let deletions, let insertions, let modifications, let moves) = change else { return nil }
+        guard case .update(_, let deletions, let insertions, let modifications) = change else { return nil }
         self.init(deletions: deletions, insertions: insertions, modifications: modifications,
-                  modificationsNew: change.modificationsNew, moves: moves.map { [$0.from, $0.to] })
+                  modificationsNew: change.modificationsNew, moves: change.moves.map { [$0.from, $0.to] })
     }
 
     var description: String {

@@ -1,0 +1,353 @@
+import SwiftDiagnostics
+import SwiftSyntax
+import SwiftSyntaxBuilder
+import SwiftSyntaxMacros
+
+/// `@Table` on a struct: makes it a `Store.Model` with a table name, column
+/// names (snake_case unless `@ColumnName` says otherwise), `CodingKeys`
+/// that agree with them, a column-by-column row reader (`init(row:)`) and
+/// writer (`write(to:)`), and the key path ↔ column map of the typed API.
+public struct TableMacro: MemberMacro, ExtensionMacro {
+    public static func expansion(
+        of node: AttributeSyntax, providingMembersOf declaration: some DeclGroupSyntax,
+        conformingTo protocols: [TypeSyntax], in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        guard let structDecl = declaration.as(StructDeclSyntax.self) else {
+            context.diagnose(Diagnostic(node: node, message: TableDiagnostic.notAStruct(kind: declaration.kindName)))
+            return []
+        }
+        guard let model = ModelDescription(structDecl, attribute: node, context: context) else { return [] }
+        return model.codingKeys()
+    }
+
+    public static func expansion(
+        of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax, providingExtensionsOf type: some TypeSyntaxProtocol,
+        conformingTo protocols: [TypeSyntax], in context: some MacroExpansionContext
+    ) throws -> [ExtensionDeclSyntax] {
+        // Only for structs (the member expansion reports anything else, and
+        // diagnoses once). The members go in the extension: an initializer
+        // in the struct itself would take away its memberwise initializer.
+        guard let structDecl = declaration.as(StructDeclSyntax.self),
+              let model = ModelDescription(structDecl, attribute: node, context: nil) else { return [] }
+        let conformance = protocols.isEmpty ? "" : ": SluiceMacros._SluiceModel"
+        let members = model.members().map { "\($0)" }.joined(separator: "\n\n")
+        return [try ExtensionDeclSyntax("extension \(type.trimmed)\(raw: conformance) {\n\(raw: members)\n}")]
+    }
+}
+
+/// `@ColumnName("name")` on a stored property of a `@Table` struct: its column's name.
+public struct ColumnNameMacro: PeerMacro {
+    public static func expansion(
+        of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        if let variable = declaration.as(VariableDeclSyntax.self), variable.isStored {
+            if ModelDescription.stringArgument(of: node) == nil {
+                context.diagnose(Diagnostic(node: node, message: TableDiagnostic.columnNameNotALiteral))
+            }
+        } else {
+            context.diagnose(Diagnostic(node: node, message: TableDiagnostic.markerOnNonStored(marker: "@ColumnName")))
+        }
+        return []
+    }
+}
+
+/// `@Transient` on a stored property of a `@Table` struct: not a column.
+public struct TransientMacro: PeerMacro {
+    public static func expansion(
+        of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        guard let variable = declaration.as(VariableDeclSyntax.self), variable.isStored else {
+            context.diagnose(Diagnostic(node: node, message: TableDiagnostic.markerOnNonStored(marker: "@Transient")))
+            return []
+        }
+        return []
+    }
+}
+
+/// What `@Table` read off a struct.
+struct ModelDescription {
+    struct Property {
+        let name: String
+        let column: String
+        let type: TypeSyntax
+    }
+
+    let typeName: String
+    let access: String
+    let tableName: String
+    let properties: [Property]
+    let declared: Set<String>
+    let hasCodingKeys: Bool
+
+    /// Reads the struct; reports what it cannot map through `context` (nil: silently).
+    init?(_ decl: StructDeclSyntax, attribute: AttributeSyntax, context: (any MacroExpansionContext)?) {
+        typeName = decl.name.text
+        let modifiers = decl.modifiers.map(\.name.text)
+        access = modifiers.first { ["public", "package"].contains($0) }.map { $0 + " " } ?? ""
+        if let arguments = attribute.arguments?.as(LabeledExprListSyntax.self), !arguments.isEmpty {
+            guard let name = Self.stringArgument(of: attribute) else {
+                context?.diagnose(Diagnostic(node: attribute, message: TableDiagnostic.tableNameNotALiteral))
+                return nil
+            }
+            tableName = name
+        } else {
+            tableName = Self.snakeCase(decl.name.text)
+        }
+        var properties: [Property] = []
+        var declared = Set<String>()
+        var valid = true
+        // The struct's own CodingKeys, if any, name the columns (as for Codable).
+        let codingKeys = Self.codingKeys(of: decl)
+        for member in decl.memberBlock.members {
+            if let function = member.decl.as(FunctionDeclSyntax.self) {
+                declared.insert(function.name.text + "(" + function.signature.parameterClause.parameters.map { $0.firstName.text + ":" }.joined() + ")")
+            }
+            if let initializer = member.decl.as(InitializerDeclSyntax.self) {
+                declared.insert("init(" + initializer.signature.parameterClause.parameters.map { $0.firstName.text + ":" }.joined() + ")")
+            }
+            guard let variable = member.decl.as(VariableDeclSyntax.self) else { continue }
+            let isStatic = variable.modifiers.contains { ["static", "class"].contains($0.name.text) }
+            for binding in variable.bindings {
+                guard let name = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier.text else { continue }
+                if isStatic {
+                    declared.insert("static " + name)
+                    continue
+                }
+                guard variable.isStored else { continue }
+                let transient = variable.hasAttribute("Transient")
+                // `let x = 1` cannot be read from a row: it is not a column.
+                let constantWithValue = variable.bindingSpecifier.text == "let" && binding.initializer != nil
+                if transient || constantWithValue {
+                    if transient, binding.initializer == nil, binding.typeAnnotation?.type.isOptional != true {
+                        context?.diagnose(Diagnostic(node: binding, message: TableDiagnostic.transientNeedsDefault(name: name)))
+                        valid = false
+                    }
+                    continue
+                }
+                // `var a, b: Int` annotates the last binding only.
+                guard let type = binding.typeAnnotation?.type ?? variable.bindings.last?.typeAnnotation?.type else {
+                    context?.diagnose(Diagnostic(node: binding, message: TableDiagnostic.missingType(name: name)))
+                    valid = false
+                    continue
+                }
+                let column: String
+                if let codingKeys {
+                    guard let key = codingKeys[name] else { continue }   // Codable skips it: not a column
+                    column = key
+                } else {
+                    column = variable.attribute("ColumnName").flatMap(Self.stringArgument) ?? Self.snakeCase(name)
+                }
+                properties.append(Property(name: name, column: column, type: type.trimmed))
+            }
+        }
+        guard valid else { return nil }
+        guard !properties.isEmpty else {
+            context?.diagnose(Diagnostic(node: decl.name, message: TableDiagnostic.noStoredProperties(type: typeName)))
+            return nil
+        }
+        guard properties.contains(where: { $0.name == "id" }) else {
+            context?.diagnose(Diagnostic(node: decl.name, message: TableDiagnostic.noID(type: typeName)))
+            return nil
+        }
+        self.properties = properties
+        self.declared = declared
+        self.hasCodingKeys = codingKeys != nil
+    }
+
+    /// The cases of a `CodingKeys` enum nested in the struct, each with its
+    /// raw value (its name when it has none); nil when there is no such enum.
+    static func codingKeys(of decl: StructDeclSyntax) -> [String: String]? {
+        guard let keys = decl.memberBlock.members.lazy.compactMap({ $0.decl.as(EnumDeclSyntax.self) })
+            .first(where: { $0.name.text == "CodingKeys" }) else { return nil }
+        var columns: [String: String] = [:]
+        for member in keys.memberBlock.members {
+            guard let caseDecl = member.decl.as(EnumCaseDeclSyntax.self) else { continue }
+            for element in caseDecl.elements {
+                let name = element.name.text
+                if let literal = element.rawValue?.value.as(StringLiteralExprSyntax.self),
+                   let segment = literal.segments.first?.as(StringSegmentSyntax.self), literal.segments.count == 1 {
+                    columns[name] = segment.content.text
+                } else {
+                    columns[name] = name
+                }
+            }
+        }
+        return columns
+    }
+
+    func members() -> [DeclSyntax] {
+        var members: [DeclSyntax] = []
+        if !declared.contains("static tableName") {
+            members.append("\(raw: access)static let tableName = \(literal: tableName)")
+        }
+        if let id = properties.first(where: { $0.name == "id" }), id.column != "id", !declared.contains("static primaryKeyColumn") {
+            members.append("\(raw: access)static var primaryKeyColumn: String { \(literal: id.column) }")
+        }
+        if !declared.contains("init(row:)") {
+            let reads = properties.map { "self.\($0.name) = try row[\(Self.quoted($0.column))]" }
+            members.append("""
+            \(raw: access)init(row: SluiceMacros._SluiceRowReader) throws {
+            \(raw: reads.joined(separator: "\n"))
+            }
+            """)
+        }
+        if !declared.contains("write(to:)") {
+            let writes = properties.map { "try row.write(self.\($0.name), as: \(Self.quoted($0.column)))" }
+            members.append("""
+            \(raw: access)func write(to row: inout SluiceMacros._SluiceRowWriter) throws {
+            \(raw: writes.joined(separator: "\n"))
+            }
+            """)
+        }
+        if !declared.contains("columnName(for:)") {
+            let checks = properties.map { "if keyPath == \\\(typeName).\($0.name) { return \(Self.quoted($0.column)) }" }
+            members.append("""
+            \(raw: access)static func columnName(for keyPath: PartialKeyPath<\(raw: typeName)>) -> String? {
+            \(raw: checks.joined(separator: "\n"))
+            return nil
+            }
+            """)
+        }
+        if !declared.contains("didInsert(rowID:)"), let id = properties.first(where: { $0.name == "id" }) {
+            switch id.type.trimmedDescription.filter({ $0 != " " }) {
+            case "Int64?", "Optional<Int64>":
+                members.append("\(raw: access)mutating func didInsert(rowID: Int64) { self.id = rowID }")
+            case "Int?", "Optional<Int>":
+                members.append("\(raw: access)mutating func didInsert(rowID: Int64) { self.id = Int(rowID) }")
+            default:
+                break
+            }
+        }
+        return members
+    }
+
+    /// `CodingKeys` with the column names, unless the struct has its own
+    /// (a member: `Codable` synthesis looks for it in the type).
+    func codingKeys() -> [DeclSyntax] {
+        var members: [DeclSyntax] = []
+        if !hasCodingKeys {
+            let cases = properties.map { property in
+                property.name == property.column ? "case \(property.name)" : "case \(property.name) = \(Self.quoted(property.column))"
+            }
+            members.append("""
+            \(raw: access)enum CodingKeys: String, CodingKey {
+            \(raw: cases.joined(separator: "\n"))
+            }
+            """)
+        }
+        return members
+    }
+
+    /// The string literal argument of an attribute (`@Table("people")`), or nil.
+    static func stringArgument(of attribute: AttributeSyntax) -> String? {
+        guard let arguments = attribute.arguments?.as(LabeledExprListSyntax.self), arguments.count == 1,
+              let literal = arguments.first?.expression.as(StringLiteralExprSyntax.self),
+              literal.segments.count == 1, let segment = literal.segments.first?.as(StringSegmentSyntax.self)
+        else { return nil }
+        return segment.content.text
+    }
+
+    /// A Swift string literal for a name.
+    static func quoted(_ text: String) -> String {
+        var quoted = "\""
+        for character in text {
+            if character == "\\" || character == "\"" { quoted.append("\\") }
+            quoted.append(character)
+        }
+        return quoted + "\""
+    }
+
+    /// `firstName` → `first_name`, `projectID` → `project_id`, `PackageContent` →
+    /// `package_content`: the same rule as the store's fallback for Swift names.
+    static func snakeCase(_ name: String) -> String {
+        let characters = Array(name)
+        var result = ""
+        for (index, character) in characters.enumerated() {
+            if character.isUppercase {
+                let previous = index > 0 ? characters[index - 1] : nil
+                let next = index + 1 < characters.count ? characters[index + 1] : nil
+                let startsWord = previous.map { $0.isLowercase || $0.isNumber } ?? false
+                let endsAcronym = (previous?.isUppercase ?? false) && (next?.isLowercase ?? false)
+                if index > 0, startsWord || endsAcronym, !result.hasSuffix("_") { result += "_" }
+                result += character.lowercased()
+            } else {
+                result.append(character)
+            }
+        }
+        return result
+    }
+}
+
+enum TableDiagnostic: DiagnosticMessage {
+    case notAStruct(kind: String)
+    case missingType(name: String)
+    case transientNeedsDefault(name: String)
+    case noStoredProperties(type: String)
+    case noID(type: String)
+    case tableNameNotALiteral
+    case columnNameNotALiteral
+    case markerOnNonStored(marker: String)
+
+    var message: String {
+        switch self {
+        case .notAStruct(let kind):
+            return "@Table applies to a struct, not to \(kind); models are value types"
+        case .missingType(let name):
+            return "@Table needs the type of '\(name)' written out (for example 'var \(name): Int = 0') to read and write its column"
+        case .transientNeedsDefault(let name):
+            return "@Transient property '\(name)' needs a default value: it is not read from the row"
+        case .noStoredProperties(let type):
+            return "@Table struct \(type) has no stored properties to map to columns"
+        case .noID(let type):
+            return "@Table struct \(type) needs an 'id' property: its primary key (Identifiable's id)"
+        case .tableNameNotALiteral:
+            return "@Table takes the table's name as a string literal, for example @Table(\"people\")"
+        case .columnNameNotALiteral:
+            return "@ColumnName takes the column's name as a string literal, for example @ColumnName(\"first_name\")"
+        case .markerOnNonStored(let marker):
+            return "\(marker) applies to a stored property"
+        }
+    }
+
+    var diagnosticID: MessageID { MessageID(domain: "SluiceMacros", id: "\(self)".prefix { $0 != "(" }.description) }
+    var severity: DiagnosticSeverity { .error }
+}
+
+extension VariableDeclSyntax {
+    /// Whether the variable has storage: no accessors, or only observers.
+    var isStored: Bool {
+        for binding in bindings {
+            guard let accessors = binding.accessorBlock?.accessors else { continue }
+            switch accessors {
+            case .getter: return false
+            case .accessors(let list):
+                if list.contains(where: { !["willSet", "didSet"].contains($0.accessorSpecifier.text) }) { return false }
+            }
+        }
+        return true
+    }
+
+    func attribute(_ name: String) -> AttributeSyntax? {
+        attributes.lazy.compactMap { $0.as(AttributeSyntax.self) }.first { $0.attributeName.trimmedDescription == name }
+    }
+
+    func hasAttribute(_ name: String) -> Bool { attribute(name) != nil }
+}
+
+extension TypeSyntax {
+    var isOptional: Bool {
+        self.is(OptionalTypeSyntax.self) || self.is(ImplicitlyUnwrappedOptionalTypeSyntax.self)
+            || trimmedDescription.hasPrefix("Optional<")
+    }
+}
+
+extension DeclGroupSyntax {
+    var kindName: String {
+        if self.is(ClassDeclSyntax.self) { return "a class" }
+        if self.is(EnumDeclSyntax.self) { return "an enum" }
+        if self.is(ActorDeclSyntax.self) { return "an actor" }
+        if self.is(ProtocolDeclSyntax.self) { return "a protocol" }
+        if self.is(ExtensionDeclSyntax.self) { return "an extension" }
+        return "this declaration"
+    }
+}

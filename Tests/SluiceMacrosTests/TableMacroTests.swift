@@ -1,0 +1,281 @@
+import MacroTesting
+import SluiceMacrosPlugin
+import SwiftSyntaxMacroExpansion
+import Testing
+
+@Suite(.macros([
+    "Table": MacroSpec(type: TableMacro.self, conformances: ["Model"]),
+    "ColumnName": MacroSpec(type: ColumnNameMacro.self),
+    "Transient": MacroSpec(type: TransientMacro.self),
+], record: .missing))
+struct TableMacroTests {
+    @Test func expandsAStruct() {
+        assertMacro {
+            """
+            @Table
+            public struct Person {
+                public var id: Int64?
+                public var firstName: String
+                @ColumnName("years") var age: Int?
+                @Transient var isSelected = false
+                var fullName: String { firstName }
+                static let shared = 1
+            }
+            """
+        } expansion: {
+            #"""
+            public struct Person {
+                public var id: Int64?
+                public var firstName: String
+                var age: Int?
+                var isSelected = false
+                var fullName: String { firstName }
+                static let shared = 1
+
+                public enum CodingKeys: String, CodingKey {
+                    case id
+                    case firstName = "first_name"
+                    case age = "years"
+                }
+            }
+
+            extension Person: SluiceMacros._SluiceModel {
+                public static let tableName = "person"
+
+                public init(row: SluiceMacros._SluiceRowReader) throws {
+                    self.id = try row["id"]
+                    self.firstName = try row["first_name"]
+                    self.age = try row["years"]
+                }
+
+                public func write(to row: inout SluiceMacros._SluiceRowWriter) throws {
+                    try row.write(self.id, as: "id")
+                    try row.write(self.firstName, as: "first_name")
+                    try row.write(self.age, as: "years")
+                }
+
+                public static func columnName(for keyPath: PartialKeyPath<Person>) -> String? {
+                    if keyPath == \Person.id {
+                        return "id"
+                    }
+                    if keyPath == \Person.firstName {
+                        return "first_name"
+                    }
+                    if keyPath == \Person.age {
+                        return "years"
+                    }
+                    return nil
+                }
+
+                public mutating func didInsert(rowID: Int64) {
+                    self.id = rowID
+                }
+            }
+            """#
+        }
+    }
+
+    @Test func keepsWhatTheStructDeclares() {
+        assertMacro {
+            """
+            @Table("people")
+            struct Person {
+                static let tableName = "ignored"
+                var id: String
+                var userURL: String
+                enum CodingKeys: String, CodingKey { case id, userURL = "url" }
+                init(row: RowReader) throws { id = try row["id"]; userURL = try row["url"] }
+            }
+            """
+        } expansion: {
+            #"""
+            struct Person {
+                static let tableName = "ignored"
+                var id: String
+                var userURL: String
+                enum CodingKeys: String, CodingKey { case id, userURL = "url" 
+            }
+                init(row: RowReader) throws { id = try row["id"]; userURL = try row["url"] }
+            }
+
+            extension Person: SluiceMacros._SluiceModel {
+                func write(to row: inout SluiceMacros._SluiceRowWriter) throws {
+                    try row.write(self.id, as: "id")
+                    try row.write(self.userURL, as: "url")
+                }
+
+                static func columnName(for keyPath: PartialKeyPath<Person>) -> String? {
+                    if keyPath == \Person.id {
+                        return "id"
+                    }
+                    if keyPath == \Person.userURL {
+                        return "url"
+                    }
+                    return nil
+                }
+            }
+            """#
+        }
+    }
+
+    @Test func anIntIdIsSetAfterInsertAndAColumnNameMovesThePrimaryKey() {
+        assertMacro {
+            """
+            @Table
+            struct ProjectItem {
+                @ColumnName("item_id") var id: Int?
+                var projectID: Int
+            }
+            """
+        } expansion: {
+            #"""
+            struct ProjectItem {
+                var id: Int?
+                var projectID: Int
+
+                enum CodingKeys: String, CodingKey {
+                    case id = "item_id"
+                    case projectID = "project_id"
+                }
+            }
+
+            extension ProjectItem: SluiceMacros._SluiceModel {
+                static let tableName = "project_item"
+
+                static var primaryKeyColumn: String {
+                    "item_id"
+                }
+
+                init(row: SluiceMacros._SluiceRowReader) throws {
+                    self.id = try row["item_id"]
+                    self.projectID = try row["project_id"]
+                }
+
+                func write(to row: inout SluiceMacros._SluiceRowWriter) throws {
+                    try row.write(self.id, as: "item_id")
+                    try row.write(self.projectID, as: "project_id")
+                }
+
+                static func columnName(for keyPath: PartialKeyPath<ProjectItem>) -> String? {
+                    if keyPath == \ProjectItem.id {
+                        return "item_id"
+                    }
+                    if keyPath == \ProjectItem.projectID {
+                        return "project_id"
+                    }
+                    return nil
+                }
+
+                mutating func didInsert(rowID: Int64) {
+                    self.id = Int(rowID)
+                }
+            }
+            """#
+        }
+    }
+
+    @Test func refusesAClass() {
+        assertMacro {
+            """
+            @Table
+            class Person {
+                var id: Int64?
+            }
+            """
+        } diagnostics: {
+            """
+            @Table
+            ┬─────
+            ╰─ 🛑 @Table applies to a struct, not to a class; models are value types
+            class Person {
+                var id: Int64?
+            }
+            """
+        }
+    }
+
+    @Test func refusesAPropertyWithoutAType() {
+        assertMacro {
+            """
+            @Table
+            struct Counter {
+                var id: Int64?
+                var count = 0
+            }
+            """
+        } diagnostics: {
+            """
+            @Table
+            struct Counter {
+                var id: Int64?
+                var count = 0
+                    ┬────────
+                    ╰─ 🛑 @Table needs the type of 'count' written out (for example 'var count: Int = 0') to read and write its column
+            }
+            """
+        }
+    }
+
+    @Test func refusesATransientPropertyWithoutADefaultAndAStructWithoutID() {
+        assertMacro {
+            """
+            @Table
+            struct Note {
+                var title: String
+                @Transient var cache: String
+            }
+            """
+        } diagnostics: {
+            """
+            @Table
+            struct Note {
+                var title: String
+                @Transient var cache: String
+                               ┬────────────
+                               ╰─ 🛑 @Transient property 'cache' needs a default value: it is not read from the row
+            }
+            """
+        }
+        assertMacro {
+            """
+            @Table
+            struct Note {
+                var title: String
+            }
+            """
+        } diagnostics: {
+            """
+            @Table
+            struct Note {
+                   ┬───
+                   ╰─ 🛑 @Table struct Note needs an 'id' property: its primary key (Identifiable's id)
+                var title: String
+            }
+            """
+        }
+    }
+
+    @Test func refusesANameThatIsNotALiteral() {
+        assertMacro {
+            """
+            @Table(name)
+            struct Note {
+                var id: Int64?
+                @ColumnName(column) var title: String
+            }
+            """
+        } diagnostics: {
+            """
+            @Table(name)
+            ┬───────────
+            ╰─ 🛑 @Table takes the table's name as a string literal, for example @Table("people")
+            struct Note {
+                var id: Int64?
+                @ColumnName(column) var title: String
+                ┬──────────────────
+                ╰─ 🛑 @ColumnName takes the column's name as a string literal, for example @ColumnName("first_name")
+            }
+            """
+        }
+    }
+}
