@@ -1,9 +1,8 @@
-import Store
+import SluiceMacros
 
 /// Shared app state: one row (id 1) that several view models read.
-public struct AppState: Model, Hashable {
-    /// `app_state`.
-    public static let tableName = "app_state"
+@Table
+public struct AppState: Hashable {
     /// The id of the one row.
     public static let singletonID: Int64 = 1
 
@@ -22,13 +21,5 @@ public struct AppState: Model, Hashable {
         self.currentUserID = currentUserID
         self.temperatureLow = temperatureLow
         self.temperatureHigh = temperatureHigh
-    }
-
-    /// Column names, as the schema spells them.
-    public enum CodingKeys: String, CodingKey {
-        case id
-        case currentUserID = "current_user_id"
-        case temperatureLow = "temperature_low"
-        case temperatureHigh = "temperature_high"
     }
 }

@@ -1,11 +1,9 @@
 import Foundation
-import Store
+import SluiceMacros
 
 /// A chat message in a conversation.
-public struct Message: Model, Hashable {
-    /// `message`.
-    public static let tableName = "message"
-
+@Table
+public struct Message: Hashable {
     /// The primary key; nil until inserted.
     public var id: Int64?
     /// The conversation it belongs to.
@@ -24,16 +22,5 @@ public struct Message: Model, Hashable {
         self.sender = sender
         self.text = text
         self.sentAt = sentAt
-    }
-
-    /// Takes the id SQLite assigned.
-    public mutating func didInsert(rowID: Int64) { id = rowID }
-
-    /// Column names, as the schema spells them.
-    public enum CodingKeys: String, CodingKey {
-        case id
-        case conversationID = "conversation_id"
-        case sender, text
-        case sentAt = "sent_at"
     }
 }

@@ -1,11 +1,9 @@
 import Foundation
-import Store
+import SluiceMacros
 
 /// A package sent from one person to another.
-public struct Package: Model, Hashable {
-    /// `package`.
-    public static let tableName = "package"
-
+@Table
+public struct Package: Hashable {
     /// The primary key; nil until inserted.
     public var id: Int64?
     /// The recipient (a person's id).
@@ -21,16 +19,5 @@ public struct Package: Model, Hashable {
         self.recipientID = recipientID
         self.senderID = senderID
         self.createdAt = createdAt
-    }
-
-    /// Takes the id SQLite assigned.
-    public mutating func didInsert(rowID: Int64) { id = rowID }
-
-    /// Column names, as the schema spells them.
-    public enum CodingKeys: String, CodingKey {
-        case id
-        case recipientID = "recipient_id"
-        case senderID = "sender_id"
-        case createdAt = "created_at"
     }
 }

@@ -1,10 +1,8 @@
-import Store
+import SluiceMacros
 
 /// One item in a package.
-public struct PackageContent: Model, Hashable {
-    /// `package_content`.
-    public static let tableName = "package_content"
-
+@Table
+public struct PackageContent: Hashable {
     /// The primary key; nil until inserted.
     public var id: Int64?
     /// The package it is in.
@@ -23,15 +21,5 @@ public struct PackageContent: Model, Hashable {
         self.title = title
         self.weight = weight
         self.position = position
-    }
-
-    /// Takes the id SQLite assigned.
-    public mutating func didInsert(rowID: Int64) { id = rowID }
-
-    /// Column names, as the schema spells them.
-    public enum CodingKeys: String, CodingKey {
-        case id
-        case packageID = "package_id"
-        case title, weight, position
     }
 }

@@ -1,10 +1,8 @@
-import Store
+import SluiceMacros
 
 /// A person: a package's recipient or sender, an entry of the people list.
-public struct Person: Model, Hashable {
-    /// `person`.
-    public static let tableName = "person"
-
+@Table   // table, columns (snake_case), row reader and writer, key-path map
+public struct Person: Hashable {
     /// The primary key; nil until inserted.
     public var id: Int64?
     /// First name (required).
@@ -40,33 +38,6 @@ public struct Person: Model, Hashable {
         self.country = country
     }
 
-    /// Takes the id SQLite assigned.
-    public mutating func didInsert(rowID: Int64) { id = rowID }
-
-    /// Reads a person column by column: people lists are the largest
-    /// results, and this skips Codable's per-property dispatch.
-    public init(row: RowReader) throws {
-        id = try row["id"]
-        firstName = try row["first_name"]
-        lastName = try row["last_name"]
-        age = try row["age"]
-        email = try row["email"]
-        street = try row["street"]
-        city = try row["city"]
-        postalCode = try row["postal_code"]
-        country = try row["country"]
-    }
-
     /// "First Last".
     public var fullName: String { "\(firstName) \(lastName)" }
-
-    /// Column names, as the schema spells them.
-    public enum CodingKeys: String, CodingKey {
-        case id
-        case firstName = "first_name"
-        case lastName = "last_name"
-        case age, email, street, city
-        case postalCode = "postal_code"
-        case country
-    }
 }

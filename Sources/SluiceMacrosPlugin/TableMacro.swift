@@ -178,14 +178,15 @@ struct ModelDescription {
     func members() -> [DeclSyntax] {
         var members: [DeclSyntax] = []
         if !declared.contains("static tableName") {
-            members.append("\(raw: access)static let tableName = \(literal: tableName)")
+            members.append("/// The table the model lives in.\n\(raw: access)static let tableName = \(literal: tableName)")
         }
         if let id = properties.first(where: { $0.name == "id" }), id.column != "id", !declared.contains("static primaryKeyColumn") {
-            members.append("\(raw: access)static var primaryKeyColumn: String { \(literal: id.column) }")
+            members.append("/// The primary key's column.\n\(raw: access)static var primaryKeyColumn: String { \(literal: id.column) }")
         }
         if !declared.contains("init(row:)") {
             let reads = properties.map { "self.\($0.name) = try row[\(Self.quoted($0.column))]" }
             members.append("""
+            /// Reads the model from a row, column by column.
             \(raw: access)init(row: SluiceMacros._SluiceRowReader) throws {
             \(raw: reads.joined(separator: "\n"))
             }
@@ -194,6 +195,7 @@ struct ModelDescription {
         if !declared.contains("write(to:)") {
             let writes = properties.map { "try row.write(self.\($0.name), as: \(Self.quoted($0.column)))" }
             members.append("""
+            /// Writes the model's columns.
             \(raw: access)func write(to row: inout SluiceMacros._SluiceRowWriter) throws {
             \(raw: writes.joined(separator: "\n"))
             }
@@ -202,6 +204,7 @@ struct ModelDescription {
         if !declared.contains("columnName(for:)") {
             let checks = properties.map { "if keyPath == \\\(typeName).\($0.name) { return \(Self.quoted($0.column)) }" }
             members.append("""
+            /// The column of a stored property's key path.
             \(raw: access)static func columnName(for keyPath: PartialKeyPath<\(raw: typeName)>) -> String? {
             \(raw: checks.joined(separator: "\n"))
             return nil
@@ -211,9 +214,9 @@ struct ModelDescription {
         if !declared.contains("didInsert(rowID:)"), let id = properties.first(where: { $0.name == "id" }) {
             switch id.type.trimmedDescription.filter({ $0 != " " }) {
             case "Int64?", "Optional<Int64>":
-                members.append("\(raw: access)mutating func didInsert(rowID: Int64) { self.id = rowID }")
+                members.append("/// Takes the id SQLite assigned.\n\(raw: access)mutating func didInsert(rowID: Int64) { self.id = rowID }")
             case "Int?", "Optional<Int>":
-                members.append("\(raw: access)mutating func didInsert(rowID: Int64) { self.id = Int(rowID) }")
+                members.append("/// Takes the id SQLite assigned.\n\(raw: access)mutating func didInsert(rowID: Int64) { self.id = Int(rowID) }")
             default:
                 break
             }
@@ -230,6 +233,7 @@ struct ModelDescription {
                 property.name == property.column ? "case \(property.name)" : "case \(property.name) = \(Self.quoted(property.column))"
             }
             members.append("""
+            /// The columns, as `Codable` names them.
             \(raw: access)enum CodingKeys: String, CodingKey {
             \(raw: cases.joined(separator: "\n"))
             }

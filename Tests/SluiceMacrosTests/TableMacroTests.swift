@@ -32,6 +32,7 @@ struct TableMacroTests {
                 var fullName: String { firstName }
                 static let shared = 1
 
+                /// The columns, as `Codable` names them.
                 public enum CodingKeys: String, CodingKey {
                     case id
                     case firstName = "first_name"
@@ -40,20 +41,24 @@ struct TableMacroTests {
             }
 
             extension Person: SluiceMacros._SluiceModel {
+                /// The table the model lives in.
                 public static let tableName = "person"
 
+                /// Reads the model from a row, column by column.
                 public init(row: SluiceMacros._SluiceRowReader) throws {
                     self.id = try row["id"]
                     self.firstName = try row["first_name"]
                     self.age = try row["years"]
                 }
 
+                /// Writes the model's columns.
                 public func write(to row: inout SluiceMacros._SluiceRowWriter) throws {
                     try row.write(self.id, as: "id")
                     try row.write(self.firstName, as: "first_name")
                     try row.write(self.age, as: "years")
                 }
 
+                /// The column of a stored property's key path.
                 public static func columnName(for keyPath: PartialKeyPath<Person>) -> String? {
                     if keyPath == \Person.id {
                         return "id"
@@ -67,6 +72,7 @@ struct TableMacroTests {
                     return nil
                 }
 
+                /// Takes the id SQLite assigned.
                 public mutating func didInsert(rowID: Int64) {
                     self.id = rowID
                 }
@@ -99,11 +105,13 @@ struct TableMacroTests {
             }
 
             extension Person: SluiceMacros._SluiceModel {
+                /// Writes the model's columns.
                 func write(to row: inout SluiceMacros._SluiceRowWriter) throws {
                     try row.write(self.id, as: "id")
                     try row.write(self.userURL, as: "url")
                 }
 
+                /// The column of a stored property's key path.
                 static func columnName(for keyPath: PartialKeyPath<Person>) -> String? {
                     if keyPath == \Person.id {
                         return "id"
@@ -133,6 +141,7 @@ struct TableMacroTests {
                 var id: Int?
                 var projectID: Int
 
+                /// The columns, as `Codable` names them.
                 enum CodingKeys: String, CodingKey {
                     case id = "item_id"
                     case projectID = "project_id"
@@ -140,22 +149,27 @@ struct TableMacroTests {
             }
 
             extension ProjectItem: SluiceMacros._SluiceModel {
+                /// The table the model lives in.
                 static let tableName = "project_item"
 
+                /// The primary key's column.
                 static var primaryKeyColumn: String {
                     "item_id"
                 }
 
+                /// Reads the model from a row, column by column.
                 init(row: SluiceMacros._SluiceRowReader) throws {
                     self.id = try row["item_id"]
                     self.projectID = try row["project_id"]
                 }
 
+                /// Writes the model's columns.
                 func write(to row: inout SluiceMacros._SluiceRowWriter) throws {
                     try row.write(self.id, as: "item_id")
                     try row.write(self.projectID, as: "project_id")
                 }
 
+                /// The column of a stored property's key path.
                 static func columnName(for keyPath: PartialKeyPath<ProjectItem>) -> String? {
                     if keyPath == \ProjectItem.id {
                         return "item_id"
@@ -166,6 +180,7 @@ struct TableMacroTests {
                     return nil
                 }
 
+                /// Takes the id SQLite assigned.
                 mutating func didInsert(rowID: Int64) {
                     self.id = Int(rowID)
                 }

@@ -6,7 +6,7 @@ import SluiceDemo
 /// Insert 100,000 people in one transaction, then fetch and decode them all:
 /// Sluice's typed API against hand-written C API code, same schema and pragmas.
 enum RecordsBenchmark {
-    /// Person without `init(row:)`: decoded through Codable alone.
+    /// Person without the macro: written and read through Codable alone.
     struct CodablePerson: Model {
         static let tableName = "person"
         var id: Int64?
@@ -20,6 +20,11 @@ enum RecordsBenchmark {
         var country: String?
         enum CodingKeys: String, CodingKey {
             case id, firstName = "first_name", lastName = "last_name", age, email, street, city, postalCode = "postal_code", country
+        }
+
+        init(_ person: Person) {
+            (id, firstName, lastName, age, email) = (person.id, person.firstName, person.lastName, person.age, person.email)
+            (street, city, postalCode, country) = (person.street, person.city, person.postalCode, person.country)
         }
     }
 
@@ -105,8 +110,12 @@ enum RecordsBenchmark {
 
     static func run(_ harness: inout Harness, count: Int, repetitions: Int) throws {
         let people = people(count)
-        var rawInserts: [Double] = [], sluiceInserts: [Double] = []
-        var rawFetches: [Double] = [], sluiceFetches: [Double] = [], codableFetches: [Double] = []
+        let codablePeople = people.map(CodablePerson.init)
+        var rawInserts: [Double] = [], macroInserts: [Double] = [], codableInserts: [Double] = [], loggedInserts: [Double] = []
+        var rawFetches: [Double] = [], macroFetches: [Double] = [], codableFetches: [Double] = []
+        // The raw C code keeps no change log; the store's comparable setting is the log off.
+        var unlogged = Store.Configuration()
+        unlogged.logsChanges = false
         for _ in 0..<repetitions {
             // Raw C API.
             let rawPath = freshDatabasePath("raw")
@@ -123,17 +132,17 @@ enum RecordsBenchmark {
             sqlite3_close_v2(db)
             removeDatabase(at: rawPath)
 
-            // Sluice typed API.
+            // Sluice, the @Table model (Person).
             let path = freshDatabasePath("sluice")
-            let store = try Store(path: path)
+            let store = try Store(path: path, configuration: unlogged)
             try store.write { tx in try tx.execute(script: personSchema) }
-            sluiceInserts.append(try Harness.seconds {
+            macroInserts.append(try Harness.seconds {
                 try store.write { tx in
                     for person in people { try tx.insert(person) }
                 }
             })
             var typed: [Person] = []
-            sluiceFetches.append(try Harness.seconds {
+            macroFetches.append(try Harness.seconds {
                 typed = try store.read { db in try db.fetchAll(Person.self) }
             })
             precondition(typed.count == count && typed[count / 2].firstName == people[count / 2].firstName)
@@ -143,9 +152,33 @@ enum RecordsBenchmark {
             })
             precondition(codable.count == count && codable[count / 2].email == people[count / 2].email)
             removeDatabase(at: path)
+
+            // Sluice, the Codable-only model.
+            let codablePath = freshDatabasePath("codable")
+            let codableStore = try Store(path: codablePath, configuration: unlogged)
+            try codableStore.write { tx in try tx.execute(script: personSchema) }
+            codableInserts.append(try Harness.seconds {
+                try codableStore.write { tx in
+                    for person in codablePeople { try tx.insert(person) }
+                }
+            })
+            removeDatabase(at: codablePath)
+
+            // The default store: the change log on (what it costs is the log's own row).
+            let loggedPath = freshDatabasePath("logged")
+            let loggedStore = try Store(path: loggedPath)
+            try loggedStore.write { tx in try tx.execute(script: personSchema) }
+            loggedInserts.append(try Harness.seconds {
+                try loggedStore.write { tx in
+                    for person in people { try tx.insert(person) }
+                }
+            })
+            removeDatabase(at: loggedPath)
         }
-        harness.record("insert \(count) people, one transaction", raw: rawInserts, sluice: sluiceInserts, target: 1.5)
-        harness.record("fetch + decode \(count) people (Person, init(row:))", raw: rawFetches, sluice: sluiceFetches, target: 1.5)
+        harness.record("insert \(count) people, one transaction (@Table model, log off)", raw: rawInserts, sluice: macroInserts, target: 1.2)
+        harness.record("insert \(count) people, one transaction (Codable only, log off)", raw: rawInserts, sluice: codableInserts, target: 1.5)
+        harness.record("insert \(count) people, one transaction (@Table model, change log on; 1.2 × the log's 1.5)", raw: rawInserts, sluice: loggedInserts, target: 1.8)
+        harness.record("fetch + decode \(count) people (@Table model)", raw: rawFetches, sluice: macroFetches, target: 1.2)
         harness.record("fetch + decode \(count) people (Codable only)", raw: rawFetches, sluice: codableFetches, target: 1.5)
     }
 }

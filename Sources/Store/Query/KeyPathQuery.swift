@@ -1,0 +1,246 @@
+import Dispatch
+
+/// A filter on a model's properties, written with key paths:
+///
+/// ```swift
+/// store.objects(Person.self).filter(\.age >= 18 && \.city == "Oslo")
+/// store.objects(Person.self).where { $0.age > 18 && $0.lastName.beginsWith("Ø") }   // Realm's shape
+/// ```
+///
+/// Each key path becomes its column (through `Model.columnName(for:)`,
+/// which `@Table` derives) and each value a bound parameter: the same SQL
+/// as the query string `"age >= $0 AND city == $1"`. A key path that is not
+/// a column (a computed property, a model without `@Table`) makes the
+/// results fail with an error naming it, as a bad query string does.
+public struct ModelFilter<Root: Model>: Sendable {
+    /// The filter, or why a key path has no column.
+    let filter: Result<Filter, StoreError>
+
+    init(_ filter: Result<Filter, StoreError>) {
+        self.filter = filter
+    }
+
+    /// Wraps an untyped filter (a query string, `Column`s).
+    public init(_ filter: Filter) {
+        self.filter = .success(filter)
+    }
+
+    /// Both hold.
+    public static func && (lhs: ModelFilter, rhs: ModelFilter) -> ModelFilter {
+        ModelFilter(lhs.filter.flatMap { left in rhs.filter.map { left && $0 } })
+    }
+
+    /// Either holds.
+    public static func || (lhs: ModelFilter, rhs: ModelFilter) -> ModelFilter {
+        ModelFilter(lhs.filter.flatMap { left in rhs.filter.map { left || $0 } })
+    }
+
+    /// Does not hold.
+    public static prefix func ! (filter: ModelFilter) -> ModelFilter {
+        ModelFilter(filter.filter.map { !$0 })
+    }
+}
+
+/// A model's property in a typed filter: what `$0.age` is inside
+/// `where { ... }`, and what a key path becomes in `\.age >= 18`.
+public struct ModelColumn<Root: Model, Value>: Sendable {
+    /// The column, or why the key path has none.
+    let column: Result<Column, StoreError>
+
+    /// The column of a key path.
+    public init(_ keyPath: KeyPath<Root, Value>) {
+        column = Root.column(for: keyPath).map(Column.init)
+    }
+
+    private func make(_ body: (Column) -> Filter) -> ModelFilter<Root> {
+        ModelFilter(column.map(body))
+    }
+
+    /// Equal (`nil` matches NULL).
+    public static func == (lhs: ModelColumn, rhs: Value) -> ModelFilter<Root> where Value: SQLiteValueConvertible {
+        lhs.make { $0 == rhs }
+    }
+    /// Different (NULL differs from any value).
+    public static func != (lhs: ModelColumn, rhs: Value) -> ModelFilter<Root> where Value: SQLiteValueConvertible {
+        lhs.make { $0 != rhs }
+    }
+    /// Less than.
+    public static func < (lhs: ModelColumn, rhs: Value) -> ModelFilter<Root> where Value: SQLiteValueConvertible {
+        lhs.make { $0 < rhs }
+    }
+    /// At most.
+    public static func <= (lhs: ModelColumn, rhs: Value) -> ModelFilter<Root> where Value: SQLiteValueConvertible {
+        lhs.make { $0 <= rhs }
+    }
+    /// Greater than.
+    public static func > (lhs: ModelColumn, rhs: Value) -> ModelFilter<Root> where Value: SQLiteValueConvertible {
+        lhs.make { $0 > rhs }
+    }
+    /// At least.
+    public static func >= (lhs: ModelColumn, rhs: Value) -> ModelFilter<Root> where Value: SQLiteValueConvertible {
+        lhs.make { $0 >= rhs }
+    }
+
+    /// One of the values.
+    public func `in`(_ values: [Value]) -> ModelFilter<Root> where Value: SQLiteValueConvertible {
+        make { $0.in(values) }
+    }
+
+    /// Between the bounds, inclusive.
+    public func between(_ low: Value, _ high: Value) -> ModelFilter<Root> where Value: SQLiteValueConvertible {
+        make { $0.between(low, high) }
+    }
+
+    /// Ascending order on this property.
+    public var ascending: Result<Ordering, StoreError> { column.map(\.ascending) }
+    /// Descending order on this property.
+    public var descending: Result<Ordering, StoreError> { column.map(\.descending) }
+}
+
+extension ModelColumn where Value: StringProtocol {
+    /// The text begins with the prefix.
+    public func beginsWith(_ prefix: String, caseInsensitive: Bool = false) -> ModelFilter<Root> {
+        make { $0.beginsWith(prefix, caseInsensitive: caseInsensitive) }
+    }
+    /// The text ends with the suffix.
+    public func endsWith(_ suffix: String, caseInsensitive: Bool = false) -> ModelFilter<Root> {
+        make { $0.endsWith(suffix, caseInsensitive: caseInsensitive) }
+    }
+    /// The text contains the string.
+    public func contains(_ string: String, caseInsensitive: Bool = false) -> ModelFilter<Root> {
+        make { $0.contains(string, caseInsensitive: caseInsensitive) }
+    }
+    /// The text matches a Realm-style pattern (`*` any run, `?` one character).
+    public func like(_ pattern: String, caseInsensitive: Bool = false) -> ModelFilter<Root> {
+        make { $0.like(pattern, caseInsensitive: caseInsensitive) }
+    }
+}
+
+extension ModelColumn {
+    /// The text begins with the prefix (NULL never does).
+    public func beginsWith(_ prefix: String, caseInsensitive: Bool = false) -> ModelFilter<Root> where Value == String? {
+        make { $0.beginsWith(prefix, caseInsensitive: caseInsensitive) }
+    }
+    /// The text ends with the suffix (NULL never does).
+    public func endsWith(_ suffix: String, caseInsensitive: Bool = false) -> ModelFilter<Root> where Value == String? {
+        make { $0.endsWith(suffix, caseInsensitive: caseInsensitive) }
+    }
+    /// The text contains the string (NULL never does).
+    public func contains(_ string: String, caseInsensitive: Bool = false) -> ModelFilter<Root> where Value == String? {
+        make { $0.contains(string, caseInsensitive: caseInsensitive) }
+    }
+}
+
+/// The model's properties inside `where { ... }`: `$0.age` is the `age` column.
+@dynamicMemberLookup
+public struct ModelQuery<Root: Model>: Sendable {
+    /// A property of the model.
+    public subscript<Value>(dynamicMember keyPath: KeyPath<Root, Value>) -> ModelColumn<Root, Value> {
+        ModelColumn(keyPath)
+    }
+}
+
+// MARK: - Key paths as columns
+
+/// `\.age == 18`: the property equals the value.
+public func == <Root: Model, Value: SQLiteValueConvertible>(lhs: KeyPath<Root, Value>, rhs: Value) -> ModelFilter<Root> {
+    ModelColumn(lhs) == rhs
+}
+/// `\.age != 18`: the property differs from the value.
+public func != <Root: Model, Value: SQLiteValueConvertible>(lhs: KeyPath<Root, Value>, rhs: Value) -> ModelFilter<Root> {
+    ModelColumn(lhs) != rhs
+}
+/// `\.age < 18`.
+public func < <Root: Model, Value: SQLiteValueConvertible>(lhs: KeyPath<Root, Value>, rhs: Value) -> ModelFilter<Root> {
+    ModelColumn(lhs) < rhs
+}
+/// `\.age <= 18`.
+public func <= <Root: Model, Value: SQLiteValueConvertible>(lhs: KeyPath<Root, Value>, rhs: Value) -> ModelFilter<Root> {
+    ModelColumn(lhs) <= rhs
+}
+/// `\.age > 18`.
+public func > <Root: Model, Value: SQLiteValueConvertible>(lhs: KeyPath<Root, Value>, rhs: Value) -> ModelFilter<Root> {
+    ModelColumn(lhs) > rhs
+}
+/// `\.age >= 18`.
+public func >= <Root: Model, Value: SQLiteValueConvertible>(lhs: KeyPath<Root, Value>, rhs: Value) -> ModelFilter<Root> {
+    ModelColumn(lhs) >= rhs
+}
+
+extension Model {
+    /// The column of a key path, or an error naming the key path.
+    static func column(for keyPath: PartialKeyPath<Self>) -> Result<String, StoreError> {
+        guard let name = columnName(for: keyPath) else {
+            return .failure(StoreError(code: .unknownColumn, message: "\(keyPath) is not a column of \(Self.self): key paths need stored properties of a @Table model (or its columnName(for:))"))
+        }
+        return .success(name)
+    }
+
+    /// The columns of key paths, or an error naming the first that has none.
+    static func columns(for keyPaths: [PartialKeyPath<Self>]) -> Result<[String], StoreError> {
+        var names: [String] = []
+        for keyPath in keyPaths {
+            switch column(for: keyPath) {
+            case .success(let name): names.append(name)
+            case .failure(let error): return .failure(error)
+            }
+        }
+        return .success(names)
+    }
+}
+
+// MARK: - Results
+
+extension Results where Element: Model {
+    /// Keeps the rows that match a typed filter (`\.age >= 18 && \.city == "Oslo"`),
+    /// combined with any filter already set by AND.
+    public func filter(_ filter: ModelFilter<Element>) -> Results {
+        switch filter.filter {
+        case .success(let filter): return self.filter(filter)
+        case .failure(let error): return failing(error)
+        }
+    }
+
+    /// Keeps the rows that match a filter built from the model's properties,
+    /// as Realm's `where { $0.age > 18 }`.
+    public func `where`(_ build: (ModelQuery<Element>) -> ModelFilter<Element>) -> Results {
+        filter(build(ModelQuery()))
+    }
+
+    /// Sorts by a property (ties broken by primary key), as Realm's `sorted(by:ascending:)`.
+    public func sorted(by keyPath: PartialKeyPath<Element>, ascending: Bool = true) -> Results {
+        switch Element.column(for: keyPath) {
+        case .success(let column): return sorted(byKeyPath: column, ascending: ascending)
+        case .failure(let error): return failing(error)
+        }
+    }
+
+    /// Keeps the first row of each combination of these properties' values (see `distinct(by:)` with columns).
+    public func distinct(by keyPaths: [PartialKeyPath<Element>]) -> Results {
+        switch Element.columns(for: keyPaths) {
+        case .success(let columns): return distinct(by: columns)
+        case .failure(let error): return failing(error)
+        }
+    }
+
+    /// Observes the results, counting a row as modified only when one of
+    /// these properties changes (Realm's `keyPaths:`); see `observe(keyPaths:on:scheduling:_:)`.
+    public func observe(
+        keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue = .main, scheduling: ObservationScheduling = .async,
+        _ block: @escaping @Sendable (CollectionChange<Element>) -> Void
+    ) -> ObservationToken {
+        switch Element.columns(for: keyPaths) {
+        case .success(let columns): return observe(keyPaths: columns, on: queue, scheduling: scheduling, block)
+        case .failure(let error): return failing(error).observe(on: queue, scheduling: scheduling, block)
+        }
+    }
+}
+
+extension Results {
+    /// These results, failing with `error` when fetched or observed.
+    func failing(_ error: StoreError) -> Results {
+        var copy = self
+        copy.filter = .failure(error)
+        return copy
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import SluiceMacros
+import Testing
+
+/// Key paths and Swift names: the same rows as the query strings they stand for.
+@Suite struct TypedQueryTests {
+    @Test func typedFiltersMatchTheirQueryStrings() throws {
+        let store = try Store.inMemory(migrations: schema)
+        let owner = UUID()
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        try store.write { tx in
+            for index in 0..<40 {
+                try tx.insert(task(
+                    "Task \(index)", project: Int64(index % 4), priority: index % 3 == 0 ? .high : .low,
+                    due: index % 5 == 0 ? nil : now.addingTimeInterval(Double(index) * 3600),
+                    owner: index % 7 == 0 ? owner : nil, done: index % 2 == 0))
+            }
+        }
+        let tasks = store.objects(TaskItem.self)
+        func ids(_ results: Results<TaskItem>) throws -> [Int64?] { try results.fetch().map(\.id) }
+        let pairs: [(Results<TaskItem>, Results<TaskItem>)] = [
+            (tasks.filter(\.projectID >= 2 && \.isDone == false), tasks.filter("project_id >= 2 AND done == false")),
+            (tasks.filter(\.priority == .high || \.ownerID == owner), tasks.filter("priority == 'high' OR owner_id == $0", owner)),
+            (tasks.filter(\.dueAt == nil), tasks.filter("due_at == nil")),
+            (tasks.filter(\.dueAt > now.addingTimeInterval(20 * 3600)), tasks.filter("due_at > $0", now.addingTimeInterval(20 * 3600))),
+            (tasks.filter(!(\.projectID < 3)), tasks.filter("NOT project_id < 3")),
+            (tasks.where { $0.projectID.in([1, 3]) && $0.title.beginsWith("task 1", caseInsensitive: true) },
+             tasks.filter("projectID IN {1, 3} AND title BEGINSWITH[c] 'task 1'")),
+            (tasks.where { $0.projectID.between(1, 2) && $0.title.contains("2") }, tasks.filter("project_id BETWEEN {1, 2} AND title CONTAINS '2'")),
+        ]
+        for (typed, string) in pairs {
+            let expected = try ids(string)
+            #expect(!expected.isEmpty)
+            #expect(try ids(typed) == expected)
+        }
+        // Sorting by key path, Swift names in strings, and by column name agree.
+        #expect(try ids(tasks.sorted(by: \.projectID, ascending: false)) == ids(tasks.sorted(byKeyPath: "projectID", ascending: false)))
+        #expect(try ids(tasks.sorted(by: \.dueAt)) == ids(tasks.sorted(byKeyPath: "due_at")))
+    }
+
+    @Test func aKeyPathThatIsNotAColumnIsNamedInTheError() throws {
+        let store = try Store.inMemory(migrations: schema)
+        let error = try #require(throws: StoreError.self) { try store.objects(TaskItem.self).filter(\.isUrgent == true).fetch() }
+        #expect(error.code == .unknownColumn && error.message.contains("is not a column of TaskItem") && error.message.contains("stored properties"))
+    }
+
+    @Test func observingKeyPathsCountsOnlyTheirChangesAsModifications() throws {
+        let store = try Store.inMemory(migrations: schema)
+        try store.write { tx in
+            try tx.insert(task("A"))
+            try tx.insert(task("B"))
+        }
+        let deliveries = Deliveries<String>()
+        let token = store.objects(TaskItem.self).sorted(by: \.title).observe(keyPaths: [\.isDone], on: deliveries.queue) { change in
+            if case .update(_, let deletions, let insertions, let modifications) = change {
+                deliveries.append("\(deletions) \(insertions) \(modifications)")
+            } else if case .initial = change {
+                deliveries.append("initial")
+            }
+        }
+        deliveries.wait(for: 1)
+        try store.write { tx in try tx.update(TaskItem.self, id: 1) { $0.tags = ["x"] } }   // not observed: nothing
+        try store.write { tx in try tx.update(TaskItem.self, id: 2) { $0.isDone = true } }  // observed
+        #expect(deliveries.wait(for: 2) == ["initial", "[] [] [1]"])
+        token.invalidate()
+    }
+
+    @Test func propertyChangesAreTypedByKeyPath() throws {
+        let store = try Store.inMemory(migrations: schema)
+        try store.write { tx in _ = try tx.insert(task("A", priority: .low)) }
+        let deliveries = Deliveries<String>()
+        let token = store.observe(TaskItem.self, id: 1, on: deliveries.queue) { change in
+            guard case .change(_, let properties) = change else { return }
+            do {
+                let title = try properties.values(of: \TaskItem.title)
+                let priority = try properties.values(of: \TaskItem.priority)
+                let due = try properties.values(of: \TaskItem.dueAt)
+                let done = try properties.first { $0.name == "done" }?.newValue(as: \TaskItem.isDone)
+                deliveries.append([
+                    title.map { "title \($0.old)→\($0.new)" }, priority.map { "priority \($0.old.rawValue)→\($0.new.rawValue)" },
+                    due.map { "due \(String(describing: $0.old))→\(String(describing: $0.new))" }, done.map { "done \($0)" },
+                ].compactMap { $0 }.joined(separator: ", "))
+            } catch {
+                deliveries.append("\(error)")
+            }
+        }
+        // The observation starts on its queue: change the title until it reports one.
+        var attempt = 0
+        while deliveries.all.isEmpty, attempt < 500 {
+            attempt += 1
+            try store.write { tx in try tx.update(TaskItem.self, id: 1) { $0.title = "A\(attempt)" } }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        let primed = deliveries.wait(for: 1).count
+        try store.write { tx in try tx.update(TaskItem.self, id: 1) { $0.priority = .high; $0.isDone = true } }
+        let due = Date(timeIntervalSince1970: 86_400)
+        try store.write { tx in try tx.update(TaskItem.self, id: 1) { $0.dueAt = due } }
+        let all = deliveries.wait(for: primed + 2)
+        #expect(all.first?.hasPrefix("title A") == true)
+        #expect(Array(all.dropFirst(primed)) == ["priority low→high, done true", "due nil→Optional(\(due))"])
+        token.invalidate()
+    }
+}
