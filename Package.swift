@@ -5,7 +5,7 @@ import PackageDescription
 
 let package = Package(
     name: "Sluice",
-    platforms: [.macOS(.v13), .iOS(.v16)],
+    platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
         .library(name: "Store", targets: ["Store"]),
         .library(name: "SluiceDemo", targets: ["SluiceDemo"]),
@@ -71,7 +71,7 @@ let package = Package(
             dependencies: ["Store", "SluiceDemo", "ViewModels", "SluiceTestSupport", .product(name: "OpenCombineShim", package: "OpenCombine")]
         ),
         // The public API as an app sees it: imports the products only (no @testable, no internals).
-        .testTarget(name: "SluiceAPITests", dependencies: ["Store", "ViewModels", "SluiceMacros"]),
+        .testTarget(name: "SluiceAPITests", dependencies: ["Store", "ViewModels", "SluiceMacros", "SluiceDemo"]),
         .testTarget(
             name: "SluiceMacrosTests",
             dependencies: [

@@ -11,7 +11,7 @@ let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingL
 // Run in release mode: swift run -c release --package-path Benchmarks
 let package = Package(
     name: "SluiceBenchmarks",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v14)],
     dependencies: [
         .package(path: ".."),
     ],

@@ -79,7 +79,7 @@ public final class ConversationViewModel: ObservableObject {
         messages = ObservableArray(store.objects(Message.self)
             .filter(Column("conversation_id") == conversationID)
             .sorted(by: [Ordering("sent_at"), Ordering("id")]))
-        messages.$items.sink { [weak self] _ in self?.objectWillChange.send() }.store(in: &cancellables)
+        messages.itemsPublisher.sink { [weak self] _ in self?.objectWillChange.send() }.store(in: &cancellables)
         writes.failed = { [weak self] error in self?.lastError = error }
     }
 

@@ -1,4 +1,5 @@
 import Dispatch
+import Observation
 import OpenCombineShim
 import Store
 
@@ -24,12 +25,39 @@ public protocol ViewModelItem {
 /// On each commit only the inserted and modified rows are mapped; the rest
 /// of `items` is kept. Release the array (or call `cancel()`) to stop
 /// observing.
+///
+/// It is both an `ObservableObject` (Combine, `@ObservedObject`) and
+/// `Observable` (Swift's Observation, `@Observable` view models, SwiftUI
+/// on iOS 17 and later): reading `items` inside `withObservationTracking`
+/// (or a SwiftUI body) tracks it, and each commit that changes the results
+/// is one change.
 @MainActor
-public final class ObservableArray<Item>: ObservableObject {
+public final class ObservableArray<Item>: ObservableObject, Observable {
     /// The current items.
-    @Published public private(set) var items: [Item] = []
+    public private(set) var items: [Item] {
+        get {
+            registrar.access(self, keyPath: \.items)
+            return storedItems
+        }
+        set {
+            registrar.withMutation(of: self, keyPath: \.items) { storedItems = newValue }
+        }
+    }
     /// Set when the query can no longer run.
-    @Published public private(set) var error: StoreError?
+    public private(set) var error: StoreError? {
+        get {
+            registrar.access(self, keyPath: \.error)
+            return storedError
+        }
+        set {
+            registrar.withMutation(of: self, keyPath: \.error) { storedError = newValue }
+        }
+    }
+
+    // @Published storage: Combine subscribers and `objectWillChange` see the same changes.
+    @Published private var storedItems: [Item] = []
+    @Published private var storedError: StoreError?
+    private let registrar = ObservationRegistrar()
 
     private let changeSubject = PassthroughSubject<ArrayChange<Item>, Never>()
     private var token: ObservationToken?
@@ -39,7 +67,10 @@ public final class ObservableArray<Item>: ObservableObject {
     public var changes: AnyPublisher<ArrayChange<Item>, Never> { changeSubject.eraseToAnyPublisher() }
 
     /// The items now and after every change.
-    public var itemsPublisher: AnyPublisher<[Item], Never> { $items.eraseToAnyPublisher() }
+    public var itemsPublisher: AnyPublisher<[Item], Never> { $storedItems.eraseToAnyPublisher() }
+
+    /// The error now and whenever it changes.
+    public var errorPublisher: AnyPublisher<StoreError?, Never> { $storedError.eraseToAnyPublisher() }
 
     /// Maps a live query's rows with `transform`. `items` holds the first
     /// result as soon as this returns (read on the store's reader), so a

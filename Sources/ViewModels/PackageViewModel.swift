@@ -85,7 +85,7 @@ public final class PackageViewModel: ObservableObject {
                 DispatchQueue.main.async { MainActor.assumeIsolated { self?.recipient = person } }
             }
             .store(in: &cancellables)
-        contents.$items.sink { [weak self] _ in self?.objectWillChange.send() }.store(in: &cancellables)
+        contents.itemsPublisher.sink { [weak self] _ in self?.objectWillChange.send() }.store(in: &cancellables)
     }
 
     /// Model → view model through a property publisher; view model → model
