@@ -16,53 +16,24 @@ import Observation
 /// more). A deleted row makes `object` nil and `isDeleted` true, and
 /// observing stops. Release it (or call `cancel()`) to stop observing.
 @MainActor
-public final class LiveObject<M: Model>: Observable {
+@Observable
+public final class LiveObject<M: Model> {
     /// The object now; nil when it does not exist (or could not be read: see `error`).
-    public private(set) var object: M? {
-        get {
-            registrar.access(self, keyPath: \.object)
-            return storedObject
-        }
-        set {
-            registrar.withMutation(of: self, keyPath: \.object) { storedObject = newValue }
-        }
-    }
-
+    public private(set) var object: M?
     /// Whether the object was deleted (or never existed).
-    public private(set) var isDeleted: Bool {
-        get {
-            registrar.access(self, keyPath: \.isDeleted)
-            return storedIsDeleted
-        }
-        set {
-            registrar.withMutation(of: self, keyPath: \.isDeleted) { storedIsDeleted = newValue }
-        }
-    }
-
+    public private(set) var isDeleted = false
     /// Why the object cannot be read now (its table was dropped, a value
     /// cannot be decoded); nil once it can.
-    public private(set) var error: StoreError? {
-        get {
-            registrar.access(self, keyPath: \.error)
-            return storedError
-        }
-        set {
-            registrar.withMutation(of: self, keyPath: \.error) { storedError = newValue }
-        }
-    }
+    public private(set) var error: StoreError?
 
-    private var storedObject: M?
-    private var storedIsDeleted = false
-    private var storedError: StoreError?
-    private let registrar = ObservationRegistrar()
-    private var token: ObservationToken?
+    @ObservationIgnored private var token: ObservationToken?
 
     /// Observes the object of `type` with this id.
     public init(store: Store, _ type: M.Type, id: M.ID) {
         do {
-            storedObject = try store.read { db in try db.fetchOne(M.self, id: id) }
+            object = try store.read { db in try db.fetchOne(M.self, id: id) }
         } catch {
-            storedError = error as? StoreError ?? StoreError(code: .error, message: "\(error)")
+            self.error = error as? StoreError ?? StoreError(code: .error, message: "\(error)")
         }
         token = store.observeObject(M.self, id: id, keyPaths: nil, on: .main) { [weak self] event in
             MainActor.assumeIsolated { self?.apply(event) }
@@ -79,7 +50,7 @@ public final class LiveObject<M: Model>: Observable {
         switch event {
         case .initial(let model?), .change(.change(let model, _)):
             object = model
-            if storedError != nil { error = nil }
+            if error != nil { error = nil }
         case .initial(nil), .change(.deleted):
             object = nil
             isDeleted = true
