@@ -134,6 +134,7 @@ import Testing
         #expect(result.stdout.contains("applied 004_create_app_state"))
         #expect(result.stdout.contains("seeded 300 people"))
         #expect(result.stdout.contains("$ sluice query person --where"))
+        #expect(result.stdout.range(of: #"\n\d+ people; the first three:\n"#, options: .regularExpression) != nil, "the typed API's section")
         #expect(FileManager.default.fileExists(atPath: cli.path("sluice.sqlite")))
         let again = try cli.run(["tour"])
         #expect(again.stdout.contains("skipped: the store already has 300 people"))

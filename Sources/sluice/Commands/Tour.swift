@@ -39,11 +39,10 @@ struct Tour: ParsableCommand {
         try show(store, "message", where: "conversation_id == 1", order: "sent_at", limit: 6, note: "a chat history in sent order")
 
         section("typed Swift API", "the same queries from an app")
-        let adults = try store.read { db in
-            try db.fetchAll(Person.self, filter: Column("age") >= 65 && Column("country") == "Norway",
-                            orderBy: [Ordering("last_name")], limit: 3)
-        }
-        for person in adults {
+        // Key paths of the @Table model: the same SQL as "age >= 65 AND country == 'Norway'".
+        let adults = store.objects(Person.self).filter(\.age >= 65 && \.country == "Norway").sorted(by: \.lastName)
+        print("\(adults.count) people; the first three:")
+        for person in try adults.limit(3).fetch() {
             print("\(person.fullName), \(person.age.map(String.init) ?? "?"), \(person.city ?? "")")
         }
         print("\nNext: `sluice query person --where \"age > 80\" --format json`, or `sluice --help`.")
