@@ -67,6 +67,24 @@ extension Store {
         }
     }
 
+    /// Observes one object, reporting only changes to these properties
+    /// (Realm's `observe(keyPaths:)`): `store.observe(Person.self, id: 7, keyPaths: [\.age]) { ... }`.
+    /// A key path that is not a column delivers `.error` naming it.
+    public func observe<M: Model>(
+        _ type: M.Type, id: M.ID, keyPaths: [PartialKeyPath<M>], on queue: DispatchQueue = .main,
+        _ block: @escaping @Sendable (ObjectChange<M>) -> Void
+    ) -> ObservationToken {
+        switch M.columns(for: keyPaths) {
+        case .success(let columns):
+            return observe(type, id: id, keyPaths: columns, on: queue, block)
+        case .failure(let error):
+            // Nothing to observe: the error arrives on the queue, unless the token is invalidated first.
+            let token = ObservationToken(observationID: nil) {}
+            queue.async { [weak token] in if let token, !token.isInvalidated { block(.error(error)) } }
+            return token
+        }
+    }
+
     func observeObject<M: Model>(
         _ type: M.Type, id: M.ID, keyPaths: [String]?, on queue: DispatchQueue,
         _ block: @escaping @Sendable (ObjectEvent<M>) -> Void

@@ -20,6 +20,14 @@ final class Deliveries<Value: Sendable>: @unchecked Sendable {
         return values
     }
 
+    /// Waits until every commit so far reached this queue; returns what arrived.
+    @discardableResult
+    func settle(_ store: Store) -> [Value] {
+        store.waitForObservers()   // the observation queue has handed everything to `queue`
+        queue.sync {}
+        return all
+    }
+
     /// Waits (up to 10 s) until `count` values arrived; returns them.
     @discardableResult
     func wait(for count: Int) -> [Value] {

@@ -61,7 +61,8 @@ import Testing
         deliveries.wait(for: 1)
         try store.write { tx in try tx.update(TaskItem.self, id: 1) { $0.tags = ["x"] } }   // not observed: nothing
         try store.write { tx in try tx.update(TaskItem.self, id: 2) { $0.isDone = true } }  // observed
-        #expect(deliveries.wait(for: 2) == ["initial", "[] [] [1]"])
+        deliveries.wait(for: 2)
+        #expect(deliveries.settle(store) == ["initial", "[] [] [1]"])
         token.invalidate()
     }
 
@@ -91,13 +92,51 @@ import Testing
             try store.write { tx in try tx.update(TaskItem.self, id: 1) { $0.title = "A\(attempt)" } }
             Thread.sleep(forTimeInterval: 0.01)
         }
-        let primed = deliveries.wait(for: 1).count
+        deliveries.wait(for: 1)
+        let primed = deliveries.settle(store).count
         try store.write { tx in try tx.update(TaskItem.self, id: 1) { $0.priority = .high; $0.isDone = true } }
         let due = Date(timeIntervalSince1970: 86_400)
         try store.write { tx in try tx.update(TaskItem.self, id: 1) { $0.dueAt = due } }
-        let all = deliveries.wait(for: primed + 2)
+        deliveries.wait(for: primed + 2)
+        let all = deliveries.settle(store)
         #expect(all.first?.hasPrefix("title A") == true)
         #expect(Array(all.dropFirst(primed)) == ["priority low→high, done true", "due nil→Optional(\(due))"])
         token.invalidate()
+    }
+}
+
+@Suite struct TypedObjectObservationTests {
+    @Test func anObjectObservedByKeyPathsReportsOnlyThoseProperties() throws {
+        let store = try Store.inMemory(migrations: schema)
+        try store.write { tx in _ = try tx.insert(task("A")) }
+        let deliveries = Deliveries<String>()
+        let token = store.observe(TaskItem.self, id: 1, keyPaths: [\.isDone], on: deliveries.queue) { change in
+            if case .change(let item, let properties) = change {
+                deliveries.append("\(item.isDone) \(properties.map(\.name))")
+            }
+        }
+        // Until the observation has started, a change to `done` may be its first reading: flip it until one arrives.
+        var attempt = 0
+        while deliveries.all.isEmpty, attempt < 500 {
+            attempt += 1
+            try store.write { tx in try tx.update(TaskItem.self, id: 1) { $0.isDone.toggle() } }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        deliveries.wait(for: 1)
+        let primed = deliveries.settle(store).count
+        try store.write { tx in try tx.update(TaskItem.self, id: 1) { $0.title = "B" } }      // not observed
+        try store.write { tx in try tx.update(TaskItem.self, id: 1) { $0.isDone = !$0.isDone } }
+        deliveries.wait(for: primed + 1)
+        let all = deliveries.settle(store)
+        #expect(all.count == primed + 1)
+        #expect(all.last?.hasSuffix(#"["done"]"#) == true)
+        token.invalidate()
+
+        let failing = Deliveries<String>()
+        let bad = store.observe(TaskItem.self, id: 1, keyPaths: [\.isUrgent], on: failing.queue) { change in
+            if case .error(let error) = change { failing.append("\(error.code)") }
+        }
+        #expect(failing.wait(for: 1) == ["unknownColumn (1002)"])
+        bad.invalidate()
     }
 }
