@@ -30,13 +30,16 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite3"])]
         ),
+        // How Swift names become column names: one rule for the store and the macro.
+        .target(name: "SluiceNaming"),
         .target(
             name: "Store",
-            dependencies: ["CSQLite", .product(name: "OpenCombineShim", package: "OpenCombine")]
+            dependencies: ["CSQLite", "SluiceNaming", .product(name: "OpenCombineShim", package: "OpenCombine")]
         ),
         .macro(
             name: "SluiceMacrosPlugin",
             dependencies: [
+                "SluiceNaming",
                 .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
                 .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
             ]
@@ -64,7 +67,7 @@ let package = Package(
         .target(name: "SluiceTestSupport", dependencies: ["Store"], path: "Tests/Support"),
         // A writer process for the reliability tests (killed at random points, run side by side).
         .executableTarget(name: "sluice-stress", dependencies: ["Store", "SluiceDemo"], path: "Tests/Stress"),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "SluiceDemo", "SluiceTestSupport", "sluice-stress", "CSQLite"]),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "SluiceNaming", "SluiceDemo", "SluiceTestSupport", "sluice-stress", "CSQLite"]),
         .testTarget(name: "CLITests", dependencies: ["Store", "SluiceDemo", "SluiceTestSupport", "sluice", .product(name: "CSV", package: "CSV.swift")]),
         .testTarget(
             name: "ViewModelsTests",

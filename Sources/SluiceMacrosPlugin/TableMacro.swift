@@ -1,3 +1,4 @@
+import SluiceNaming
 import SwiftDiagnostics
 import SwiftSyntax
 import SwiftSyntaxBuilder
@@ -91,7 +92,7 @@ struct ModelDescription {
             }
             tableName = name
         } else {
-            tableName = Self.snakeCase(decl.name.text)
+            tableName = ColumnNaming.snakeCase(decl.name.text)
         }
         var properties: [Property] = []
         var declared = Set<String>()
@@ -135,7 +136,7 @@ struct ModelDescription {
                     guard let key = codingKeys[name] else { continue }   // Codable skips it: not a column
                     column = key
                 } else {
-                    column = variable.attribute("ColumnName").flatMap(Self.stringArgument) ?? Self.snakeCase(name)
+                    column = variable.attribute("ColumnName").flatMap(Self.stringArgument) ?? ColumnNaming.snakeCase(name)
                 }
                 properties.append(Property(name: name, column: column, type: type.trimmed))
             }
@@ -164,12 +165,7 @@ struct ModelDescription {
             guard let caseDecl = member.decl.as(EnumCaseDeclSyntax.self) else { continue }
             for element in caseDecl.elements {
                 let name = element.name.text
-                if let literal = element.rawValue?.value.as(StringLiteralExprSyntax.self),
-                   let segment = literal.segments.first?.as(StringSegmentSyntax.self), literal.segments.count == 1 {
-                    columns[name] = segment.content.text
-                } else {
-                    columns[name] = name
-                }
+                columns[name] = element.rawValue.flatMap { literalText($0.value) } ?? name
             }
         }
         return columns
@@ -245,9 +241,14 @@ struct ModelDescription {
     /// The string literal argument of an attribute (`@Table("people")`), or nil.
     static func stringArgument(of attribute: AttributeSyntax) -> String? {
         guard let arguments = attribute.arguments?.as(LabeledExprListSyntax.self), arguments.count == 1,
-              let literal = arguments.first?.expression.as(StringLiteralExprSyntax.self),
-              literal.segments.count == 1, let segment = literal.segments.first?.as(StringSegmentSyntax.self)
-        else { return nil }
+              let argument = arguments.first else { return nil }
+        return literalText(argument.expression)
+    }
+
+    /// The text of a plain string literal (no interpolation), or nil.
+    static func literalText(_ expression: ExprSyntax) -> String? {
+        guard let literal = expression.as(StringLiteralExprSyntax.self), literal.segments.count == 1,
+              let segment = literal.segments.first?.as(StringSegmentSyntax.self) else { return nil }
         return segment.content.text
     }
 
@@ -259,26 +260,6 @@ struct ModelDescription {
             quoted.append(character)
         }
         return quoted + "\""
-    }
-
-    /// `firstName` → `first_name`, `projectID` → `project_id`, `PackageContent` →
-    /// `package_content`: the same rule as the store's fallback for Swift names.
-    static func snakeCase(_ name: String) -> String {
-        let characters = Array(name)
-        var result = ""
-        for (index, character) in characters.enumerated() {
-            if character.isUppercase {
-                let previous = index > 0 ? characters[index - 1] : nil
-                let next = index + 1 < characters.count ? characters[index + 1] : nil
-                let startsWord = previous.map { $0.isLowercase || $0.isNumber } ?? false
-                let endsAcronym = (previous?.isUppercase ?? false) && (next?.isLowercase ?? false)
-                if index > 0, startsWord || endsAcronym, !result.hasSuffix("_") { result += "_" }
-                result += character.lowercased()
-            } else {
-                result.append(character)
-            }
-        }
-        return result
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SluiceNaming
 import SluiceTestSupport
 import Testing
 @testable import Store

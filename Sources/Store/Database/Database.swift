@@ -215,9 +215,15 @@ public final class Database {
     /// The number of rows of a table that match a filter.
     public func fetchCount(table: String, filter: Filter? = nil) throws -> Int {
         var select = SelectBuilder(table: try tableInfo(table))
-        select.columns = .count
         select.filter = filter
-        let (sql, arguments) = try select.build()
+        return try fetchCount(select)
+    }
+
+    /// The number of rows a SELECT would return, counted by SQLite (`count(*)`).
+    func fetchCount(_ select: SelectBuilder) throws -> Int {
+        var count = select
+        count.columns = .count
+        let (sql, arguments) = try count.build()
         let rows = try fetchRows(sql: sql, arguments: arguments)
         return rows.first.flatMap { Int(sqliteValue: $0[0]) } ?? 0
     }

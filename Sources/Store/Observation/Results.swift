@@ -38,10 +38,16 @@ public struct Results<Element: Sendable>: Sendable {
         do {
             return filter(try Filter(query, arguments: arguments.map(\.sqliteValue)))
         } catch {
-            var copy = self
-            copy.filter = .failure(error as? StoreError ?? StoreError(code: .invalidQuery, message: "\(error)"))
-            return copy
+            return failing(error as? StoreError ?? StoreError(code: .invalidQuery, message: "\(error)"))
         }
+    }
+
+    /// These results, failing with `error` when fetched or observed (a bad
+    /// query string, a key path that is not a column).
+    func failing(_ error: StoreError) -> Results {
+        var copy = self
+        copy.filter = .failure(error)
+        return copy
     }
 
     /// Keeps the rows that match a filter, combined with any filter already set by AND.
@@ -97,11 +103,9 @@ public struct Results<Element: Sendable>: Sendable {
     func fetch(_ configure: (inout SelectBuilder) -> Void) throws -> [Element] {
         let filter = try self.filter?.get()
         return try host.read { db in
-            var select = SelectBuilder(table: try db.tableInfo(table))
+            var select = try self.select(in: db, filter: filter)
             // The same columns as the live query reads (its decoders expect the rowid first).
             select.columns = .rowIDAndAll
-            (select.filter, select.orderBy, select.limit) = (filter, orderings, limitCount)
-            select.distinct = distinctColumns
             configure(&select)
             let (sql, arguments) = try select.build()
             let statement = try db.connection.cachedStatement(sql: sql)
@@ -119,13 +123,18 @@ public struct Results<Element: Sendable>: Sendable {
     public func fetchCount() throws -> Int {
         let filter = try self.filter?.get()
         let count = try host.read { db in
-            var select = SelectBuilder(table: try db.tableInfo(table))
-            (select.columns, select.filter, select.orderBy, select.distinct) = (.count, filter, orderings, distinctColumns)
-            let (sql, arguments) = try select.build()
-            guard case .integer(let count)? = try db.fetchRows(sql: sql, arguments: arguments).first?[0] else { return 0 }
-            return Int(count)
+            var select = try self.select(in: db, filter: filter)
+            select.limit = nil   // `count(*) ... LIMIT n` limits the count's one row, not the rows counted
+            return try db.fetchCount(select)
         }
         return limitCount.map { Swift.min($0, count) } ?? count
+    }
+
+    /// The query as a SELECT: filter, order, limit, distinct.
+    private func select(in db: Database, filter: Filter?) throws -> SelectBuilder {
+        var select = SelectBuilder(table: try db.tableInfo(table))
+        (select.filter, select.orderBy, select.limit, select.distinct) = (filter, orderings, limitCount, distinctColumns)
+        return select
     }
 
     /// Observes the results: `block` receives `.initial` with the current

@@ -90,11 +90,6 @@ public struct ModelColumn<Root: Model, Value>: Sendable {
     public func between(_ low: Value, _ high: Value) -> ModelFilter<Root> where Value: SQLiteValueConvertible {
         make { $0.between(low, high) }
     }
-
-    /// Ascending order on this property.
-    public var ascending: Result<Ordering, StoreError> { column.map(\.ascending) }
-    /// Descending order on this property.
-    public var descending: Result<Ordering, StoreError> { column.map(\.descending) }
 }
 
 extension ModelColumn where Value: StringProtocol {
@@ -236,11 +231,3 @@ extension Results where Element: Model {
     }
 }
 
-extension Results {
-    /// These results, failing with `error` when fetched or observed.
-    func failing(_ error: StoreError) -> Results {
-        var copy = self
-        copy.filter = .failure(error)
-        return copy
-    }
-}

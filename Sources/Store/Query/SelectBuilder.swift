@@ -62,8 +62,7 @@ struct SelectBuilder {
         }
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
         if let orderBy, columns != .count {   // a count's order only matters to `distinct`
-            sql += " ORDER BY " + (try Self.orderTerms(table: table, orderBy: orderBy))
-                .map { quoteIdentifier($0.column) + ($0.descending != reversed ? " DESC" : "") }.joined(separator: ", ")
+            sql += " ORDER BY " + (try orderList(orderBy, reversed: reversed))
         }
         if let limit, limit < 0 {
             throw StoreError(code: .invalidQuery, message: "limit must not be negative, got \(limit)")
@@ -88,13 +87,18 @@ struct SelectBuilder {
             }
             return quoteIdentifier(column.name)
         }
-        let order = try Self.orderTerms(table: table, orderBy: orderBy ?? [])
-            .map { quoteIdentifier($0.column) + ($0.descending ? " DESC" : "") } + ["rowid"]
+        let order = try orderList(orderBy ?? [], reversed: false) + ", rowid"
         let (filterSQL, arguments) = try Self.whereClause(filter, table: table)
         let sql = "rowid IN (SELECT __sluice_r FROM (SELECT rowid AS __sluice_r, row_number() OVER (PARTITION BY "
-            + partition.joined(separator: ", ") + " ORDER BY " + order.joined(separator: ", ") + ") AS __sluice_n FROM "
+            + partition.joined(separator: ", ") + " ORDER BY " + order + ") AS __sluice_n FROM "
             + quoteIdentifier(table.name) + filterSQL + ") WHERE __sluice_n = 1)"
         return (sql, arguments)
+    }
+
+    /// `"a", "b" DESC, "id"`: the ORDER BY terms as SQL, optionally reversed.
+    private func orderList(_ orderBy: [Ordering], reversed: Bool) throws -> String {
+        try Self.orderTerms(table: table, orderBy: orderBy)
+            .map { quoteIdentifier($0.column) + ($0.descending != reversed ? " DESC" : "") }.joined(separator: ", ")
     }
 
     /// The ORDER BY terms: the orderings, checked against the table, then

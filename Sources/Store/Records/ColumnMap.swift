@@ -1,3 +1,5 @@
+import SluiceNaming
+
 /// Maps coding keys to column (or parameter) indices, fast.
 ///
 /// Synthesized `Codable` conformances visit keys in the same order for every

@@ -38,11 +38,6 @@ final class StatementEncoder: Encoder {
     }
 
     @inline(__always)
-    fileprivate func parameter(_ key: some CodingKey) throws -> Int32 {
-        try parameter(key.stringValue)
-    }
-
-    @inline(__always)
     fileprivate func parameter(_ name: String) throws -> Int32 {
         guard let index = map.index(of: name) else {
             throw StoreError(code: .unknownColumn, message: "no column '\(name)' in table \(tableName)")
@@ -90,22 +85,13 @@ final class StatementEncoder: Encoder {
         unowned(unsafe) let encoder: StatementEncoder
         var codingPath: [any CodingKey] { [] }
 
-        mutating func encodeNil(forKey key: Key) throws {
-            try encoder.check(sqlite3_bind_null(encoder.statement, try encoder.parameter(key)))
-        }
-        mutating func encode(_ value: Bool, forKey key: Key) throws {
-            try encoder.check(sqlite3_bind_int64(encoder.statement, try encoder.parameter(key), value ? 1 : 0))
-        }
-        mutating func encode(_ value: String, forKey key: Key) throws {
-            try encoder.bindText(value, at: try encoder.parameter(key))
-        }
-        mutating func encode(_ value: Double, forKey key: Key) throws {
-            try encoder.check(sqlite3_bind_double(encoder.statement, try encoder.parameter(key), value))
-        }
+        // The same binding as `RowWriter`'s (the `ColumnSink` methods), by the key's name.
+        mutating func encodeNil(forKey key: Key) throws { try encoder.writeNull(key.stringValue) }
+        mutating func encode(_ value: Bool, forKey key: Key) throws { try encoder.writeInt64(value ? 1 : 0, key.stringValue) }
+        mutating func encode(_ value: String, forKey key: Key) throws { try encoder.writeText(value, key.stringValue) }
+        mutating func encode(_ value: Double, forKey key: Key) throws { try encoder.writeDouble(value, key.stringValue) }
         mutating func encode(_ value: Float, forKey key: Key) throws { try encode(Double(value), forKey: key) }
-        mutating func encode(_ value: Int64, forKey key: Key) throws {
-            try encoder.check(sqlite3_bind_int64(encoder.statement, try encoder.parameter(key), value))
-        }
+        mutating func encode(_ value: Int64, forKey key: Key) throws { try encoder.writeInt64(value, key.stringValue) }
         mutating func encode(_ value: Int, forKey key: Key) throws { try encode(Int64(value), forKey: key) }
         mutating func encode(_ value: Int8, forKey key: Key) throws { try encode(Int64(value), forKey: key) }
         mutating func encode(_ value: Int16, forKey key: Key) throws { try encode(Int64(value), forKey: key) }
@@ -116,7 +102,7 @@ final class StatementEncoder: Encoder {
         mutating func encode(_ value: UInt32, forKey key: Key) throws { try encode(Int64(value), forKey: key) }
         mutating func encode(_ value: UInt64, forKey key: Key) throws { try encode(try exactInt64(value, key), forKey: key) }
         mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-            try encoder.bind(try StatementEncoder.sqliteValue(of: value), at: try encoder.parameter(key))
+            try encoder.writeValue(try StatementEncoder.sqliteValue(of: value), key.stringValue)
         }
 
         // Synthesized conformances skip nil optionals through encodeIfPresent;

@@ -1,3 +1,5 @@
+import SluiceNaming
+
 /// What Sluice knows of a table's columns, read from `PRAGMA table_info`.
 ///
 /// Identifiers in generated SQL come only from here, never from user input.

@@ -3,10 +3,13 @@
 /// `firstName` → `first_name`), so a model's Swift names work in query
 /// strings, sort keys and `keyPaths:`, and a `Codable` model needs no
 /// `CodingKeys` just to map camelCase to a snake_case schema.
-enum ColumnNaming {
+///
+/// Its own module so that the store (finding columns) and the `@Table` macro
+/// (naming them) use one rule: a model's columns and its Swift names always agree.
+public enum ColumnNaming {
     /// `firstName` → `first_name`, `projectID` → `project_id`,
     /// `userURLString` → `user_url_string`; names without capitals unchanged.
-    static func snakeCase(_ name: String) -> String {
+    public static func snakeCase(_ name: String) -> String {
         let characters = Array(name)
         guard characters.contains(where: \.isUppercase) else { return name }
         var result = ""
