@@ -56,7 +56,7 @@ public final class PeopleListModel {
 
     /// Whether both names are non-empty once trimmed.
     public var canAdd: Bool {
-        !PeopleViewModel.trimmed(firstName).isEmpty && !PeopleViewModel.trimmed(lastName).isEmpty
+        PeopleViewModel.canAdd(firstName: firstName, lastName: lastName)
     }
 
     /// Adds the person in the form, clearing the form at once (and filling
@@ -64,16 +64,7 @@ public final class PeopleListModel {
     /// when a name is empty or the write failed (`lastError` says why).
     @discardableResult
     public func addPerson() async -> Person? {
-        let first = PeopleViewModel.trimmed(firstName), last = PeopleViewModel.trimmed(lastName)
-        guard !first.isEmpty, !last.isEmpty else { return nil }
-        firstName = ""
-        lastName = ""
-        let person = await writes.perform { tx in try tx.insert(Person(firstName: first, lastName: last)) }
-        if person == nil, firstName.isEmpty, lastName.isEmpty {
-            firstName = first
-            lastName = last
-        }
-        return person
+        await writes.addPerson(from: self, firstName: \.firstName, lastName: \.lastName)
     }
 
     /// Deletes the people at these positions of the current list.

@@ -43,7 +43,7 @@ public final class PeopleViewModel: ObservableObject {
     }
 
     private func updateCanAdd() {
-        canAdd = !Self.trimmed(firstName).isEmpty && !Self.trimmed(lastName).isEmpty
+        canAdd = Self.canAdd(firstName: firstName, lastName: lastName)
     }
 
     private let store: Store
@@ -74,6 +74,10 @@ public final class PeopleViewModel: ObservableObject {
 
     static func trimmed(_ text: String) -> String { text.trimmingCharacters(in: .whitespacesAndNewlines) }
 
+    static func canAdd(firstName: String, lastName: String) -> Bool {
+        !trimmed(firstName).isEmpty && !trimmed(lastName).isEmpty
+    }
+
     static func results(_ store: Store, search: String) -> Results<Person> {
         let all = store.objects(Person.self).sorted(by: [Ordering("first_name"), Ordering("last_name")])
         let text = trimmed(search)
@@ -87,16 +91,7 @@ public final class PeopleViewModel: ObservableObject {
     /// when a name is empty or the write failed (`lastError` says why).
     @discardableResult
     public func addPerson() async -> Person? {
-        let first = Self.trimmed(firstName), last = Self.trimmed(lastName)
-        guard !first.isEmpty, !last.isEmpty else { return nil }
-        firstName = ""
-        lastName = ""
-        let person = await writes.perform { tx in try tx.insert(Person(firstName: first, lastName: last)) }
-        if person == nil, firstName.isEmpty, lastName.isEmpty {
-            firstName = first
-            lastName = last
-        }
-        return person
+        await writes.addPerson(from: self, firstName: \.firstName, lastName: \.lastName)
     }
 
     /// Deletes the people at these positions of the current list.
@@ -108,5 +103,26 @@ public final class PeopleViewModel: ObservableObject {
     /// Waits until the writes this model has asked for so far are done.
     public func waitForWrites() async {
         await writes.idle()
+    }
+}
+
+extension WriteQueue {
+    /// The add-person form of both people lists: inserts the trimmed names,
+    /// clearing the form's fields at once and filling them back when the
+    /// write fails (unless the user typed something meanwhile); nil when a
+    /// name is empty or the write failed.
+    func addPerson<Form: AnyObject>(
+        from form: Form, firstName: ReferenceWritableKeyPath<Form, String>, lastName: ReferenceWritableKeyPath<Form, String>
+    ) async -> Person? {
+        let first = PeopleViewModel.trimmed(form[keyPath: firstName]), last = PeopleViewModel.trimmed(form[keyPath: lastName])
+        guard !first.isEmpty, !last.isEmpty else { return nil }
+        form[keyPath: firstName] = ""
+        form[keyPath: lastName] = ""
+        let person = await perform { tx in try tx.insert(Person(firstName: first, lastName: last)) }
+        if person == nil, form[keyPath: firstName].isEmpty, form[keyPath: lastName].isEmpty {
+            form[keyPath: firstName] = first
+            form[keyPath: lastName] = last
+        }
+        return person
     }
 }
