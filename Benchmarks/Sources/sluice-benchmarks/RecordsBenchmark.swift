@@ -108,6 +108,16 @@ enum RecordsBenchmark {
 
     // MARK: - Run
 
+    /// Creates the person table in `store`, then times inserting `models` in one transaction.
+    static func timedInsert<M: Model>(_ models: [M], into store: Store) throws -> Double {
+        try store.write { tx in try tx.execute(script: personSchema) }
+        return try Harness.seconds {
+            try store.write { tx in
+                for model in models { try tx.insert(model) }
+            }
+        }
+    }
+
     static func run(_ harness: inout Harness, count: Int, repetitions: Int) throws {
         let people = people(count)
         let codablePeople = people.map(CodablePerson.init)
@@ -135,12 +145,7 @@ enum RecordsBenchmark {
             // Sluice, the @Table model (Person).
             let path = freshDatabasePath("sluice")
             let store = try Store(path: path, configuration: unlogged)
-            try store.write { tx in try tx.execute(script: personSchema) }
-            macroInserts.append(try Harness.seconds {
-                try store.write { tx in
-                    for person in people { try tx.insert(person) }
-                }
-            })
+            macroInserts.append(try timedInsert(people, into: store))
             var typed: [Person] = []
             macroFetches.append(try Harness.seconds {
                 typed = try store.read { db in try db.fetchAll(Person.self) }
@@ -155,24 +160,12 @@ enum RecordsBenchmark {
 
             // Sluice, the Codable-only model.
             let codablePath = freshDatabasePath("codable")
-            let codableStore = try Store(path: codablePath, configuration: unlogged)
-            try codableStore.write { tx in try tx.execute(script: personSchema) }
-            codableInserts.append(try Harness.seconds {
-                try codableStore.write { tx in
-                    for person in codablePeople { try tx.insert(person) }
-                }
-            })
+            codableInserts.append(try timedInsert(codablePeople, into: try Store(path: codablePath, configuration: unlogged)))
             removeDatabase(at: codablePath)
 
             // The default store: the change log on (what it costs is the log's own row).
             let loggedPath = freshDatabasePath("logged")
-            let loggedStore = try Store(path: loggedPath)
-            try loggedStore.write { tx in try tx.execute(script: personSchema) }
-            loggedInserts.append(try Harness.seconds {
-                try loggedStore.write { tx in
-                    for person in people { try tx.insert(person) }
-                }
-            })
+            loggedInserts.append(try timedInsert(people, into: try Store(path: loggedPath)))
             removeDatabase(at: loggedPath)
         }
         harness.record("insert \(count) people, one transaction (@Table model, log off)", raw: rawInserts, sluice: macroInserts, target: 1.2)
