@@ -46,9 +46,12 @@ struct TableMacroTests {
 
                 /// Reads the model from a row, column by column.
                 public init(row: SluiceMacros._SluiceRowReader) throws {
-                    self.id = try row["id"]
-                    self.firstName = try row["first_name"]
-                    self.age = try row["years"]
+                    let _sluice_id: Int64? = try row["id"]
+                    let _sluice_firstName: String = try row["first_name"]
+                    let _sluice_age: Int? = try row["years"]
+                    self.id = _sluice_id
+                    self.firstName = _sluice_firstName
+                    self.age = _sluice_age
                 }
 
                 /// Writes the model's columns.
@@ -159,8 +162,10 @@ struct TableMacroTests {
 
                 /// Reads the model from a row, column by column.
                 init(row: SluiceMacros._SluiceRowReader) throws {
-                    self.id = try row["item_id"]
-                    self.projectID = try row["project_id"]
+                    let _sluice_id: Int? = try row["item_id"]
+                    let _sluice_projectID: Int = try row["project_id"]
+                    self.id = _sluice_id
+                    self.projectID = _sluice_projectID
                 }
 
                 /// Writes the model's columns.

@@ -177,15 +177,18 @@ enum RecordsBenchmark {
 }
 
 extension RecordsBenchmark {
-    /// Profiling aid: fetches the Codable-only model repeatedly (`--profile-fetch`).
-    static func profileFetch() throws {
+    /// Profiling aid: fetches the Codable-only model repeatedly (`--profile-fetch`),
+    /// or the `@Table` model (`--profile-fetch-table`).
+    static func profileFetch(table: Bool = false) throws {
         let path = freshDatabasePath("profile")
         let store = try Store(path: path)
         try store.write { tx in try tx.execute(script: personSchema) }
         try store.write { tx in for person in people(100_000) { try tx.insert(person) } }
         for _ in 0..<20 {
-            let typed = try store.read { db in try db.fetchAll(CodablePerson.self) }
-            precondition(typed.count == 100_000)
+            let count = table
+                ? try store.read { db in try db.fetchAll(Person.self) }.count
+                : try store.read { db in try db.fetchAll(CodablePerson.self) }.count
+            precondition(count == 100_000)
         }
         removeDatabase(at: path)
     }

@@ -5,6 +5,7 @@ let quick = CommandLine.arguments.contains("--quick")
 var harness = Harness()
 print("Sluice benchmarks (release build; medians of \(quick ? 3 : 7) runs; raw = SQLite C API in the same process)")
 if CommandLine.arguments.contains("--profile-fetch") { try RecordsBenchmark.profileFetch(); exit(0) }
+if CommandLine.arguments.contains("--profile-fetch-table") { try RecordsBenchmark.profileFetch(table: true); exit(0) }
 if CommandLine.arguments.contains("--profile-log") {
     // Bulk inserts with the change log on, for a profiler.
     for logs in [false, true, false, true] {
