@@ -6,7 +6,10 @@ import Testing
 /// Swift's comparator must order values exactly as SQLite's ORDER BY.
 @Suite struct SortOrderTests {
     static let texts = ["", " ", "a", "A", "a ", "b", "B", "ab", "aB", "Ab", "z", "é", "e\u{301}", "É", "ß", "ss", "Ω", "李", "🚀",
-                        "Zoë", "zoe", "ZOË", "Ødegaard", "o", "10", "9", "a\u{0}b", "a  "]
+                        "Zoë", "zoe", "ZOË", "Ødegaard", "o", "10", "9", "a\u{0}b", "a  ",
+                        // Around the 15 bytes a sort key holds inline.
+                        "abcdefghijklmn", "abcdefghijklmno", "abcdefghijklmnop", "abcdefghijklmno\u{0}", "abcdefghijklmnO",
+                        "ABCDEFGHIJKLMNOP", "abcdefghijklmno ", "abcdefghijklmnö"]
     static let values: [SQLiteValue] = [.null, .integer(0), .integer(-1), .integer(Int64.max), .integer(Int64.min), .integer(3),
                                         .real(2.5), .real(3.0), .real(-0.0), .real(1e300), .real(-1e300), .real(9.223372036854776e18),
                                         .blob(Data()), .blob(Data([0])), .blob(Data([1, 2])), .blob(Data([255]))]
@@ -31,6 +34,20 @@ import Testing
         }
         let swiftOrder = keys.sorted(by: order.less).map(\.rowID)
         #expect(swiftOrder == sqliteOrder)
+    }
+
+    /// Inline and heap bytes order as memcmp-then-length, over random byte strings of 0–20 bytes.
+    @Test func sortBytesOrderLikeMemcmp() {
+        var random = SeededRandom(seed: 11)
+        let samples = (0..<400).map { _ in (0..<Int(random.next() % 21)).map { _ in [0, 1, 0x41, 0x61, 0x7F, 0x80, 0xFF][Int(random.next() % 7)] as UInt8 } }
+        for x in samples {
+            for y in samples.prefix(60) {
+                let expected = x.withUnsafeBufferPointer { a in y.withUnsafeBufferPointer { b in SortOrder.compareBytes(a, b) } }
+                #expect(SortBytes.compare(SortBytes(x), SortBytes(y)) == expected)
+                #expect((SortBytes(x) == SortBytes(y)) == (x == y))
+                #expect(SortBytes(x).withBytes { Array($0) } == x)
+            }
+        }
     }
 
     @Test func integerAgainstRealIsExact() {

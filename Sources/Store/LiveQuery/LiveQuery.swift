@@ -17,12 +17,13 @@ final class LiveQuery<Element> {
     private(set) var plan: QueryPlan
     private let decode: Decode
     private var tree: OrderedTree<Element>
-    private var rows: [Int64: RowState] = [:]
+    private var rows: LiveRows
 
     /// Reads the whole result.
     init(plan: QueryPlan, decode: @escaping Decode, db: Database) throws {
         self.plan = plan
         self.decode = decode
+        rows = LiveRows(plan: plan)
         tree = OrderedTree(order: plan.sortOrder ?? SortOrder(terms: []))
         let (entries, states) = try fetchAll(db)
         tree = OrderedTree(order: plan.sortOrder ?? SortOrder(terms: []), sorted: entries)
@@ -40,16 +41,15 @@ final class LiveQuery<Element> {
     }
 
     /// Reads the whole result, decoding only rows not in `reusable` with the same content.
-    private func fetchAll(_ db: Database, reusable: [Int64: (content: Int, element: Element)] = [:]) throws -> ([(key: SortKey, element: Element)], [Int64: RowState]) {
+    private func fetchAll(_ db: Database, reusable: [Int64: (content: Int, element: Element)] = [:]) throws -> ([(key: SortKey, element: Element)], LiveRows) {
         let statement = try db.connection.cachedStatement(sql: plan.fullSQL)
         defer { statement.reset() }
         try statement.bind(plan.fullArguments)
         let decoder = StatementDecoder(statement: statement, tableName: plan.table.name)
         var entries: [(key: SortKey, element: Element)] = []
-        var states: [Int64: RowState] = [:]
-        entries.reserveCapacity(reusable.count)
-        states.reserveCapacity(reusable.count)
         let plan = self.plan
+        var states = LiveRows(plan: plan, capacity: reusable.count)
+        entries.reserveCapacity(reusable.count)
         while try statement.step() {
             let state = state(statement, plan)
             if let held = reusable[state.key.rowID], held.content == state.content {
@@ -108,7 +108,7 @@ final class LiveQuery<Element> {
         if held < rows.count {
             // Some rows held are gone: the ones the scan did not see.
             let seen = Set(scanned)
-            for rowID in rows.keys where !seen.contains(rowID) {
+            for rowID in rows.rowIDs where !seen.contains(rowID) {
                 changed.insert(rowID)
                 if changed.count > limit { return nil }
             }

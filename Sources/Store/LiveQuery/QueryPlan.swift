@@ -17,7 +17,8 @@ struct QueryPlan {
     /// Whether the fingerprint covers every column (no `keyPaths`): then it
     /// also tells whether a row's content changed.
     let fingerprintCoversAll: Bool
-    /// Result columns of the ORDER BY terms (0 is the rowid).
+    /// Result columns of the ORDER BY terms (0 is the rowid; a last ascending
+    /// rowid tie-break is left out: `SortKey` compares rowids last).
     let orderColumns: [Int32]
     /// How Swift compares sort keys, or nil when it cannot do so exactly as
     /// SQLite (a custom collation): then every change re-runs the query.
@@ -77,6 +78,13 @@ struct QueryPlan {
             }
             sortTerms.append(.init(descending: term.descending, collation: collation))
         }
+        // A last ascending rowid term (the tie-break of rowid tables) is
+        // what `SortKey` compares last anyway: leave it out of the values,
+        // so a key sorted by one column holds one value, inline.
+        if comparable, columns.last == 0, sortTerms.last?.descending == false {
+            columns.removeLast()
+            sortTerms.removeLast()
+        }
         orderColumns = columns
         sortOrder = comparable ? SortOrder(terms: sortTerms) : nil
 
@@ -122,12 +130,12 @@ struct QueryPlan {
         case SQLITE_TEXT:
             let pointer = stored ? sqlite3_column_blob(handle, column) : UnsafeRawPointer(sqlite3_column_text(handle, column))
             let count = Int(sqlite3_column_bytes(handle, column))
-            guard let pointer, count > 0 else { return .text([]) }
-            return .text(ContiguousArray(UnsafeRawBufferPointer(start: pointer, count: count)))
+            guard let pointer, count > 0 else { return .text(SortBytes([])) }
+            return .text(SortBytes(UnsafeRawBufferPointer(start: pointer, count: count)))
         case SQLITE_BLOB:
             let count = Int(sqlite3_column_bytes(handle, column))
-            guard let pointer = sqlite3_column_blob(handle, column), count > 0 else { return .blob([]) }
-            return .blob(ContiguousArray(UnsafeRawBufferPointer(start: pointer, count: count)))
+            guard let pointer = sqlite3_column_blob(handle, column), count > 0 else { return .blob(SortBytes([])) }
+            return .blob(SortBytes(UnsafeRawBufferPointer(start: pointer, count: count)))
         default: return .null
         }
     }

@@ -8,8 +8,8 @@ enum SortValue: Sendable, Hashable {
     case null
     case integer(Int64)
     case real(Double)
-    case text(ContiguousArray<UInt8>)
-    case blob(ContiguousArray<UInt8>)
+    case text(SortBytes)
+    case blob(SortBytes)
 
     /// The value of a decoded SQLiteValue (text as UTF-8).
     init(_ value: SQLiteValue) {
@@ -17,8 +17,8 @@ enum SortValue: Sendable, Hashable {
         case .null: self = .null
         case .integer(let int): self = .integer(int)
         case .real(let double): self = .real(double)
-        case .text(let string): self = .text(ContiguousArray(string.utf8))
-        case .blob(let data): self = .blob(ContiguousArray(data))
+        case .text(let string): self = .text(SortBytes(string.utf8))
+        case .blob(let data): self = .blob(SortBytes(data))
         }
     }
 
@@ -135,7 +135,7 @@ struct SortOrder: Sendable {
         case (.integer(let x), .real(let y)): return compare(integer: x, real: y)
         case (.real(let x), .integer(let y)): return -compare(integer: y, real: x)
         case (.text(let x), .text(let y)): return compare(text: x, y, collation: collation)
-        case (.blob(let x), .blob(let y)): return compareBytes(x, y)
+        case (.blob(let x), .blob(let y)): return SortBytes.compare(x, y)
         default:
             let (ca, cb) = (storageClass(a), storageClass(b))
             return ca < cb ? -1 : (ca == cb ? 0 : 1)
@@ -155,9 +155,10 @@ struct SortOrder: Sendable {
         return fraction > 0 ? -1 : (fraction < 0 ? 1 : 0)
     }
 
-    static func compare(text a: ContiguousArray<UInt8>, _ b: ContiguousArray<UInt8>, collation: Collation) -> Int {
-        a.withUnsafeBufferPointer { x in
-            b.withUnsafeBufferPointer { y in
+    static func compare(text a: SortBytes, _ b: SortBytes, collation: Collation) -> Int {
+        if collation == .binary { return SortBytes.compare(a, b) }
+        return a.withBytes { x in
+            b.withBytes { y in
                 switch collation {
                 case .binary: return compareBytes(x, y)
                 case .nocase: return compareBytes(x, y, fold: true)
@@ -169,7 +170,7 @@ struct SortOrder: Sendable {
 
     /// Text as SQLite compares it (`a` and `b` as UTF-8).
     static func compare(text a: String, _ b: String, collation: Collation) -> Int {
-        compare(text: ContiguousArray(a.utf8), ContiguousArray(b.utf8), collation: collation)
+        compare(text: SortBytes(a.utf8), SortBytes(b.utf8), collation: collation)
     }
 
     private static func trimmingSpaces(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
@@ -190,9 +191,5 @@ struct SortOrder: Sendable {
             if p != q { return p < q ? -1 : 1 }
         }
         return x.count < y.count ? -1 : (x.count == y.count ? 0 : 1)
-    }
-
-    static func compareBytes(_ x: ContiguousArray<UInt8>, _ y: ContiguousArray<UInt8>) -> Int {
-        x.withUnsafeBufferPointer { a in y.withUnsafeBufferPointer { b in compareBytes(a, b) } }
     }
 }
