@@ -40,12 +40,6 @@ struct LiveRows {
     /// The rowids held, in no particular order.
     var rowIDs: Dictionary<Int64, Int32>.Keys { slots.keys }
 
-    /// The sort key a row is held under.
-    func key(of rowID: Int64) -> SortKey? {
-        guard let slot = slots[rowID] else { return nil }
-        return key(rowID, Int(slot))
-    }
-
     private func key(_ rowID: Int64, _ slot: Int) -> SortKey {
         SortKey(first: firsts[slot], rest: keepsRests ? rests[slot] : [], rowID: rowID)
     }

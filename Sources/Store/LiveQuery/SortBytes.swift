@@ -35,13 +35,6 @@ struct SortBytes: Sendable, Hashable {
         self = array.withUnsafeBytes { SortBytes($0) }
     }
 
-    var count: Int {
-        switch storage {
-        case .inline(_, let high): return Int(high >> 56)
-        case .heap(let array): return array.count
-        }
-    }
-
     /// Calls `body` with the bytes.
     func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         switch storage {

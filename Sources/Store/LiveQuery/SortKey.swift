@@ -156,15 +156,10 @@ struct SortOrder: Sendable {
     }
 
     static func compare(text a: SortBytes, _ b: SortBytes, collation: Collation) -> Int {
-        if collation == .binary { return SortBytes.compare(a, b) }
-        return a.withBytes { x in
-            b.withBytes { y in
-                switch collation {
-                case .binary: return compareBytes(x, y)
-                case .nocase: return compareBytes(x, y, fold: true)
-                case .rtrim: return compareBytes(trimmingSpaces(x), trimmingSpaces(y))
-                }
-            }
+        switch collation {
+        case .binary: return SortBytes.compare(a, b)
+        case .nocase: return a.withBytes { x in b.withBytes { y in compareBytes(x, y, fold: true) } }
+        case .rtrim: return a.withBytes { x in b.withBytes { y in compareBytes(trimmingSpaces(x), trimmingSpaces(y)) } }
         }
     }
 
