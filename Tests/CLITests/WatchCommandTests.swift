@@ -61,6 +61,31 @@ import Testing
         watch.interrupt()
     }
 
+    @Test func watchSectionByPrintsSectionChanges() throws {
+        let cli = CommandRunner()
+        #expect(try cli.run(["migrate"]).status == 0)
+        try Self.shell(cli, "INSERT INTO person (id, first_name, last_name, city) VALUES (1, 'Ann', 'X', 'Oslo'), (2, 'Bob', 'X', 'Rome');")
+        let watch = try cli.start(["watch", "person", "--section-by", "city", "--order", "first_name", "--format", "json"])
+        let initial = Self.json(watch.nextLine())
+        let sections = initial["sections"] as? [[String: Any]]
+        #expect(sections?.compactMap { $0["key"] as? String } == ["Oslo", "Rome"])
+
+        // A new section in the middle, and Bob's section emptied.
+        try Self.shell(cli, "BEGIN; INSERT INTO person (id, first_name, last_name, city) VALUES (3, 'Cid', 'X', 'Paris'); "
+                       + "UPDATE person SET city = 'Oslo' WHERE id = 2; COMMIT;")
+        let update = Self.json(watch.nextLine())
+        #expect(update["sectionsToDelete"] as? [Int] == [1])
+        #expect(update["sectionsToInsert"] as? [Int] == [1])
+        #expect(update["insertions"] as? [[Int]] == [[0, 1]])
+        #expect((update["insertedSections"] as? [[String: Any]])?.first?["key"] as? String == "Paris")
+        #expect((update["inserted"] as? [[String: Any]])?.first?["first_name"] as? String == "Bob")
+        watch.interrupt()
+
+        let bad = try cli.run(["watch", "person", "--section-by", "town"])
+        #expect(bad.status != 0)
+        #expect(bad.stderr.contains("unknown column 'town'"), "\(bad.stderr)")
+    }
+
     @Test func watchRefusesTablesItCannotFollow() throws {
         let cli = CommandRunner()
         #expect(try cli.run(["migrate"]).status == 0)

@@ -14,24 +14,53 @@ final class LiveQuery<Element> {
 
     typealias RowState = LiveRowState
 
+    /// A value computed from each element that comes first in the order
+    /// (results sectioned by a closure), and its direction.
+    struct SectionValue {
+        let value: (Element) -> SortValue
+        let descending: Bool
+    }
+
     private(set) var plan: QueryPlan
     private let decode: Decode
-    private var tree: OrderedTree<Element>
+    private let sectionValue: SectionValue?
+    private(set) var tree: OrderedTree<Element>
     private var rows: LiveRows
 
     /// Reads the whole result.
-    init(plan: QueryPlan, decode: @escaping Decode, db: Database) throws {
+    init(plan: QueryPlan, decode: @escaping Decode, sectionValue: SectionValue? = nil, db: Database) throws {
         self.plan = plan
         self.decode = decode
+        self.sectionValue = sectionValue
         rows = LiveRows(plan: plan)
-        tree = OrderedTree(order: plan.sortOrder ?? SortOrder(terms: []))
+        tree = OrderedTree(order: SortOrder(terms: []))
         let (entries, states) = try fetchAll(db)
-        tree = OrderedTree(order: plan.sortOrder ?? SortOrder(terms: []), sorted: entries)
+        tree = OrderedTree(order: order, sorted: entries)
         rows = states
     }
 
     var snapshot: ResultsSnapshot<Element> { ResultsSnapshot(tree: tree) }
     var count: Int { tree.count }
+
+    /// The order of the tree: the plan's, after the section value when there is one.
+    var order: SortOrder {
+        let terms = plan.sortOrder?.terms ?? []
+        guard let sectionValue else { return SortOrder(terms: terms) }
+        return SortOrder(terms: [SortOrder.Term(descending: sectionValue.descending, collation: .binary)] + terms)
+    }
+
+    /// The state of the statement's current row, whose element is `element`.
+    private func state(_ statement: Statement, _ plan: QueryPlan, element: Element) -> RowState {
+        var state = state(statement, plan)
+        state.key = sectioned(state.key, element, plan)
+        return state
+    }
+
+    /// The plan's sort key with the element's section value put first, if it has one.
+    private func sectioned(_ key: SortKey, _ element: Element, _ plan: QueryPlan) -> SortKey {
+        guard let sectionValue else { return key }
+        return SortKey(first: sectionValue.value(element), rest: plan.orderColumns.isEmpty ? [] : [key.first] + key.rest, rowID: key.rowID)
+    }
 
     private func state(_ statement: Statement, _ plan: QueryPlan) -> RowState {
         let key = plan.sortKey(of: statement)
@@ -48,16 +77,29 @@ final class LiveQuery<Element> {
         let decoder = StatementDecoder(statement: statement, tableName: plan.table.name)
         var entries: [(key: SortKey, element: Element)] = []
         let plan = self.plan
-        var states = LiveRows(plan: plan, capacity: reusable.count)
+        var states = LiveRows(plan: plan, extraTerm: sectionValue != nil, capacity: reusable.count)
         entries.reserveCapacity(reusable.count)
         while try statement.step() {
-            let state = state(statement, plan)
+            var state = state(statement, plan)
+            let element: Element
             if let held = reusable[state.key.rowID], held.content == state.content {
-                entries.append((state.key, held.element))
+                element = held.element
             } else {
-                entries.append((state.key, try decode(decoder)))
+                element = try decode(decoder)
             }
+            state.key = sectioned(state.key, element, plan)
+            entries.append((state.key, element))
             states[state.key.rowID] = state
+        }
+        if sectionValue != nil {
+            // SQLite gave the plan's order: put the section values first, keeping that order within each.
+            let order = self.order
+            let sorted = entries.indices.sorted { a, b in
+                let result = SortOrder.compare(entries[a].key.first, entries[b].key.first, collation: .binary)
+                guard result == 0 else { return (order.terms[0].descending ? -result : result) < 0 }
+                return a < b
+            }
+            entries = sorted.map { entries[$0] }
         }
         return (entries, states)
     }
@@ -158,7 +200,7 @@ final class LiveQuery<Element> {
         }
         // Rebuild even when nothing is reported: with keyPaths, sort keys and
         // unobserved columns may change without a reported modification.
-        tree = OrderedTree(order: plan.sortOrder ?? SortOrder(terms: []), sorted: entries)
+        tree = OrderedTree(order: order, sorted: entries)
         rows = states
         return changeset
     }
@@ -201,7 +243,8 @@ final class LiveQuery<Element> {
             let old = rows[rowID].map { (rowID, $0) }
             var new: (rowID: Int64, state: RowState, element: Element)?
             if try statement.step() {
-                new = (rowID, state(statement, plan), try decode(decoder))
+                let element = try decode(decoder)
+                new = (rowID, state(statement, plan, element: element), element)
             }
             switch (old, new) {
             case (nil, nil): continue

@@ -20,8 +20,10 @@ struct LiveRows {
     private let keepsRests: Bool
     private let keepsFingerprints: Bool
 
-    init(plan: QueryPlan, capacity: Int = 0) {
-        keepsRests = plan.orderColumns.count > 1
+    /// - Parameter extraTerm: whether sort keys have a value before the
+    ///   plan's (a section value).
+    init(plan: QueryPlan, extraTerm: Bool = false, capacity: Int = 0) {
+        keepsRests = plan.orderColumns.count + (extraTerm ? 1 : 0) > 1
         keepsFingerprints = !plan.fingerprintCoversAll
         reserve(capacity)
     }

@@ -101,14 +101,30 @@ struct OrderedTree<Element> {
 
     /// The number of elements whose key sorts before `key`.
     func rank(of key: SortKey) -> Int {
+        rank { order.less($0, key) }
+    }
+
+    /// The number of elements for which `isBefore` holds, when it holds for
+    /// a prefix of the order (a bound on the leading terms, for instance).
+    func rank(where isBefore: (SortKey) -> Bool) -> Int {
         var node = root
         var rank = 0
         while !node.isLeaf {
-            let child = childIndex(in: node, for: key)
-            for index in 0..<child { rank += node.counts[index] }
-            node = node.children[child]
+            // The first child whose largest key is not before the bound.
+            var low = 0, high = node.keys.count - 1
+            while low < high {
+                let middle = (low + high) / 2
+                if isBefore(node.keys[middle]) { low = middle + 1 } else { high = middle }
+            }
+            for index in 0..<low { rank += node.counts[index] }
+            node = node.children[low]
         }
-        return rank + lowerBound(in: node, key)
+        var low = 0, high = node.keys.count
+        while low < high {
+            let middle = (low + high) / 2
+            if isBefore(node.keys[middle]) { low = middle + 1 } else { high = middle }
+        }
+        return rank + low
     }
 
     /// The element and key at a position.

@@ -36,6 +36,9 @@ struct QueryPlan {
     /// then every change re-runs the query.
     let hasLimit: Bool
 
+    /// How the database stores text: sort values of BINARY columns hold these bytes.
+    let textEncoding: TextEncoding
+
     /// Whether changes can be applied row by row.
     var isIncremental: Bool { sortOrder != nil && !hasLimit }
 
@@ -57,6 +60,7 @@ struct QueryPlan {
         select.keyColumn = "rowid"
         (pointSQL, pointArguments) = try select.build()
         hasLimit = limit != nil || !distinct.isEmpty
+        textEncoding = try TextEncoding(db.connection)
 
         func resultColumn(_ name: String) -> Int32? {
             table.columns.firstIndex { $0.name == name }.map { Int32($0 + 1) }
@@ -179,6 +183,39 @@ struct QueryPlan {
             }
         }
         return hasher.finalize()
+    }
+}
+
+/// A database's text encoding (`PRAGMA encoding`).
+enum TextEncoding: Sendable {
+    case utf8, utf16LittleEndian, utf16BigEndian
+
+    init(_ connection: Connection) throws {
+        let statement = try connection.cachedStatement(sql: "PRAGMA encoding")
+        defer { statement.reset() }
+        guard try statement.step(), case .text(let name) = statement.value(at: 0) else {
+            self = .utf8
+            return
+        }
+        switch name.uppercased() {
+        case "UTF-16LE": self = .utf16LittleEndian
+        case "UTF-16BE": self = .utf16BigEndian
+        default: self = .utf8
+        }
+    }
+
+    /// Stored text bytes as a string.
+    func string(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        switch self {
+        case .utf8: return String(decoding: bytes, as: UTF8.self)
+        case .utf16LittleEndian, .utf16BigEndian:
+            let littleEndian = self == .utf16LittleEndian
+            let units = stride(from: 0, to: bytes.count - 1, by: 2).map { (index: Int) -> UInt16 in
+                let (low, high) = littleEndian ? (bytes[index], bytes[index + 1]) : (bytes[index + 1], bytes[index])
+                return UInt16(low) | (UInt16(high) << 8)
+            }
+            return String(decoding: units, as: UTF16.self)
+        }
     }
 }
 

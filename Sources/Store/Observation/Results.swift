@@ -159,7 +159,8 @@ public struct Results<Element: Sendable>: Sendable {
         keyPaths: [String]? = nil, on queue: DispatchQueue = .main, scheduling: ObservationScheduling = .async,
         _ block: @escaping @Sendable (CollectionChange<Element>) -> Void
     ) -> ObservationToken {
-        let observation = ResultsObservation(results: self, keyPaths: keyPaths, delivery: Delivery(queue: queue, block: block))
+        let observation = ResultsObservation(results: self, keyPaths: keyPaths, presenter: FlatPresenter<Element>(),
+                                             delivery: Delivery(queue: queue, block: block))
         switch scheduling {
         case .async:
             return host.register(observation)
@@ -168,95 +169,6 @@ public struct Results<Element: Sendable>: Sendable {
                 if let initial = observation.startImmediately(db) { block(initial) }
             }
         }
-    }
-}
-
-/// Keeps one `Results` observer up to date.
-final class ResultsObservation<Element: Sendable>: StoreObservation, FailableObservation, TokenBearing, @unchecked Sendable {
-    // @unchecked Sendable: `live` and `failed` are only touched on the
-    // observation queue (or by `startImmediately`, before the observation
-    // takes part in any event); the rest is immutable.
-    private let results: Results<Element>
-    private let keyPaths: [String]?
-    private let delivery: Delivery<CollectionChange<Element>>
-    private var live: LiveQuery<Element>?
-    /// Whether `.error` was delivered since the last good state.
-    private var failed = false
-    weak var token: ObservationToken?
-
-    init(results: Results<Element>, keyPaths: [String]?, delivery: Delivery<CollectionChange<Element>>) {
-        self.results = results
-        self.keyPaths = keyPaths
-        self.delivery = delivery
-    }
-
-    private func send(_ change: CollectionChange<Element>) {
-        delivery.send(change, unless: token)
-    }
-
-    private func makePlan(_ db: Database) throws -> QueryPlan {
-        try QueryPlan(db: db, table: results.table, filter: try results.filter?.get(), orderBy: results.orderings,
-                      limit: results.limitCount, distinct: results.distinctColumns, keyPaths: keyPaths)
-    }
-
-    /// Reads the first state; nil (after delivering `.error`) when the query cannot run.
-    private func begin(_ db: Database) -> CollectionChange<Element>? {
-        do {
-            let live = try LiveQuery(plan: try makePlan(db), decode: results.decode, db: db)
-            self.live = live
-            failed = false
-            return .initial(live.snapshot)
-        } catch {
-            fail(error)
-            return nil
-        }
-    }
-
-    func start(_ db: Database) {
-        if let initial = begin(db) { send(initial) }
-    }
-
-    func startImmediately(_ db: Database) -> CollectionChange<Element>? {
-        begin(db)
-    }
-
-    func update(_ db: Database, changes: ChangedRows, silent: Bool) {
-        guard let live else {
-            // Failed before: try again whenever its table may have changed.
-            guard changes.change(matching: results.table) != nil, let initial = begin(db), !silent else { return }
-            send(initial)
-            return
-        }
-        guard let change = changes.change(in: live.plan.table.name) else { return }
-        do {
-            var changeset: Changeset?
-            if change == .unknown, try db.tableInfo(live.plan.table.name) != live.plan.table {
-                changeset = try live.replan(try makePlan(db), db: db)
-            } else {
-                changeset = try live.apply(change, db: db)
-            }
-            guard let changeset, !silent else { return }
-            send(.update(live.snapshot, changeset))
-        } catch {
-            // Its state is no longer known to be any commit's: start over
-            // (with `.initial`) when it can run again.
-            self.live = nil
-            fail(error)
-        }
-    }
-
-    func fail(_ error: Error) {
-        guard !failed else { return }
-        failed = true
-        var storeError = error as? StoreError ?? StoreError(code: .error, message: "\(error)")
-        if storeError.code == .unknownTable {
-            storeError.message = "the observed table '\(results.table)' is gone: \(storeError.message)"
-        }
-        send(.error(storeError))
-    }
-
-    func fail(_ error: StoreError) {
-        fail(error as Error)
     }
 }
 

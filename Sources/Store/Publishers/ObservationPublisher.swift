@@ -205,6 +205,24 @@ extension Results {
     }
 }
 
+extension SectionedResults {
+    /// The changes of these sections: `.initial`, then one `.update` per
+    /// commit that changes them (merged when the subscriber falls behind).
+    public var changesetPublisher: ObservationPublisher<SectionedResultsChange<Key, Element>> {
+        changesetPublisher(keyPaths: nil)
+    }
+
+    /// The changes of these sections, counting a row as modified only when
+    /// one of `keyPaths` (column names) changes.
+    public func changesetPublisher(keyPaths: [String]?, on queue: DispatchQueue = .main) -> ObservationPublisher<SectionedResultsChange<Key, Element>> {
+        let sectioned = self
+        return ObservationPublisher(
+            queue: queue,
+            start: { queue, send, _ in sectioned.observe(keyPaths: keyPaths, on: queue) { send($0) } },
+            merge: { SectionedResultsChange.merge($0, $1) })
+    }
+}
+
 extension Results {
     /// Async sequences are fed from a queue of their own (they buffer).
     static var streamQueue: DispatchQueue { DispatchQueue(label: "sluice.stream") }

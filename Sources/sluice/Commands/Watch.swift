@@ -16,6 +16,12 @@ struct Watch: ParsableCommand {
             Realm's: deletions and modifications in the previous result, insertions and modificationsNew in the new \
             one; "deleted" gives the primary key of the row at each index of "deletions", in the same order, so \
             a consumer needs no copy of the list). \
+            With --section-by COLUMN the rows are grouped by that column's value (sorted by it first) and each \
+            commit prints section changes: {"kind":"initial","sections":[{"key":...,"rows":[...]}]}, then \
+            {"kind":"update","sectionsToDelete":[...],"sectionsToInsert":[...],"deletions":[[section,row],...],\
+            "insertions":[...],"modifications":[...],"modificationsNew":[...],"insertedSections":[{"key":...,"rows":[...]}],\
+            "inserted":[...],"modified":[...]} (deletions, modifications and sectionsToDelete in the previous sections; \
+            the rest in the new ones; rows of deleted and inserted sections are not listed one by one). \
             The database is opened read-only.
             """)
 
@@ -28,6 +34,9 @@ struct Watch: ParsableCommand {
 
     enum WatchFormat: String, ExpressibleByArgument, CaseIterable { case table, json }
 
+    @Option(name: .customLong("section-by"), help: ArgumentHelp("Group the rows into sections by this column's value.", valueName: "column"))
+    var sectionBy: String?
+
     func run() throws {
         let (filter, orderings) = try query.parse()
         let store = try options.openExisting(readOnly: true)
@@ -35,8 +44,25 @@ struct Watch: ParsableCommand {
         var results = store.rows(in: info.name).sorted(by: query.orderings(orderings, for: info))
         if let filter { results = results.filter(filter) }
 
-        let printer = ChangePrinter(format: format, columns: info.columnNames, keyColumns: info.primaryKey.filter(info.columnNames.contains))
         let failed = DispatchSemaphore(value: 0)
+        if let sectionBy {
+            guard let column = info.column(named: sectionBy) else {
+                throw ValidationError("--section-by: unknown column '\(sectionBy)' in table \(info.name) (columns: \(info.columnNames.joined(separator: ", ")))")
+            }
+            let printer = SectionPrinter(format: format, columns: info.columnNames)
+            let token = results.sectioned(by: column.name).observe(on: DispatchQueue(label: "sluice.watch")) { change in
+                if case .error(let error) = change {
+                    Terminal.printError("Error: \(error)")
+                    failed.signal()
+                    return
+                }
+                printer.print(change)
+            }
+            failed.wait()
+            token.invalidate()
+            throw ExitCode.failure
+        }
+        let printer = ChangePrinter(format: format, columns: info.columnNames, keyColumns: info.primaryKey.filter(info.columnNames.contains))
         // A queue of its own: this thread blocks below, and the store's
         // default delivery queue is the main queue.
         let token = results.observe(on: DispatchQueue(label: "sluice.watch")) { change in
@@ -130,6 +156,71 @@ final class ChangePrinter: @unchecked Sendable {
             lines.append("  ~ [\(index)] ".yellow + describe(rows[index]).yellow)
         }
         return lines.joined(separator: "\n")
+    }
+
+    private func describe(_ row: Row) -> String {
+        zip(row.columns, row.values).map { "\($0)=\(TableRenderer.cell($1))" }.joined(separator: " ")
+    }
+}
+
+/// Turns section changes into lines on standard output, on one serial queue.
+final class SectionPrinter: @unchecked Sendable {
+    // @unchecked Sendable: `previous` is only touched from the observation queue.
+    private let format: Watch.WatchFormat
+    private let columns: [String]
+    private var previous: [(key: SQLiteValue, items: [Row])] = []
+
+    init(format: Watch.WatchFormat, columns: [String]) {
+        self.format = format
+        self.columns = columns
+    }
+
+    private static func paths(_ paths: [IndexPath]) -> String {
+        "[" + paths.map { "[\($0[0]),\($0[1])]" }.joined(separator: ",") + "]"
+    }
+
+    private static func numbers(_ indices: some Sequence<Int>) -> String {
+        "[" + indices.map(String.init).joined(separator: ",") + "]"
+    }
+
+    private static func section(_ section: ResultsSection<SQLiteValue, Row>) -> String {
+        #"{"key":"# + JSONRows.value(section.key) + #","rows":["# + section.map(JSONRows.object).joined(separator: ",") + "]}"
+    }
+
+    func print(_ change: SectionedResultsChange<SQLiteValue, Row>) {
+        let text: String
+        switch (format, change) {
+        case (.json, .initial(let sections)):
+            text = #"{"kind":"initial","sections":["# + sections.map(Self.section).joined(separator: ",") + "]}"
+        case (.json, .update(let sections, let deletions, let insertions, let modifications, let sectionsToInsert, let sectionsToDelete)):
+            text = #"{"kind":"update","sectionsToDelete":"# + Self.numbers(sectionsToDelete)
+                + #","sectionsToInsert":"# + Self.numbers(sectionsToInsert)
+                + #","deletions":"# + Self.paths(deletions)
+                + #","insertions":"# + Self.paths(insertions)
+                + #","modifications":"# + Self.paths(modifications)
+                + #","modificationsNew":"# + Self.paths(change.modificationsNew)
+                + #","insertedSections":["# + sectionsToInsert.map { Self.section(sections[$0]) }.joined(separator: ",") + "]"
+                + #","inserted":["# + insertions.map { JSONRows.object(sections[$0]) }.joined(separator: ",") + "]"
+                + #","modified":["# + change.modificationsNew.map { JSONRows.object(sections[$0]) }.joined(separator: ",") + "]}"
+        case (.table, .initial(let sections)):
+            text = "initial".bold + " (\(sections.count) section\(sections.count == 1 ? "" : "s"))\n" + sections.map { section in
+                "§ ".bold + TableRenderer.cell(section.key).bold + " (\(section.count))\n" + TableRenderer.render(Array(section), columns: columns)
+            }.joined(separator: "\n")
+        case (.table, .update(let sections, let deletions, let insertions, _, let sectionsToInsert, let sectionsToDelete)):
+            var lines = ["commit".bold + " (\(sections.count) section\(sections.count == 1 ? "" : "s"))"]
+            for index in sectionsToDelete { lines.append("  - § [\(index)] ".red + TableRenderer.cell(previous[index].key).red) }
+            for index in sectionsToInsert {
+                lines.append("  + § [\(index)] ".green + TableRenderer.cell(sections[index].key).green + " (\(sections[index].count))".green)
+            }
+            for path in deletions { lines.append("  - [\(path[0]),\(path[1])] ".red + describe(previous[path[0]].items[path[1]]).red) }
+            for path in insertions { lines.append("  + [\(path[0]),\(path[1])] ".green + describe(sections[path]).green) }
+            for path in change.modificationsNew { lines.append("  ~ [\(path[0]),\(path[1])] ".yellow + describe(sections[path]).yellow) }
+            text = lines.joined(separator: "\n")
+        case (_, .error):
+            return
+        }
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        change.apply(to: &previous) { $0 }
     }
 
     private func describe(_ row: Row) -> String {

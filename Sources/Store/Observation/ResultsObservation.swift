@@ -1,0 +1,129 @@
+/// Turns a live query's states into what one kind of observer receives:
+/// a `CollectionChange` (`FlatPresenter`) or a `SectionedResultsChange`
+/// (`SectionPresenter`). Used only on the observation queue.
+protocol ResultsPresenter: AnyObject {
+    associatedtype Element: Sendable
+    associatedtype Change: Sendable
+    /// A value computed from each element that comes first in the order, if any.
+    var sectionValue: LiveQuery<Element>.SectionValue? { get }
+    /// The first state of a live query (also after an error).
+    func initial(_ live: LiveQuery<Element>) throws -> Change
+    /// The change after a commit changed the live query's result from `before`.
+    func update(_ live: LiveQuery<Element>, before: OrderedTree<Element>, _ changeset: Changeset) -> Change
+    /// The query can no longer run.
+    func error(_ error: StoreError) -> Change
+}
+
+/// Keeps one observer of a `Results` (or of its sections) up to date.
+final class ResultsObservation<Presenter: ResultsPresenter>: StoreObservation, FailableObservation, TokenBearing, @unchecked Sendable {
+    // @unchecked Sendable: `live`, `failed` and the presenter are only
+    // touched on the observation queue (or by `startImmediately`, before the
+    // observation takes part in any event); the rest is immutable.
+    typealias Element = Presenter.Element
+    private let results: Results<Element>
+    private let keyPaths: [String]?
+    private let presenter: Presenter
+    private let delivery: Delivery<Presenter.Change>
+    private var live: LiveQuery<Element>?
+    /// Whether `.error` was delivered since the last good state.
+    private var failed = false
+    weak var token: ObservationToken?
+
+    init(results: Results<Element>, keyPaths: [String]?, presenter: Presenter, delivery: Delivery<Presenter.Change>) {
+        self.results = results
+        self.keyPaths = keyPaths
+        self.presenter = presenter
+        self.delivery = delivery
+    }
+
+    private func send(_ change: Presenter.Change) {
+        delivery.send(change, unless: token)
+    }
+
+    private func makePlan(_ db: Database) throws -> QueryPlan {
+        try QueryPlan(db: db, table: results.table, filter: try results.filter?.get(), orderBy: results.orderings,
+                      limit: results.limitCount, distinct: results.distinctColumns, keyPaths: keyPaths)
+    }
+
+    /// Reads the first state; nil (after delivering `.error`) when the query cannot run.
+    private func begin(_ db: Database) -> Presenter.Change? {
+        do {
+            let live = try LiveQuery(plan: try makePlan(db), decode: results.decode, sectionValue: presenter.sectionValue, db: db)
+            let initial = try presenter.initial(live)
+            self.live = live
+            failed = false
+            return initial
+        } catch {
+            fail(error)
+            return nil
+        }
+    }
+
+    func start(_ db: Database) {
+        if let initial = begin(db) { send(initial) }
+    }
+
+    func startImmediately(_ db: Database) -> Presenter.Change? {
+        begin(db)
+    }
+
+    func update(_ db: Database, changes: ChangedRows, silent: Bool) {
+        guard let live else {
+            // Failed before: try again whenever its table may have changed.
+            guard changes.change(matching: results.table) != nil, let initial = begin(db), !silent else { return }
+            send(initial)
+            return
+        }
+        guard let change = changes.change(in: live.plan.table.name) else { return }
+        do {
+            let before = live.tree
+            var changeset: Changeset?
+            if change == .unknown, try db.tableInfo(live.plan.table.name) != live.plan.table {
+                changeset = try live.replan(try makePlan(db), db: db)
+            } else {
+                changeset = try live.apply(change, db: db)
+            }
+            guard let changeset else { return }
+            // The presenter follows every state, delivered or not.
+            let presented = presenter.update(live, before: before, changeset)
+            guard !silent else { return }
+            send(presented)
+        } catch {
+            // Its state is no longer known to be any commit's: start over
+            // (with `.initial`) when it can run again.
+            self.live = nil
+            fail(error)
+        }
+    }
+
+    func fail(_ error: Error) {
+        guard !failed else { return }
+        failed = true
+        var storeError = error as? StoreError ?? StoreError(code: .error, message: "\(error)")
+        if storeError.code == .unknownTable {
+            storeError.message = "the observed table '\(results.table)' is gone: \(storeError.message)"
+        }
+        send(presenter.error(storeError))
+    }
+
+    func fail(_ error: StoreError) {
+        fail(error as Error)
+    }
+}
+
+/// Presents a live query as Realm's `RealmCollectionChange`: the snapshot and the changeset.
+final class FlatPresenter<Element: Sendable>: ResultsPresenter {
+    var sectionValue: LiveQuery<Element>.SectionValue? { nil }
+
+    func initial(_ live: LiveQuery<Element>) -> CollectionChange<Element> {
+        .initial(live.snapshot)
+    }
+
+    func update(_ live: LiveQuery<Element>, before: OrderedTree<Element>, _ changeset: Changeset) -> CollectionChange<Element> {
+        .update(live.snapshot, changeset)
+    }
+
+    func error(_ error: StoreError) -> CollectionChange<Element> {
+        .error(error)
+    }
+}

@@ -1,0 +1,486 @@
+import Dispatch
+import Foundation
+
+/// Results grouped into sections by a key, as Realm's `SectionedResults`
+/// and Core Data's `sectionNameKeyPath`: each section holds the rows with
+/// one key, in the results' order, and sections come in the order of
+/// their keys (as SQLite orders the key values; descending when asked).
+///
+/// ```swift
+/// let byInitial = store.objects(Person.self)
+///     .sorted(by: \.lastName)
+///     .sectioned { String($0.lastName.prefix(1)) }
+/// let token = byInitial.observe { change in
+///     switch change {
+///     case .initial(let sections):
+///         tableView.reloadData()
+///     case .update(let sections, let deletions, let insertions, let modifications, let sectionsToInsert, let sectionsToDelete):
+///         tableView.performBatchUpdates { ... }
+///     case .error(let error):
+///         print(error)
+///     }
+/// }
+/// ```
+///
+/// Sectioning by a column (or a stored property's key path) sorts by it
+/// first, in SQL; rows whose values the column's collation calls equal
+/// (NOCASE: `"a"` and `"A"`) share a section. Sectioning by a closure sorts
+/// by its value (compared as SQLite compares the value it converts to)
+/// before the results' own order; the closure must give the same key for the
+/// same row values, and a row counts as modified when any of its columns
+/// changes.
+///
+/// A commit that changes k rows costs O(k log n) beyond the live query's own
+/// work, whatever the number of sections.
+public struct SectionedResults<Key: Hashable & Sendable, Element: Sendable>: Sendable {
+    let results: Results<Element>
+    /// The column sectioned by, when the key is a column's value.
+    let column: String?
+    /// The closure sectioned by, when the key is computed.
+    let compute: (@Sendable (Element) -> SQLiteValue)?
+    let descending: Bool
+    /// The key of a section, from its value and its first element.
+    let makeKey: @Sendable (SQLiteValue, Element) -> Key
+
+    /// The sections as they are now: one read.
+    ///
+    /// - Throws: why the query cannot run.
+    public func fetch() throws -> SectionedResultsSnapshot<Key, Element> {
+        try results.host.read { db in
+            let presenter = makePresenter()
+            let live = try LiveQuery(plan: try QueryPlan(db: db, table: results.table, filter: try results.filter?.get(), orderBy: results.orderings,
+                                                         limit: results.limitCount, distinct: results.distinctColumns, keyPaths: nil),
+                                     decode: results.decode, sectionValue: presenter.sectionValue, db: db)
+            guard case .initial(let snapshot) = try presenter.initial(live) else {
+                throw StoreError(code: .internal, message: "sectioning did not produce a first state")
+            }
+            return snapshot
+        }
+    }
+
+    func makePresenter() -> SectionPresenter<Key, Element> {
+        SectionPresenter(sectionValue: compute.map { compute in
+            LiveQuery<Element>.SectionValue(value: { SortValue(compute($0)) }, descending: descending)
+        }, column: column, makeKey: makeKey)
+    }
+
+    /// Observes the sections: `block` receives `.initial`, then one
+    /// `.update` per commit that changes them, in commit order, on `queue`.
+    ///
+    /// - Parameters:
+    ///   - keyPaths: column names; when given, a row counts as modified only
+    ///     when one of these columns changes (rows entering, leaving or
+    ///     changing section are always reported). Ignored when sectioning by
+    ///     a closure, which may read any column.
+    ///   - queue: where `block` runs, one call at a time, in commit order.
+    ///   - scheduling: `.immediate` delivers `.initial` before this returns,
+    ///     on the calling thread (call it from `queue`).
+    ///   - block: receives the changes.
+    /// - Returns: a token: keep it to keep observing.
+    public func observe(
+        keyPaths: [String]? = nil, on queue: DispatchQueue = .main, scheduling: ObservationScheduling = .async,
+        _ block: @escaping @Sendable (SectionedResultsChange<Key, Element>) -> Void
+    ) -> ObservationToken {
+        var observed = keyPaths
+        if compute != nil { observed = nil }
+        if let column, let keys = observed, !keys.contains(column) { observed = keys + [column] }
+        let observation = ResultsObservation(results: results, keyPaths: observed, presenter: makePresenter(),
+                                             delivery: Delivery(queue: queue, block: block))
+        switch scheduling {
+        case .async:
+            return results.host.register(observation)
+        case .immediate:
+            return results.host.registerImmediately(observation) { db in
+                if let initial = observation.startImmediately(db) { block(initial) }
+            }
+        }
+    }
+
+    /// The changes as an `AsyncSequence` (buffered without limit: none is
+    /// lost). Iteration stops when the task is cancelled.
+    public var changes: AsyncStream<SectionedResultsChange<Key, Element>> {
+        let sectioned = self
+        return AsyncStream { continuation in
+            let token = sectioned.observe(on: DispatchQueue(label: "sluice.stream")) { continuation.yield($0) }
+            continuation.onTermination = { _ in token.invalidate() }
+        }
+    }
+}
+
+extension Results {
+    /// Sections these results by a column's value (a Swift property name
+    /// works too): sorts by it first (`ascending` or not), then by the
+    /// results' own order. The section keys are the column's values.
+    public func sectioned(by column: String, ascending: Bool = true) -> SectionedResults<SQLiteValue, Element> {
+        var sorted = self
+        sorted.orderings = [Ordering(column, descending: !ascending)] + orderings
+        return SectionedResults(results: sorted, column: column, compute: nil, descending: !ascending) { value, _ in value }
+    }
+
+    /// Sections these results by a key computed from each element (an
+    /// initial, a month): sections come in the order of their keys, as
+    /// SQLite orders the values the keys convert to; within a section, rows
+    /// keep the results' order.
+    ///
+    /// The key must depend only on the row's values. Every row is decoded to
+    /// compute its key.
+    public func sectioned<Key: SQLiteValueConvertible & Hashable>(
+        ascending: Bool = true, by key: @escaping @Sendable (Element) -> Key
+    ) -> SectionedResults<Key, Element> {
+        SectionedResults(results: self, column: nil, compute: { key($0).sqliteValue }, descending: !ascending) { _, first in key(first) }
+    }
+}
+
+extension Results where Element: Model {
+    /// Sections these results by a stored property (sorted by its column
+    /// first); the section keys are the property's values.
+    public func sectioned<Key: Hashable & Sendable>(
+        by keyPath: KeyPath<Element, Key> & Sendable, ascending: Bool = true
+    ) -> SectionedResults<Key, Element> {
+        switch Element.column(for: keyPath) {
+        case .success(let column):
+            var sorted = self
+            sorted.orderings = [Ordering(column, descending: !ascending)] + orderings
+            return SectionedResults(results: sorted, column: column, compute: nil, descending: !ascending) { _, first in first[keyPath: keyPath] }
+        case .failure(let error):
+            return SectionedResults(results: failing(error), column: nil, compute: nil, descending: false) { _, first in first[keyPath: keyPath] }
+        }
+    }
+}
+
+// MARK: - Snapshots
+
+/// The sections of a live query after one commit: a random-access
+/// collection of `ResultsSection`s, frozen (it never changes after you
+/// receive it). Finding a section is O(log n); its key is read from its
+/// first row.
+public struct SectionedResultsSnapshot<Key, Element>: RandomAccessCollection {
+    /// Every row, in section order.
+    public let elements: ResultsSnapshot<Element>
+    let state: SectionState
+    let makeKey: @Sendable (SQLiteValue, Element) -> Key
+    /// The modified rows' index paths in the new sections (for `.update`).
+    public let modificationsNew: [IndexPath]
+    /// The state before the commit and its flat changeset, to merge changes.
+    let previous: (elements: OrderedTree<Element>, sections: SectionState, changeset: Changeset)?
+
+    /// 0.
+    public var startIndex: Int { 0 }
+    /// The number of sections.
+    public var endIndex: Int { state.sections.count }
+
+    /// The section at a position.
+    ///
+    /// - Complexity: O(log n).
+    public subscript(position: Int) -> ResultsSection<Key, Element> {
+        precondition(position >= 0 && position < count, "Section index out of bounds")
+        let value = state.sections.entry(at: position).key.first
+        let range = state.range(of: value, in: elements.tree)
+        return ResultsSection(key: makeKey(state.sqliteValue(value), elements.tree.entry(at: range.lowerBound).element),
+                              elements: elements, range: range)
+    }
+
+    /// The row at an index path (`section`, `item`).
+    public subscript(indexPath: IndexPath) -> Element {
+        self[indexPath[0]][indexPath[1]]
+    }
+
+    /// The section keys, in order.
+    public var allKeys: [Key] { map(\.key) }
+}
+
+/// One section: its key and its rows, a random-access collection.
+public struct ResultsSection<Key, Element>: RandomAccessCollection {
+    /// The key every row of the section has.
+    public let key: Key
+    let elements: ResultsSnapshot<Element>
+    let range: Range<Int>
+
+    /// 0.
+    public var startIndex: Int { 0 }
+    /// The number of rows in the section.
+    public var endIndex: Int { range.count }
+
+    /// The row at a position in the section.
+    ///
+    /// - Complexity: O(log n).
+    public subscript(position: Int) -> Element {
+        precondition(position >= 0 && position < range.count, "Index out of bounds")
+        return elements[range.lowerBound + position]
+    }
+}
+
+extension SectionedResultsSnapshot: @unchecked Sendable where Key: Sendable, Element: Sendable {}
+extension ResultsSection: Sendable where Key: Sendable, Element: Sendable {}
+
+/// The sections present in a live query's result: one entry per distinct
+/// leading sort value (the section's value), ordered as the results.
+struct SectionState {
+    let sections: OrderedTree<Void>
+    let term: SortOrder.Term
+    /// How text values of BINARY sections are encoded.
+    let textEncoding: TextEncoding
+
+    /// -1, 0 or 1: `a` before, with, or after `b` in the order.
+    func compare(_ a: SortValue, _ b: SortValue) -> Int {
+        let result = SortOrder.compare(a, b, collation: term.collation)
+        return term.descending ? -result : result
+    }
+
+    static func key(_ value: SortValue) -> SortKey { SortKey(first: value, rest: [], rowID: 0) }
+
+    /// The positions of a section's rows in the results.
+    func range(of value: SortValue, in tree: OrderedTree<some Any>) -> Range<Int> {
+        let lower = tree.rank { compare($0.first, value) < 0 }
+        let upper = tree.rank { compare($0.first, value) <= 0 }
+        return lower..<upper
+    }
+
+    /// The section's index.
+    func index(of value: SortValue) -> Int {
+        sections.rank(of: Self.key(value))
+    }
+
+    /// The sections of a whole result, in O(n).
+    init(tree: OrderedTree<some Any>, term: SortOrder.Term, textEncoding: TextEncoding) {
+        self.term = term
+        self.textEncoding = textEncoding
+        var values: [(key: SortKey, element: Void)] = []
+        var last: SortValue?
+        let order = SortOrder(terms: [term])
+        tree.forEach { key, _ in
+            if let previous = last, SortOrder.compare(previous, key.first, collation: term.collation) == 0 { return }
+            values.append((Self.key(key.first), ()))
+            last = key.first
+        }
+        sections = OrderedTree(order: order, sorted: values)
+    }
+
+    init(sections: OrderedTree<Void>, term: SortOrder.Term, textEncoding: TextEncoding) {
+        self.sections = sections
+        self.term = term
+        self.textEncoding = textEncoding
+    }
+
+    /// A section value as the SQLite value it was read from.
+    func sqliteValue(_ value: SortValue) -> SQLiteValue {
+        switch value {
+        case .null: return .null
+        case .integer(let int): return .integer(int)
+        case .real(let double): return .real(double)
+        case .blob(let bytes): return .blob(bytes.withBytes { Data($0) })
+        case .text(let bytes):
+            // BINARY compares the stored bytes (UTF-16 in a UTF-16 database); the others UTF-8.
+            return .text(bytes.withBytes { (term.collation == .binary ? textEncoding : .utf8).string($0) })
+        }
+    }
+}
+
+// MARK: - Changes
+
+/// What an observer of sectioned results receives, as Realm's
+/// `SectionedResultsChange`: the first sections, then one change per
+/// commit that changed them.
+///
+/// In an `.update`: `deletions` are index paths in the previous sections,
+/// `insertions` in the new ones; `modifications` are the previous index
+/// paths of rows that stayed in their section, in place, and changed (their
+/// new ones: `modificationsNew`). `sectionsToDelete` are indices of
+/// previous sections that are gone, `sectionsToInsert` indices of new
+/// sections; rows of deleted and inserted sections are not listed (as a
+/// table view's batch updates want). A row that changes section is a
+/// deletion plus an insertion. Apply in that order: row deletions, section
+/// deletions, section insertions (with their rows), row insertions,
+/// modifications — `apply(to:)` does.
+public enum SectionedResultsChange<Key, Element> {
+    /// The sections when observation starts.
+    case initial(SectionedResultsSnapshot<Key, Element>)
+    /// The sections after a commit that changed them, and how they changed.
+    case update(SectionedResultsSnapshot<Key, Element>, deletions: [IndexPath], insertions: [IndexPath], modifications: [IndexPath],
+                sectionsToInsert: IndexSet, sectionsToDelete: IndexSet)
+    /// The query can no longer run.
+    case error(StoreError)
+
+    /// The sections this change leads to, or nil for `.error`.
+    public var sections: SectionedResultsSnapshot<Key, Element>? {
+        switch self {
+        case .initial(let sections), .update(let sections, _, _, _, _, _): return sections
+        case .error: return nil
+        }
+    }
+
+    /// The modified rows' index paths in the new sections (empty unless `.update`).
+    public var modificationsNew: [IndexPath] {
+        guard case .update(let sections, _, _, _, _, _) = self else { return [] }
+        return sections.modificationsNew
+    }
+}
+
+extension SectionedResultsChange: @unchecked Sendable where Key: Sendable, Element: Sendable {}
+
+extension SectionedResultsChange {
+    /// Applies the change to arrays that mirror the previous sections:
+    /// afterwards they equal the new ones. Only inserted and modified rows
+    /// (and the rows of inserted sections) are mapped.
+    public func apply<Mapped>(to sections: inout [(key: Key, items: [Mapped])], transform: (Element) throws -> Mapped) rethrows {
+        switch self {
+        case .initial(let snapshot):
+            sections = try snapshot.map { section in (section.key, try section.map(transform)) }
+        case .update(let snapshot, let deletions, let insertions, _, let sectionsToInsert, let sectionsToDelete):
+            for path in deletions.reversed() { sections[path[0]].items.remove(at: path[1]) }
+            for index in sectionsToDelete.reversed() { sections.remove(at: index) }
+            for index in sectionsToInsert {
+                let section = snapshot[index]
+                sections.insert((section.key, try section.map(transform)), at: index)
+            }
+            for path in insertions { sections[path[0]].items.insert(try transform(snapshot[path]), at: path[1]) }
+            for path in snapshot.modificationsNew { sections[path[0]].items[path[1]] = try transform(snapshot[path]) }
+        case .error:
+            break
+        }
+    }
+}
+
+// MARK: - Maintenance
+
+/// Presents a live query as sections, keeping which sections exist.
+final class SectionPresenter<Key: Sendable, Element: Sendable>: ResultsPresenter {
+    let sectionValue: LiveQuery<Element>.SectionValue?
+    private let column: String?
+    private let makeKey: @Sendable (SQLiteValue, Element) -> Key
+    private var state: SectionState?
+
+    init(sectionValue: LiveQuery<Element>.SectionValue?, column: String?, makeKey: @escaping @Sendable (SQLiteValue, Element) -> Key) {
+        self.sectionValue = sectionValue
+        self.column = column
+        self.makeKey = makeKey
+    }
+
+    /// The term that decides sections, or why there is none.
+    private func term(_ live: LiveQuery<Element>) throws -> SortOrder.Term {
+        guard let term = live.order.terms.first else {
+            let column = self.column ?? "?"
+            let collation = live.plan.table.collation(of: column)
+            throw StoreError(code: .invalidQuery, message: "cannot section by column '\(column)' of table \(live.plan.table.name): "
+                             + "its collation \(collation) is not one Sluice can compare (BINARY, NOCASE, RTRIM)")
+        }
+        return term
+    }
+
+    func initial(_ live: LiveQuery<Element>) throws -> SectionedResultsChange<Key, Element> {
+        let state = SectionState(tree: live.tree, term: try term(live), textEncoding: sectionValue != nil ? .utf8 : live.plan.textEncoding)
+        self.state = state
+        return .initial(SectionedResultsSnapshot(elements: live.snapshot, state: state, makeKey: makeKey, modificationsNew: [], previous: nil))
+    }
+
+    func update(_ live: LiveQuery<Element>, before: OrderedTree<Element>, _ changeset: Changeset) -> SectionedResultsChange<Key, Element> {
+        guard let old = state, let term = live.order.terms.first, term.collation == old.term.collation, term.descending == old.term.descending else {
+            // The schema changed how the section column compares: start over.
+            do { return try initial(live) } catch { return .error(error as? StoreError ?? StoreError(code: .error, message: "\(error)")) }
+        }
+        let (change, new) = Self.change(from: (before, old), to: live.tree, changeset, makeKey: makeKey)
+        state = new
+        return change
+    }
+
+    func error(_ error: StoreError) -> SectionedResultsChange<Key, Element> {
+        .error(error)
+    }
+
+    /// The sectioned change between two states of a live query whose flat
+    /// changeset is `changeset`, and the new sections: O(k log n) for k
+    /// changed rows.
+    static func change(from old: (tree: OrderedTree<Element>, state: SectionState), to tree: OrderedTree<Element>, _ changeset: Changeset,
+                       makeKey: @escaping @Sendable (SQLiteValue, Element) -> Key) -> (SectionedResultsChange<Key, Element>, SectionState) {
+        let oldState = old.state
+        let modificationsNew = changeset.modificationsNew
+        // The section values of every changed row, before and after.
+        let deleted = changeset.deletions.map { old.tree.entry(at: $0).key.first }
+        let inserted = changeset.insertions.map { tree.entry(at: $0).key.first }
+        let modifiedOld = changeset.modifications.map { old.tree.entry(at: $0).key.first }
+        let modifiedNew = modificationsNew.map { tree.entry(at: $0).key.first }
+
+        // Each touched section, once: its rows before and after.
+        var touched = (deleted + inserted + modifiedOld + modifiedNew).sorted { oldState.compare($0, $1) < 0 }
+        touched = touched.reduce(into: []) { unique, value in
+            if let last = unique.last, oldState.compare(last, value) == 0 { return }
+            unique.append(value)
+        }
+        let ranges = touched.map { (old: oldState.range(of: $0, in: old.tree), new: oldState.range(of: $0, in: tree)) }
+        func info(_ value: SortValue) -> (old: Range<Int>, new: Range<Int>) {
+            var low = 0, high = touched.count
+            while low < high {
+                let middle = (low + high) / 2
+                if oldState.compare(touched[middle], value) < 0 { low = middle + 1 } else { high = middle }
+            }
+            return ranges[low]
+        }
+
+        var sections = oldState.sections
+        for (value, range) in zip(touched, ranges) {
+            if range.old.isEmpty, !range.new.isEmpty { sections.insert((), key: SectionState.key(value)) }
+            if !range.old.isEmpty, range.new.isEmpty { sections.remove(key: SectionState.key(value)) }
+        }
+        let newState = SectionState(sections: sections, term: oldState.term, textEncoding: oldState.textEncoding)
+        var sectionsToDelete = IndexSet()
+        var sectionsToInsert = IndexSet()
+        for (value, range) in zip(touched, ranges) {
+            if range.old.isEmpty, !range.new.isEmpty { sectionsToInsert.insert(newState.index(of: value)) }
+            if !range.old.isEmpty, range.new.isEmpty { sectionsToDelete.insert(oldState.index(of: value)) }
+        }
+
+        var deletions: [IndexPath] = []
+        var insertions: [IndexPath] = []
+        var modifications: [IndexPath] = []
+        var modifiedPaths: [IndexPath] = []
+        func delete(_ index: Int, _ value: SortValue) {
+            let range = info(value)
+            guard !range.new.isEmpty else { return }   // the whole section goes
+            deletions.append([oldState.index(of: value), index - range.old.lowerBound])
+        }
+        func insert(_ index: Int, _ value: SortValue) {
+            let range = info(value)
+            guard !range.old.isEmpty else { return }   // the whole section comes
+            insertions.append([newState.index(of: value), index - range.new.lowerBound])
+        }
+        for (index, value) in zip(changeset.deletions, deleted) { delete(index, value) }
+        for (index, value) in zip(changeset.insertions, inserted) { insert(index, value) }
+        for offset in changeset.modifications.indices {
+            let (oldIndex, newIndex) = (changeset.modifications[offset], modificationsNew[offset])
+            let (oldValue, newValue) = (modifiedOld[offset], modifiedNew[offset])
+            if oldState.compare(oldValue, newValue) == 0 {
+                let range = info(oldValue)
+                modifications.append([oldState.index(of: oldValue), oldIndex - range.old.lowerBound])
+                modifiedPaths.append([newState.index(of: newValue), newIndex - range.new.lowerBound])
+            } else {
+                // Same place among all rows, another section.
+                delete(oldIndex, oldValue)
+                insert(newIndex, newValue)
+            }
+        }
+        let snapshot = SectionedResultsSnapshot(elements: ResultsSnapshot(tree: tree), state: newState, makeKey: makeKey,
+                                                modificationsNew: modifiedPaths.sorted(), previous: (old.tree, oldState, changeset))
+        return (.update(snapshot, deletions: deletions.sorted(), insertions: insertions.sorted(), modifications: modifications.sorted(),
+                        sectionsToInsert: sectionsToInsert, sectionsToDelete: sectionsToDelete), newState)
+    }
+}
+
+extension SectionedResultsChange where Key: Sendable, Element: Sendable {
+    /// `first` followed by `second`, as one change; nil when together they
+    /// change nothing.
+    static func merge(_ first: SectionedResultsChange, _ second: SectionedResultsChange) -> SectionedResultsChange? {
+        switch (first, second) {
+        case (_, .initial), (_, .error): return second
+        case (.error, .update): return first
+        case (.initial, .update(let sections, _, _, _, _, _)):
+            return .initial(SectionedResultsSnapshot(elements: sections.elements, state: sections.state, makeKey: sections.makeKey,
+                                                     modificationsNew: [], previous: nil))
+        case (.update(let sections1, _, _, _, _, _), .update(let sections2, _, _, _, _, _)):
+            guard let before = sections1.previous, let between = sections2.previous else { return second }
+            let composed = ChangesetBuilder.compose(before.changeset, between.changeset, oldCount: before.elements.count)
+            guard !composed.isEmpty else { return nil }
+            return SectionPresenter<Key, Element>.change(from: (before.elements, before.sections), to: sections2.elements.tree, composed,
+                                                         makeKey: sections2.makeKey).0
+        }
+    }
+}
