@@ -26,6 +26,8 @@ import Store
 public final class PeopleListModel {
     /// The people shown, live.
     public private(set) var people: ObservableArray<PeopleViewModel.Item>
+    /// The same people in sections by the initial of their first name, live.
+    public private(set) var sections: ObservableSections<String, PeopleViewModel.Item>
     /// The add form's first name.
     public var firstName = ""
     /// The add form's last name.
@@ -35,6 +37,7 @@ public final class PeopleListModel {
         didSet {
             guard searchText != oldValue else { return }
             people = ObservableArray(PeopleViewModel.results(store, search: searchText))
+            sections = ObservableSections(PeopleViewModel.sectioned(PeopleViewModel.results(store, search: searchText)))
         }
     }
     /// The last error from a write, for an alert.
@@ -48,6 +51,7 @@ public final class PeopleListModel {
         self.store = store
         writes = WriteQueue(store: store)
         people = ObservableArray(PeopleViewModel.results(store, search: ""))
+        sections = ObservableSections(PeopleViewModel.sectioned(PeopleViewModel.results(store, search: "")))
         writes.failed = { [weak self] error in self?.lastError = error }
     }
 

@@ -26,6 +26,17 @@ public final class PeopleViewModel: ObservableObject {
     @Published public private(set) var people: ObservableArray<Item> {
         didSet { forwardChanges() }
     }
+    /// The same people in sections by the initial of their first name
+    /// (a sectioned table view's rows), live. Made when first read (until
+    /// then nothing is sectioned); its changes are forwarded too.
+    public var sections: ObservableSections<String, Item> {
+        if let sectionsIfMade { return sectionsIfMade }
+        let sections = ObservableSections<String, Item>(Self.sectioned(Self.results(store, search: searchText)))
+        sectionsIfMade = sections
+        forwardChanges()
+        return sections
+    }
+    private var sectionsIfMade: ObservableSections<String, Item>?
     /// The add form's first name.
     @Published public var firstName = "" { didSet { updateCanAdd() } }
     /// The add form's last name.
@@ -49,7 +60,7 @@ public final class PeopleViewModel: ObservableObject {
     private let store: Store
     private let writes: WriteQueue
     private var cancellables = Set<AnyCancellable>()
-    private var forwarding: AnyCancellable?
+    private var forwarding: [AnyCancellable] = []
 
     /// A people list over a store.
     public init(store: Store) {
@@ -63,19 +74,38 @@ public final class PeopleViewModel: ObservableObject {
             .removeDuplicates()
             .sink { [weak self] text in
                 guard let self else { return }
-                MainActor.assumeIsolated { self.people = ObservableArray(Self.results(self.store, search: text)) }
+                MainActor.assumeIsolated {
+                    self.people = ObservableArray(Self.results(self.store, search: text))
+                    if self.sectionsIfMade != nil {
+                        self.objectWillChange.send()
+                        self.sectionsIfMade = ObservableSections<String, Item>(Self.sectioned(Self.results(self.store, search: text)))
+                        self.forwardChanges()
+                    }
+                }
             }
             .store(in: &cancellables)
     }
 
     private func forwardChanges() {
-        forwarding = people.objectWillChange.sink { [weak self] _ in self?.objectWillChange.send() }
+        forwarding = [people.objectWillChange.sink { [weak self] _ in self?.objectWillChange.send() }]
+        if let sections = sectionsIfMade {
+            forwarding.append(sections.objectWillChange.sink { [weak self] _ in self?.objectWillChange.send() })
+        }
     }
 
     static func trimmed(_ text: String) -> String { text.trimmingCharacters(in: .whitespacesAndNewlines) }
 
     static func canAdd(firstName: String, lastName: String) -> Bool {
         !trimmed(firstName).isEmpty && !trimmed(lastName).isEmpty
+    }
+
+    /// The section title of a person: the first letter of the first name, upper-cased ("#" when there is none).
+    public nonisolated static func initial(of person: Person) -> String {
+        person.firstName.first.map { String($0).uppercased() } ?? "#"
+    }
+
+    nonisolated static func sectioned(_ results: Results<Person>) -> SectionedResults<String, Person> {
+        results.sectioned { PeopleViewModel.initial(of: $0) }
     }
 
     static func results(_ store: Store, search: String) -> Results<Person> {

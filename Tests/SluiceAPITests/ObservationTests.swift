@@ -125,4 +125,23 @@ import ViewModels
         await settle(store)
         #expect(model.items.map(\.name) == ["Fa X", "Rafa Y"], "the search narrows new rows live")
     }
+
+    @Test func theObservablePeopleListHasSectionsByInitial() async throws {
+        let store = try store()
+        let model = PeopleListModel(store: store)
+        func layout() -> [String] { model.sections.sections.map { "\($0.key): " + $0.items.map(\.name).joined(separator: ", ") } }
+        #expect(layout() == ["B: Bo X", "D: Di X", "F: Fa X"], "the first sections are there at once")
+        await settle(store)
+        let counter = ChangeCounter { _ = model.sections.sections }
+        try await store.write { tx in
+            try tx.insert(Person(firstName: "Dan", lastName: "Y"))
+            try tx.insert(Person(firstName: "Al", lastName: "Y"))
+        }
+        await settle(store)
+        #expect(counter.count == 1, "one commit, one change")
+        #expect(layout() == ["A: Al Y", "B: Bo X", "D: Dan Y, Di X", "F: Fa X"])
+        try await store.write { tx in try tx.execute(sql: "DELETE FROM person WHERE first_name = 'Bo'") }
+        await settle(store)
+        #expect(layout() == ["A: Al Y", "D: Dan Y, Di X", "F: Fa X"])
+    }
 }

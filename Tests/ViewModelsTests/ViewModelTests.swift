@@ -74,6 +74,26 @@ import Testing
         #expect(model.people.items.count == 4)
     }
 
+    @Test func sectionsByInitialFollowTheListAndItsSearch() async throws {
+        let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
+        try await store.write { tx in
+            for (first, last) in [("Zoë", "Ng"), ("Ana", "Kim"), ("ana", "Bell"), ("Émile", "Ö")] { try tx.insert(Person(firstName: first, lastName: last)) }
+        }
+        let model = PeopleViewModel(store: store)
+        func layout() -> [String] { model.sections.sections.map { "\($0.key): " + $0.items.map(\.name).joined(separator: ", ") } }
+        #expect(layout() == ["A: Ana Kim, ana Bell", "Z: Zoë Ng", "É: Émile Ö"], "sections in key order (as SQLite orders the text), rows as the list")
+        let changes = Recorder(model.sections.changes)
+        let willChange = Recorder(model.objectWillChange)
+        try await store.write { tx in try tx.insert(Person(firstName: "Bea", lastName: "Q")) }
+        await settle(store)
+        #expect(layout() == ["A: Ana Kim, ana Bell", "B: Bea Q", "Z: Zoë Ng", "É: Émile Ö"])
+        #expect(changes.values.last?.sectionsToInsert == IndexSet(integer: 1))
+        #expect(!willChange.values.isEmpty, "section changes reach the model's objectWillChange")
+        model.searchText = "an"
+        await settle(store)
+        #expect(layout() == ["A: Ana Kim, ana Bell"])
+    }
+
     @Test func changesOfTheListReachTheModelsObjectWillChange() async throws {
         let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
         let model = PeopleViewModel(store: store)

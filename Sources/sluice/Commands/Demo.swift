@@ -78,6 +78,7 @@ final class DemoApp {
         peopleModel = PeopleViewModel(store: store)
         watch(peopleModel.objectWillChange)
         watch(peopleModel.people.objectWillChange)
+        watch(peopleModel.sections.objectWillChange)
     }
 
     private func watch<P: Publisher>(_ publisher: P) where P.Failure == Never {
@@ -111,6 +112,7 @@ final class DemoApp {
             screen = .people
             peopleModel.searchText = argument
             watch(peopleModel.people.objectWillChange)
+            watch(peopleModel.sections.objectWillChange)
         case "add":
             let names = argument.split(separator: " ", maxSplits: 1).map(String.init)
             peopleModel.firstName = names.first ?? ""
@@ -185,8 +187,20 @@ final class DemoApp {
         case .people:
             let items = peopleModel.people.items
             lines.append("Sluice demo · people (\(items.count))" + (peopleModel.searchText.isEmpty ? "" : " matching \"\(peopleModel.searchText)\"") + " · \(path)")
-            for (index, item) in items.prefix(20).enumerated() { lines.append(String(format: "%3d. ", index + 1) + item.name) }
-            if items.count > 20 { lines.append("     … \(items.count - 20) more (search to narrow)") }
+            // By initial, as a sectioned table shows them; numbered as in the flat list (delete N).
+            var number = 0
+            var shown = 0
+            for section in peopleModel.sections.sections {
+                guard shown < 20 else { break }
+                lines.append("  \(section.key) (\(section.items.count))")
+                for item in section.items {
+                    number += 1
+                    guard shown < 20 else { break }
+                    lines.append(String(format: "%3d. ", number) + item.name)
+                    shown += 1
+                }
+            }
+            if items.count > shown { lines.append("     … \(items.count - shown) more (search to narrow)") }
         case .package:
             guard let packageModel else { break }
             lines.append("Sluice demo · package editor")
