@@ -126,6 +126,22 @@ import ViewModels
         #expect(model.items.map(\.name) == ["Fa X", "Rafa Y"], "the search narrows new rows live")
     }
 
+    @Test func aLiveValueChangesOncePerCommitThatChangesIt() async throws {
+        let store = try store()
+        let count = LiveValue(store.objects(Person.self).aggregates.count)
+        let oldest = LiveValue(store.objects(Person.self).aggregates.max(of: \.age))
+        #expect(count.value == 3, "the value is there at once")
+        await settle(store)
+        let counter = ChangeCounter { _ = count.value }
+        try await store.write { tx in try tx.insert(Person(firstName: "Al", lastName: "Y", age: 99)) }
+        await settle(store)
+        #expect(counter.count == 1 && count.value == 4)
+        #expect(oldest.value == 99)
+        try await store.write { tx in try tx.execute(sql: "UPDATE person SET last_name = 'Z'") }
+        await settle(store)
+        #expect(counter.count == 1, "a commit that leaves the count as it was changes nothing")
+    }
+
     @Test func theObservablePeopleListHasSectionsByInitial() async throws {
         let store = try store()
         let model = PeopleListModel(store: store)

@@ -8,8 +8,10 @@ protocol ResultsPresenter: AnyObject {
     var sectionValue: LiveQuery<Element>.SectionValue? { get }
     /// The first state of a live query (also after an error).
     func initial(_ live: LiveQuery<Element>) throws -> Change
-    /// The change after a commit changed the live query's result from `before`.
-    func update(_ live: LiveQuery<Element>, before: OrderedTree<Element>, _ changeset: Changeset) -> Change
+    /// The change after a commit changed the live query's result from
+    /// `before`; nil when the observer sees no difference (an aggregate that
+    /// kept its value).
+    func update(_ live: LiveQuery<Element>, before: OrderedTree<Element>, _ changeset: Changeset) -> Change?
     /// The query can no longer run.
     func error(_ error: StoreError) -> Change
 }
@@ -86,7 +88,7 @@ final class ResultsObservation<Presenter: ResultsPresenter>: StoreObservation, F
             guard let changeset else { return }
             // The presenter follows every state, delivered or not.
             let presented = presenter.update(live, before: before, changeset)
-            guard !silent else { return }
+            guard let presented, !silent else { return }
             send(presented)
         } catch {
             // Its state is no longer known to be any commit's: start over
@@ -119,7 +121,7 @@ final class FlatPresenter<Element: Sendable>: ResultsPresenter {
         .initial(live.snapshot)
     }
 
-    func update(_ live: LiveQuery<Element>, before: OrderedTree<Element>, _ changeset: Changeset) -> CollectionChange<Element> {
+    func update(_ live: LiveQuery<Element>, before: OrderedTree<Element>, _ changeset: Changeset) -> CollectionChange<Element>? {
         .update(live.snapshot, changeset)
     }
 

@@ -373,7 +373,7 @@ final class SectionPresenter<Key: Sendable, Element: Sendable>: ResultsPresenter
         return .initial(SectionedResultsSnapshot(elements: live.snapshot, state: state, makeKey: makeKey, modificationsNew: [], previous: nil))
     }
 
-    func update(_ live: LiveQuery<Element>, before: OrderedTree<Element>, _ changeset: Changeset) -> SectionedResultsChange<Key, Element> {
+    func update(_ live: LiveQuery<Element>, before: OrderedTree<Element>, _ changeset: Changeset) -> SectionedResultsChange<Key, Element>? {
         guard let old = state, let term = live.order.terms.first, term.collation == old.term.collation, term.descending == old.term.descending else {
             // The schema changed how the section column compares: start over.
             do { return try initial(live) } catch { return .error(error as? StoreError ?? StoreError(code: .error, message: "\(error)")) }

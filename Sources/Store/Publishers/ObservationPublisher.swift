@@ -223,6 +223,27 @@ extension SectionedResults {
     }
 }
 
+extension LiveAggregate {
+    /// The value now and after each commit that changes it (when the
+    /// subscriber falls behind, only the latest waits); fails when the query
+    /// cannot run.
+    public var publisher: AnyPublisher<Value, StoreError> {
+        publisher(on: .main)
+    }
+
+    /// The value on `queue`, now and after each commit that changes it.
+    public func publisher(on queue: DispatchQueue) -> AnyPublisher<Value, StoreError> {
+        let aggregate = self
+        return ObservationPublisher<Result<Value, StoreError>>(
+            queue: queue,
+            start: { queue, send, _ in aggregate.observe(on: queue) { send($0) } },
+            merge: { _, latest in latest })
+            .tryMap { try $0.get() }
+            .mapError { $0 as? StoreError ?? StoreError(code: .error, message: "\($0)") }
+            .eraseToAnyPublisher()
+    }
+}
+
 extension Results {
     /// Async sequences are fed from a queue of their own (they buffer).
     static var streamQueue: DispatchQueue { DispatchQueue(label: "sluice.stream") }

@@ -90,6 +90,11 @@ final class StatementDecoder: Decoder {
         StatementHandle.value(of: statement, at: index)
     }
 
+    /// The value of a column by name (any ASCII case), or nil when the row has none.
+    func value(named name: String) -> SQLiteValue? {
+        map.index(of: name).map(value(at:))
+    }
+
     /// The column's text, or nil for NULL.
     ///
     /// One call instead of checking the type first: SQLite returns a NULL

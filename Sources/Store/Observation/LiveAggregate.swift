@@ -1,0 +1,370 @@
+import Dispatch
+import Observation
+import SluiceNaming
+
+/// A count, sum, minimum, maximum or average over live results, kept up to
+/// date after every commit from the rows the commit changed (O(k log n) for
+/// k changed rows, never a recount), as SQL would compute it over the
+/// current rows:
+///
+/// ```swift
+/// let heavy = store.objects(PackageContent.self).filter(\.weight > 1000)
+/// let token = heavy.aggregates.count.observe { count in print(count) }   // Result<Int, StoreError>
+/// let total = heavy.aggregates.sum(of: \.weight)                         // LiveAggregate<Int>
+/// for try await grams in total.values { ... }
+/// let shown = LiveValue(total)                                            // @Observable, on the main actor
+/// ```
+///
+/// Values follow SQLite's aggregate functions: NULLs are left out; `sum`
+/// of integers is an integer (a real once any value is a real, or when an
+/// integer sum overflows, where SQLite's `sum()` would fail); `min` and
+/// `max` compare as SQLite does (numbers, then text by the column's
+/// collation, then blobs). An incremental sum of reals can differ from a
+/// recomputed one in the last bits.
+public struct LiveAggregate<Value: Sendable>: Sendable {
+    let results: Results<SQLiteValue>
+    let function: AggregateFunction
+    let column: String?
+    let convert: @Sendable (SQLiteValue) -> Value
+
+    /// The value now, computed by SQLite (`SELECT count(*)`, `sum(...)`, ... over the query).
+    ///
+    /// - Throws: why the query cannot run (an unknown column, a filter that does not parse).
+    public func fetch() throws -> Value {
+        let filter = try results.filter?.get()
+        let value = try results.host.read { db -> SQLiteValue in
+            let table = try db.tableInfo(results.table)
+            var select = SelectBuilder(table: table)
+            (select.filter, select.orderBy, select.limit, select.distinct) = (filter, results.orderings, results.limitCount, results.distinctColumns)
+            select.columns = .rowIDAndAll
+            let (inner, arguments) = try select.build()
+            let expression: String
+            if let column {
+                guard let resolved = table.column(named: column) else { throw AggregatePresenter.unknown(column, in: table) }
+                expression = "\(function.sqlName)(\(quoteIdentifier(resolved.name)))"
+            } else {
+                expression = "count(*)"
+            }
+            return try db.fetchRows(sql: "SELECT \(expression) FROM (\(inner))", arguments: arguments).first?.values.first ?? .null
+        }
+        return convert(value)
+    }
+
+    /// Observes the value: `block` receives it now (unless `scheduling`
+    /// says otherwise, asynchronously), then after each commit that changes
+    /// it, on `queue`; `.failure` when the query cannot run.
+    ///
+    /// - Returns: a token: keep it to keep observing.
+    public func observe(
+        on queue: DispatchQueue = .main, scheduling: ObservationScheduling = .async,
+        _ block: @escaping @Sendable (Result<Value, StoreError>) -> Void
+    ) -> ObservationToken {
+        let convert = self.convert
+        let deliver: @Sendable (Result<SQLiteValue, StoreError>) -> Void = { block($0.map(convert)) }
+        // Only the aggregated column's changes matter (none for a count).
+        let observation = ResultsObservation(results: results, keyPaths: column.map { [$0] } ?? [],
+                                             presenter: AggregatePresenter(function: function, column: column),
+                                             delivery: Delivery(queue: queue, block: deliver))
+        switch scheduling {
+        case .async:
+            return results.host.register(observation)
+        case .immediate:
+            return results.host.registerImmediately(observation) { db in
+                if let initial = observation.startImmediately(db) { deliver(initial) }
+            }
+        }
+    }
+
+    /// The value now and after each commit that changes it, as an
+    /// `AsyncSequence`; it throws when the query cannot run.
+    public var values: AsyncThrowingStream<Value, Error> {
+        let aggregate = self
+        return AsyncThrowingStream { continuation in
+            let token = aggregate.observe(on: DispatchQueue(label: "sluice.stream")) { result in
+                switch result {
+                case .success(let value): continuation.yield(value)
+                case .failure(let error): continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in token.invalidate() }
+        }
+    }
+}
+
+enum AggregateFunction: Sendable {
+    case count, sum, min, max, average
+
+    var sqlName: String {
+        switch self {
+        case .count: return "count"
+        case .sum: return "sum"
+        case .min: return "min"
+        case .max: return "max"
+        case .average: return "avg"
+        }
+    }
+}
+
+/// The live aggregates of some results: `results.aggregates.count`, `.sum(of:)`, ...
+public struct ResultsAggregates<Element: Sendable>: Sendable {
+    let results: Results<Element>
+
+    /// The results as the values of one column (or no column, for a count).
+    /// The order matters only when a limit or `distinct` picks the rows.
+    private func values(of column: String?) -> Results<SQLiteValue> {
+        var values = Results<SQLiteValue>(host: results.host, table: results.table) { decoder in
+            column.flatMap { decoder.value(named: $0) ?? decoder.value(named: ColumnNaming.snakeCase($0)) } ?? .null
+        }
+        values.filter = results.filter
+        values.limitCount = results.limitCount
+        values.distinctColumns = results.distinctColumns
+        if results.limitCount != nil || !results.distinctColumns.isEmpty { values.orderings = results.orderings }
+        return values
+    }
+
+    private func make<Value>(_ function: AggregateFunction, _ column: String?, _ convert: @escaping @Sendable (SQLiteValue) -> Value) -> LiveAggregate<Value> {
+        LiveAggregate(results: values(of: column), function: function, column: column, convert: convert)
+    }
+
+    /// The number of rows (`count(*)`).
+    public var count: LiveAggregate<Int> { make(.count, nil) { Int(sqliteValue: $0) ?? 0 } }
+
+    /// The sum of a column's non-NULL values; NULL when there are none (SQL's `sum`).
+    public func sum(of column: String) -> LiveAggregate<SQLiteValue> { make(.sum, column) { $0 } }
+    /// The smallest non-NULL value of a column; NULL when there is none.
+    public func min(of column: String) -> LiveAggregate<SQLiteValue> { make(.min, column) { $0 } }
+    /// The largest non-NULL value of a column; NULL when there is none.
+    public func max(of column: String) -> LiveAggregate<SQLiteValue> { make(.max, column) { $0 } }
+    /// The average of a column's non-NULL values; nil when there are none.
+    public func average(of column: String) -> LiveAggregate<Double?> { make(.average, column) { Double(sqliteValue: $0) } }
+}
+
+extension ResultsAggregates where Element: Model {
+    private func column(_ keyPath: PartialKeyPath<Element>) -> String {
+        // An unknown key path becomes a column name no table has: the aggregate reports it.
+        (try? Element.column(for: keyPath).get()) ?? "\(keyPath)"
+    }
+
+    /// The sum of a property's values (0 when there are none, as Realm's `sum(ofProperty:)`).
+    public func sum<V: SQLiteValueConvertible & AdditiveArithmetic>(of keyPath: KeyPath<Element, V>) -> LiveAggregate<V> {
+        make(.sum, column(keyPath)) { V(sqliteValue: $0) ?? .zero }
+    }
+    /// The sum of an optional property's non-nil values (0 when there are none).
+    public func sum<V: SQLiteValueConvertible & AdditiveArithmetic>(of keyPath: KeyPath<Element, V?>) -> LiveAggregate<V> {
+        make(.sum, column(keyPath)) { V(sqliteValue: $0) ?? .zero }
+    }
+    /// The smallest value of a property; nil when there are no rows (or only nils).
+    public func min<V: SQLiteValueConvertible>(of keyPath: KeyPath<Element, V>) -> LiveAggregate<V?> {
+        make(.min, column(keyPath)) { V(sqliteValue: $0) }
+    }
+    /// The smallest non-nil value of an optional property.
+    public func min<V: SQLiteValueConvertible>(of keyPath: KeyPath<Element, V?>) -> LiveAggregate<V?> {
+        make(.min, column(keyPath)) { V(sqliteValue: $0) }
+    }
+    /// The largest value of a property; nil when there are no rows (or only nils).
+    public func max<V: SQLiteValueConvertible>(of keyPath: KeyPath<Element, V>) -> LiveAggregate<V?> {
+        make(.max, column(keyPath)) { V(sqliteValue: $0) }
+    }
+    /// The largest non-nil value of an optional property.
+    public func max<V: SQLiteValueConvertible>(of keyPath: KeyPath<Element, V?>) -> LiveAggregate<V?> {
+        make(.max, column(keyPath)) { V(sqliteValue: $0) }
+    }
+    /// The average of a property's values; nil when there are none.
+    public func average<V: SQLiteValueConvertible>(of keyPath: KeyPath<Element, V>) -> LiveAggregate<Double?> {
+        make(.average, column(keyPath)) { Double(sqliteValue: $0) }
+    }
+    /// The average of an optional property's non-nil values; nil when there are none.
+    public func average<V: SQLiteValueConvertible>(of keyPath: KeyPath<Element, V?>) -> LiveAggregate<Double?> {
+        make(.average, column(keyPath)) { Double(sqliteValue: $0) }
+    }
+}
+
+extension Results {
+    /// Live aggregates of these results: `count`, `sum(of:)`, `min(of:)`,
+    /// `max(of:)`, `average(of:)`, each a `LiveAggregate` to fetch, observe,
+    /// iterate or wrap in a `LiveValue`.
+    public var aggregates: ResultsAggregates<Element> { ResultsAggregates(results: self) }
+}
+
+// MARK: - Maintenance
+
+/// Keeps an aggregate of a live query's values (the query's elements are
+/// the aggregated column's values) up to date from each changeset.
+final class AggregatePresenter: ResultsPresenter {
+    private let function: AggregateFunction
+    private let column: String?
+    private var count = 0
+    /// Non-NULL values.
+    private var valueCount = 0
+    private var integerSum: Int64 = 0
+    private var realSum = 0.0
+    /// Non-NULL values that are not integers (the sum is then a real).
+    private var realCount = 0
+    private var overflowed = false
+    /// For min and max: each distinct value with how many rows have it, in SQLite's order.
+    private var distinct = OrderedTree<(value: SQLiteValue, rows: Int)>(order: SortOrder(terms: []))
+    private var last: SQLiteValue?
+
+    init(function: AggregateFunction, column: String?) {
+        self.function = function
+        self.column = column
+    }
+
+    var sectionValue: LiveQuery<SQLiteValue>.SectionValue? { nil }
+
+    static func unknown(_ column: String, in table: TableInfo) -> StoreError {
+        StoreError(code: .unknownColumn, message: "unknown column '\(column)' to aggregate in table \(table.name) (columns: \(table.columnNames.joined(separator: ", ")))")
+    }
+
+    func initial(_ live: LiveQuery<SQLiteValue>) throws -> Result<SQLiteValue, StoreError> {
+        var collation = SortOrder.Collation.binary
+        if let column {
+            guard let resolved = live.plan.table.column(named: column) else { throw Self.unknown(column, in: live.plan.table) }
+            collation = SortOrder.Collation(name: live.plan.table.collation(of: resolved.name)) ?? .binary
+        }
+        (count, valueCount, integerSum, realSum, realCount, overflowed) = (0, 0, 0, 0, 0, false)
+        distinct = OrderedTree(order: SortOrder(terms: [.init(descending: false, collation: collation)]))
+        live.tree.forEach { _, value in add(value) }
+        let value = current
+        last = value
+        return .success(value)
+    }
+
+    func update(_ live: LiveQuery<SQLiteValue>, before: OrderedTree<SQLiteValue>, _ changeset: Changeset) -> Result<SQLiteValue, StoreError>? {
+        for index in changeset.deletions { remove(before.entry(at: index).element) }
+        for index in changeset.insertions { add(live.tree.entry(at: index).element) }
+        for (old, new) in zip(changeset.modifications, changeset.modificationsNew) {
+            remove(before.entry(at: old).element)
+            add(live.tree.entry(at: new).element)
+        }
+        let value = current
+        guard value != last else { return nil }
+        last = value
+        return .success(value)
+    }
+
+    func error(_ error: StoreError) -> Result<SQLiteValue, StoreError> {
+        last = nil
+        return .failure(error)
+    }
+
+    /// The number a value counts as in a sum: an integer, or a real (text as SQLite converts it).
+    private static func number(_ value: SQLiteValue) -> (integer: Int64?, real: Double) {
+        switch value {
+        case .integer(let int): return (int, Double(int))
+        case .real(let double): return (nil, double)
+        case .text(let text):
+            if let int = Int64(text.trimmingCharacters(in: .whitespaces)) { return (int, Double(int)) }
+            return (nil, Double(text.trimmingCharacters(in: .whitespaces)) ?? 0)
+        case .blob, .null: return (nil, 0)
+        }
+    }
+
+    private func add(_ value: SQLiteValue) {
+        count += 1
+        guard function != .count, value != .null else { return }
+        valueCount += 1
+        switch function {
+        case .sum, .average:
+            let number = Self.number(value)
+            if let int = number.integer {
+                let (sum, overflow) = integerSum.addingReportingOverflow(int)
+                if overflow { overflowed = true; realSum += Double(int) } else { integerSum = sum }
+            } else {
+                realCount += 1
+                realSum += number.real
+            }
+        case .min, .max:
+            let key = SortKey(first: SortValue(value), rest: [], rowID: 0)
+            let position = distinct.rank(of: key)
+            if position < distinct.count, distinct.order.compare(distinct.entry(at: position).key, key) == 0 {
+                let held = distinct.entry(at: position).element
+                distinct.replace((held.value, held.rows + 1), key: key)
+            } else {
+                distinct.insert((value, 1), key: key)
+            }
+        case .count:
+            break
+        }
+    }
+
+    private func remove(_ value: SQLiteValue) {
+        count -= 1
+        guard function != .count, value != .null else { return }
+        valueCount -= 1
+        switch function {
+        case .sum, .average:
+            let number = Self.number(value)
+            if let int = number.integer {
+                let (sum, overflow) = integerSum.subtractingReportingOverflow(int)
+                if overflow { overflowed = true; realSum -= Double(int) } else { integerSum = sum }
+            } else {
+                realCount -= 1
+                realSum -= number.real
+            }
+        case .min, .max:
+            let key = SortKey(first: SortValue(value), rest: [], rowID: 0)
+            let position = distinct.rank(of: key)
+            guard position < distinct.count else { return }
+            let held = distinct.entry(at: position).element
+            if held.rows > 1 { distinct.replace((held.value, held.rows - 1), key: key) } else { distinct.remove(key: key) }
+        case .count:
+            break
+        }
+        if valueCount == 0 { (integerSum, realSum, realCount, overflowed) = (0, 0, 0, false) }
+    }
+
+    /// The aggregate's value now, as SQLite would give it.
+    private var current: SQLiteValue {
+        switch function {
+        case .count:
+            return .integer(Int64(count))
+        case .sum:
+            guard valueCount > 0 else { return .null }
+            return realCount == 0 && !overflowed ? .integer(integerSum) : .real(Double(integerSum) + realSum)
+        case .average:
+            guard valueCount > 0 else { return .null }
+            return .real((Double(integerSum) + realSum) / Double(valueCount))
+        case .min:
+            return distinct.count == 0 ? .null : distinct.entry(at: 0).element.value
+        case .max:
+            return distinct.count == 0 ? .null : distinct.entry(at: distinct.count - 1).element.value
+        }
+    }
+}
+
+/// A live aggregate kept on the main actor for SwiftUI and `@Observable`
+/// view models: `value` holds the current value as soon as this is made,
+/// then changes once per commit that changes it.
+@MainActor
+@Observable
+public final class LiveValue<Value: Sendable> {
+    /// The value now (nil only while it cannot be computed: see `error`).
+    public private(set) var value: Value?
+    /// Why the value cannot be computed now; nil once it can.
+    public private(set) var error: StoreError?
+
+    @ObservationIgnored private var token: ObservationToken?
+
+    /// Follows an aggregate.
+    public init(_ aggregate: LiveAggregate<Value>) {
+        token = aggregate.observe(on: .main, scheduling: .immediate) { [weak self] result in
+            MainActor.assumeIsolated {
+                guard let self else { return }
+                switch result {
+                case .success(let value):
+                    self.value = value
+                    if self.error != nil { self.error = nil }
+                case .failure(let error):
+                    self.error = error
+                }
+            }
+        }
+    }
+
+    /// Stops observing.
+    public func cancel() {
+        token?.invalidate()
+        token = nil
+    }
+}
