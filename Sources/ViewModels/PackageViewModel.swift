@@ -36,6 +36,14 @@ public final class PackageViewModel: ObservableObject {
     public let contents: ObservableArray<ContentItem>
     /// The recipient as last read from the store.
     @Published public private(set) var recipient: Person?
+    /// The contents' total weight in grams: a live sum, kept from each commit's changed items.
+    @Published public private(set) var totalWeight = 0
+    /// How many items the package holds: a live count.
+    @Published public private(set) var itemCount = 0
+    /// How many packages (this one included) go to the recipient's city: a
+    /// live count over a relationship path (`recipient.city == …`), exact
+    /// when packages or people change.
+    @Published public private(set) var packagesToRecipientCity = 0
     /// The last error from a write.
     @Published public private(set) var lastError: StoreError?
     /// Whether `undo()` has an edit of this editor to undo.
@@ -70,9 +78,15 @@ public final class PackageViewModel: ObservableObject {
             throw StoreError(code: .notFound, message: "no package with id \(packageID)")
         }
         recipientID = package.recipientID
-        contents = ObservableArray(store.objects(PackageContent.self)
-            .filter(Column("package_id") == packageID)
-            .sorted(by: [Ordering("position")]))
+        let items = store.objects(PackageContent.self).where { $0.packageID == packageID }
+        contents = ObservableArray(items.sorted(by: \.position))
+        items.aggregates.sum(of: \.weight).publisher
+            .sink(receiveCompletion: { _ in }, receiveValue: { [weak self] grams in self?.totalWeight = grams })
+            .store(in: &cancellables)
+        items.aggregates.count.publisher
+            .sink(receiveCompletion: { _ in }, receiveValue: { [weak self] count in self?.itemCount = count })
+            .store(in: &cancellables)
+        $recipient.map { $0?.city }.removeDuplicates().sink { [weak self] city in self?.countPackages(to: city) }.store(in: &cancellables)
 
         writes.failed = { [weak self] error in self?.lastError = error }
         writes.author = author
@@ -117,6 +131,19 @@ public final class PackageViewModel: ObservableObject {
             .store(in: &cancellables)
     }
 
+    private var cityCount: AnyCancellable?
+
+    /// Follows how many packages go to `city` (none when it is unknown).
+    private func countPackages(to city: String?) {
+        guard let city else {
+            cityCount = nil
+            packagesToRecipientCity = 0
+            return
+        }
+        cityCount = store.objects(Package.self).filter("recipient.city == $0", city).aggregates.count.publisher
+            .sink(receiveCompletion: { _ in }, receiveValue: { [weak self] count in self?.packagesToRecipientCity = count })
+    }
+
     /// A value read from the store: shown, and remembered so it is not written back.
     private func received(_ text: String, column: String) {
         guard let field = fields[column] else { return }
@@ -124,13 +151,14 @@ public final class PackageViewModel: ObservableObject {
         if self[keyPath: field] != text { self[keyPath: field] = text }
     }
 
-    /// "Recipient: …", "Postal address: …", "Contents: title weight, …".
+    /// "Recipient: …", "Postal address: …", "Contents: title weight, … (n items, w g)".
     public var summary: String {
         let name = [recipientFirstName, recipientLastName].filter { !$0.isEmpty }.joined(separator: " ")
         let place = [recipient?.postalCode, recipient?.city].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " ")
         let address = [street, place, recipient?.country ?? ""].filter { !$0.isEmpty }.joined(separator: ", ")
         let items = contents.items.map(\.description).joined(separator: ", ")
-        return "Recipient: \(name)\nPostal address: \(address)\nContents: \(items)"
+        let totals = "(\(itemCount) item\(itemCount == 1 ? "" : "s"), \(totalWeight) g)"
+        return "Recipient: \(name)\nPostal address: \(address)\nContents: \(items) \(totals)"
     }
 
     /// Adds an item with a title from a small list and a weight of 200–300 g.

@@ -8,11 +8,13 @@ import Testing
 /// strings they stand for (values bound, never spliced).
 @Suite struct KeyPathQueryTests {
     static func compiled(_ filter: ModelFilter<Person>, _ table: TableInfo) throws -> (String, [SQLiteValue]) {
-        try FilterCompiler.compile(try filter.filter.get(), table: table)
+        let compiled = try FilterCompiler.compile(try filter.filter.get(), table: table)
+        return (compiled.sql, compiled.arguments)
     }
 
     static func compiled(_ filter: Filter, _ table: TableInfo) throws -> (String, [SQLiteValue]) {
-        try FilterCompiler.compile(filter, table: table)
+        let compiled = try FilterCompiler.compile(filter, table: table)
+        return (compiled.sql, compiled.arguments)
     }
 
     @Test func typedFiltersCompileToTheSameBoundSQL() throws {

@@ -211,7 +211,7 @@ import Testing
         let rowChanges = Recorder(store.objectPublisher(Person.self, id: personID))
         await settle(store)
         #expect(model.recipientFirstName == "Zoë" && model.recipientLastName == "Ng" && model.street == "1 Main St")
-        #expect(model.summary == "Recipient: Zoë Ng\nPostal address: 1 Main St, 0150 Oslo, Norway\nContents: Tea 250")
+        #expect(model.summary == "Recipient: Zoë Ng\nPostal address: 1 Main St, 0150 Oslo, Norway\nContents: Tea 250 (1 item, 250 g)")
 
         // View model -> model.
         model.recipientFirstName = "Zoe"
@@ -252,8 +252,29 @@ import Testing
         let added = try await store.read { db in try db.fetchAll(PackageContent.self, filter: Column("position") == 1) }
         #expect(added.count == 1)
         #expect(added.first.map { (200...300).contains($0.weight) && PackageViewModel.itemTitles.contains($0.title) } == true)
-        #expect(model.summary.hasSuffix("Contents: Tea 250, \(added[0].title) \(added[0].weight)"))
+        #expect(model.summary.hasSuffix("Contents: Tea 250, \(added[0].title) \(added[0].weight) (2 items, \(250 + added[0].weight) g)"))
+        #expect(model.totalWeight == 250 + added[0].weight && model.itemCount == 2)
         #expect(throws: StoreError.self) { try PackageViewModel(store: store, packageID: 999) }
+    }
+
+    @Test func packagesToTheRecipientsCityFollowPeopleAndPackages() async throws {
+        let (store, personID, packageID) = try Self.fixture()
+        let model = try PackageViewModel(store: store, packageID: packageID)
+        await settle(store)
+        #expect(model.packagesToRecipientCity == 1)
+        try await store.write { tx in
+            let other = try tx.insert(Person(firstName: "Ola", lastName: "N", city: "Bergen"))
+            try tx.insert(Package(recipientID: other.id ?? 0))
+        }
+        await settle(store)
+        #expect(model.packagesToRecipientCity == 1, "a package to Bergen")
+        try await store.write { tx in try tx.execute(sql: "UPDATE person SET city = 'Oslo' WHERE city = 'Bergen'") }
+        await settle(store)
+        #expect(model.packagesToRecipientCity == 2, "its recipient moved to Oslo: only the person table changed")
+        try await store.write { tx in try tx.execute(sql: "UPDATE person SET city = 'Trondheim' WHERE id = ?", arguments: [.integer(personID)]) }
+        await settle(store)
+        await settle(store)
+        #expect(model.packagesToRecipientCity == 1, "this recipient moved: counted for Trondheim now")
     }
 
     /// Undo and redo revert this editor's own transactions from the change

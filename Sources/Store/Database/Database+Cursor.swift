@@ -61,7 +61,7 @@ extension Database {
     @discardableResult
     public func forEachRow(table: String, filter: Filter? = nil, orderBy: [Ordering] = [], limit: Int? = nil,
                            _ body: (RowCursor) throws -> Void) throws -> Int {
-        var select = SelectBuilder(table: try tableInfo(table))
+        var select = SelectBuilder(table: try tableInfo(table), schema: schemaLookup)
         (select.filter, select.orderBy, select.limit) = (filter, orderBy, limit)
         let (sql, arguments) = try select.build()
         let statement = try connection.prepare(sql: sql)

@@ -103,6 +103,11 @@ public final class Database {
         try schema.tableInfo(table)
     }
 
+    /// The schema as filters' relationship paths read it.
+    var schemaLookup: SchemaLookup {
+        SchemaLookup(table: { try self.tableInfo($0) }, tableNames: { try self.tableNames() })
+    }
+
     /// Drops cached schema knowledge when another connection changed the
     /// schema. Called at the start of each transaction; this connection's
     /// own schema changes drop it as they run.
@@ -183,7 +188,7 @@ public final class Database {
 
     /// Rows of a table, filtered, ordered (ties broken by primary key) and limited.
     public func fetchRows(table: String, filter: Filter? = nil, orderBy: [Ordering] = [], limit: Int? = nil) throws -> [Row] {
-        var select = SelectBuilder(table: try tableInfo(table))
+        var select = SelectBuilder(table: try tableInfo(table), schema: schemaLookup)
         (select.filter, select.orderBy, select.limit) = (filter, orderBy, limit)
         let (sql, arguments) = try select.build()
         return try fetchRows(sql: sql, arguments: arguments)
@@ -193,7 +198,7 @@ public final class Database {
     ///
     /// - Complexity: one SQL query; decoding reads columns directly.
     public func fetchAll<M: Model>(_ type: M.Type, filter: Filter? = nil, orderBy: [Ordering] = [], limit: Int? = nil) throws -> [M] {
-        var select = SelectBuilder(table: try tableInfo(M.tableName))
+        var select = SelectBuilder(table: try tableInfo(M.tableName), schema: schemaLookup)
         (select.filter, select.orderBy, select.limit) = (filter, orderBy, limit)
         let (sql, arguments) = try select.build()
         return try fetchAll(M.self, sql: sql, arguments: arguments)
@@ -214,7 +219,7 @@ public final class Database {
 
     /// The number of rows of a table that match a filter.
     public func fetchCount(table: String, filter: Filter? = nil) throws -> Int {
-        var select = SelectBuilder(table: try tableInfo(table))
+        var select = SelectBuilder(table: try tableInfo(table), schema: schemaLookup)
         select.filter = filter
         return try fetchCount(select)
     }
@@ -346,7 +351,7 @@ public final class Database {
     @discardableResult
     public func deleteAll<M: Model>(_ type: M.Type, filter: Filter? = nil) throws -> Int {
         let info = try tableInfo(M.tableName)
-        let (condition, arguments) = try SelectBuilder.whereClause(filter, table: info)
+        let (condition, arguments) = try SelectBuilder.whereClause(filter, table: info, schema: schemaLookup)
         let sql = "DELETE FROM \(quoteIdentifier(info.name))" + condition
         try execute(sql: sql, arguments: arguments)
         return connection.changes

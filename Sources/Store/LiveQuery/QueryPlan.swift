@@ -36,6 +36,10 @@ struct QueryPlan {
     /// then every change re-runs the query.
     let hasLimit: Bool
 
+    /// Other tables the filter reads through relationship paths: a commit
+    /// to one of them can change which rows match.
+    let dependencies: Set<String>
+
     /// How the database stores text: sort values of BINARY columns hold these bytes.
     let textEncoding: TextEncoding
 
@@ -47,7 +51,7 @@ struct QueryPlan {
         let table = try db.tableInfo(name)
         try table.checkObservable()
         self.table = table
-        var select = SelectBuilder(table: table)
+        var select = SelectBuilder(table: table, schema: db.schemaLookup)
         select.columns = .rowIDAndAll
         select.filter = filter
         select.orderBy = orderBy
@@ -61,6 +65,7 @@ struct QueryPlan {
         (pointSQL, pointArguments) = try select.build()
         hasLimit = limit != nil || !distinct.isEmpty
         textEncoding = try TextEncoding(db.connection)
+        dependencies = try filter.map { try FilterCompiler.compile($0, table: table, schema: db.schemaLookup).dependencies } ?? []
 
         func resultColumn(_ name: String) -> Int32? {
             table.columns.firstIndex { $0.name == name }.map { Int32($0 + 1) }

@@ -34,7 +34,7 @@ public struct LiveAggregate<Value: Sendable>: Sendable {
         let filter = try results.filter?.get()
         let value = try results.host.read { db -> SQLiteValue in
             let table = try db.tableInfo(results.table)
-            var select = SelectBuilder(table: table)
+            var select = SelectBuilder(table: table, schema: db.schemaLookup)
             (select.filter, select.orderBy, select.limit, select.distinct) = (filter, results.orderings, results.limitCount, results.distinctColumns)
             select.columns = .rowIDAndAll
             let (inner, arguments) = try select.build()

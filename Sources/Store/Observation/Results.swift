@@ -132,7 +132,7 @@ public struct Results<Element: Sendable>: Sendable {
 
     /// The query as a SELECT: filter, order, limit, distinct.
     private func select(in db: Database, filter: Filter?) throws -> SelectBuilder {
-        var select = SelectBuilder(table: try db.tableInfo(table))
+        var select = SelectBuilder(table: try db.tableInfo(table), schema: db.schemaLookup)
         (select.filter, select.orderBy, select.limit, select.distinct) = (filter, orderings, limitCount, distinctColumns)
         return select
     }

@@ -76,7 +76,13 @@ final class ResultsObservation<Presenter: ResultsPresenter>: StoreObservation, F
             send(initial)
             return
         }
-        guard let change = changes.change(in: live.plan.table.name) else { return }
+        var change = changes.change(in: live.plan.table.name)
+        // Rows of a related table changed: which rows match may have changed
+        // with them. Find out by comparing (O(n), nothing decoded).
+        if live.plan.dependencies.contains(where: { changes.change(matching: $0) != nil }), change != .unknown {
+            change = .unknown
+        }
+        guard let change else { return }
         do {
             let before = live.tree
             var changeset: Changeset?

@@ -108,7 +108,7 @@ extension Predicate {
             try body(operand); try body(low); try body(high)
         case .and(let lhs, let rhs), .or(let lhs, let rhs):
             try lhs.forEachOperand(body); try rhs.forEachOperand(body)
-        case .not(let inner):
+        case .not(let inner), .quantified(_, let inner):
             try inner.forEachOperand(body)
         case .constant:
             break
@@ -133,6 +133,8 @@ extension Predicate {
             return .or(lhs.mapOperands(transform), rhs.mapOperands(transform))
         case .not(let inner):
             return .not(inner.mapOperands(transform))
+        case .quantified(let quantifier, let inner):
+            return .quantified(quantifier, inner.mapOperands(transform))
         case .constant:
             return self
         }

@@ -4,21 +4,49 @@
 struct FilterCompiler {
     let table: TableInfo
     let source: String?
+    /// Where relationship paths find other tables (nil: paths are refused).
+    let schema: SchemaLookup?
+    /// This table's alias inside a relationship subquery; nil for the queried table.
+    let alias: String?
+    private let context: Context
     private(set) var arguments: [SQLiteValue] = []
 
-    init(table: TableInfo, source: String?) {
-        self.table = table
-        self.source = source
+    /// Shared by the compilers of one filter: alias numbering, tables read.
+    final class Context {
+        var aliases = 0
+        var dependencies = Set<String>()
     }
 
-    /// SQL and arguments for a filter.
-    static func compile(_ filter: Filter, table: TableInfo) throws -> (sql: String, arguments: [SQLiteValue]) {
-        var compiler = FilterCompiler(table: table, source: filter.source)
+    init(table: TableInfo, source: String?, schema: SchemaLookup? = nil, alias: String? = nil, context: Context = Context()) {
+        self.table = table
+        self.source = source
+        self.schema = schema
+        self.alias = alias
+        self.context = context
+    }
+
+    /// SQL and arguments for a filter, and the other tables its relationship paths read.
+    static func compile(_ filter: Filter, table: TableInfo, schema: SchemaLookup? = nil) throws -> (sql: String, arguments: [SQLiteValue], dependencies: Set<String>) {
+        var compiler = FilterCompiler(table: table, source: filter.source, schema: schema)
         let sql = try compiler.sql(filter.resolvedPredicate)
-        return (sql, compiler.arguments)
+        return (sql, compiler.arguments, compiler.context.dependencies)
+    }
+
+    /// A column of this table as SQL: qualified by the alias inside a subquery.
+    private func columnSQL(_ name: String) -> String {
+        alias.map { "\($0).\(quoteIdentifier(name))" } ?? quoteIdentifier(name)
+    }
+
+    /// A column of this table as a subquery refers to it (by alias, or by the table's name).
+    private func outerColumnSQL(_ name: String) -> String {
+        "\(alias ?? quoteIdentifier(table.name)).\(quoteIdentifier(name))"
     }
 
     mutating func sql(_ predicate: Predicate) throws -> String {
+        if predicate.isLeaf, let (relationship, position) = try toManyPath(in: predicate) {
+            // A path through a to-many relationship without a quantifier: ANY, as in Realm.
+            return try quantified(.any, predicate, relationship: relationship, position: position)
+        }
         switch predicate {
         case .comparison(let lhs, let op, let rhs, let caseInsensitive):
             try checkComparable(lhs, [rhs])
@@ -74,17 +102,145 @@ struct FilterCompiler {
 
         case .constant(let value):
             return value ? "1" : "0"
+
+        case .quantified(let quantifier, let inner):
+            guard let (relationship, position) = try toManyPath(in: inner) else {
+                var path: (String, Int?)?
+                inner.forEachOperand { if path == nil, case .column(let name, let position) = $0, name.contains(".") { path = (name, position) } }
+                guard let (name, position) = path else {
+                    throw StoreError(code: .invalidQuery, message: "\(quantifier.rawValue) needs a path through a to-many relationship, as in ANY contents.weight > 1000")
+                }
+                let first = name.split(separator: ".").first.map(String.init) ?? name
+                throw failure("\(quantifier.rawValue) needs a to-many relationship; '\(first)' is to-one (compare \(name) directly)",
+                              position: position, code: .invalidQuery)
+            }
+            return try quantified(quantifier, inner, relationship: relationship, position: position)
+        }
+    }
+
+    // MARK: - Relationships
+
+    /// The first path in a predicate that goes through a to-many relationship (and is not an aggregate such as `@count`).
+    private func toManyPath(in predicate: Predicate) throws -> (String, Int?)? {
+        var found: (String, Int?)?
+        var failure: Error?
+        predicate.forEachOperand { operand in
+            guard found == nil, failure == nil, case .column(let name, let position) = operand, name.contains(".") else { return }
+            let segments = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            guard segments.count > 1, !segments[1].hasPrefix("@") else { return }
+            do {
+                if case .toMany = try relationship(segments[0], position: position) { found = (segments[0], position) }
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+        return found
+    }
+
+    private func relationship(_ name: String, position: Int?) throws -> Relationship {
+        guard let schema else {
+            throw failure("relationship paths such as '\(name).…' cannot be used here", position: position, code: .invalidQuery)
+        }
+        do {
+            return try Relationship.resolve(name, from: table, schema: schema)
+        } catch let error as StoreError {
+            throw failure(error.message, position: position, code: error.code)
+        }
+    }
+
+    /// A compiler for a related table inside a subquery, with a fresh alias.
+    private func child(_ table: TableInfo) -> FilterCompiler {
+        context.aliases += 1
+        context.dependencies.insert(table.name)
+        return FilterCompiler(table: table, source: source, schema: schema, alias: "_sluice_r\(context.aliases)", context: context)
+    }
+
+    /// `EXISTS (SELECT 1 FROM child WHERE <key matches> AND <predicate on the child's rows>)`, or its ALL / NONE forms.
+    private mutating func quantified(_ quantifier: Quantifier, _ predicate: Predicate, relationship name: String, position: Int?) throws -> String {
+        guard case .toMany(let childTable, let column, let parentColumn) = try relationship(name, position: position) else {
+            throw failure("\(quantifier.rawValue) needs a to-many relationship; '\(name)' is to-one (compare \(name).column directly)",
+                          position: position, code: .invalidQuery)
+        }
+        var inner = child(childTable)
+        var outerColumn: (String, Int?)?
+        let rewritten = predicate.mapOperands { operand in
+            guard case .column(let path, let position) = operand else { return operand }
+            let segments = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            guard segments.count > 1, segments[0] == name else {
+                outerColumn = outerColumn ?? (path, position)
+                return operand
+            }
+            return .column(segments.dropFirst().joined(separator: "."), position: position)
+        }
+        if let (column, position) = outerColumn {
+            throw failure("in \(quantifier.rawValue) \(name)..., compare the related rows' columns with values, not '\(column)'",
+                          position: position, code: .invalidQuery)
+        }
+        let condition = try inner.sql(rewritten)
+        arguments += inner.arguments
+        let rows = "SELECT 1 FROM \(quoteIdentifier(childTable.name)) AS \(inner.alias ?? "") WHERE \(inner.columnSQL(column)) = \(outerColumnSQL(parentColumn))"
+        switch quantifier {
+        case .any: return "EXISTS (\(rows) AND (\(condition)))"
+        case .all: return "NOT EXISTS (\(rows) AND NOT IFNULL((\(condition)), 0))"
+        case .none: return "NOT EXISTS (\(rows) AND (\(condition)))"
+        }
+    }
+
+    /// A path as a scalar subquery: a to-one hop then the rest of the path,
+    /// or a to-many aggregate (`@count`, `@sum.x`, `@avg.x`, `@min.x`, `@max.x`).
+    private mutating func pathSQL(_ path: String, position: Int?) throws -> String {
+        let segments = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard segments.count > 1, segments.allSatisfy({ !$0.isEmpty }) else {
+            throw failure("'\(path)' is not a column or a relationship path", position: position, code: .invalidQuery)
+        }
+        let rest = segments.dropFirst().joined(separator: ".")
+        switch try relationship(segments[0], position: position) {
+        case .toOne(let column, let target, let targetColumn):
+            var inner = child(target)
+            let value = try inner.operand(.column(rest, position: position), lowered: false)
+            arguments += inner.arguments
+            return "(SELECT \(value) FROM \(quoteIdentifier(target.name)) AS \(inner.alias ?? "") WHERE \(inner.columnSQL(targetColumn)) = \(outerColumnSQL(column)))"
+        case .toMany(let childTable, let column, let parentColumn):
+            let inner = child(childTable)
+            let function = segments[1].lowercased()
+            let expression: String
+            switch function {
+            case "@count" where segments.count == 2:
+                expression = "count(*)"
+            case "@sum", "@avg", "@min", "@max":
+                guard segments.count == 3, let aggregated = childTable.column(named: segments[2]) else {
+                    let named = segments.count == 3 ? "unknown column '\(segments[2])' in table \(childTable.name) (columns: \(childTable.columnNames.joined(separator: ", ")))"
+                                                    : "\(segments[1]) needs a column after it, as in \(segments[0]).\(segments[1]).weight"
+                    throw failure(named, position: position, code: segments.count == 3 ? .unknownColumn : .invalidQuery)
+                }
+                let value = inner.columnSQL(aggregated.name)
+                switch function {
+                case "@sum": expression = "IFNULL(sum(\(value)), 0)"   // 0 for no rows, as Realm's @sum
+                case "@avg": expression = "avg(\(value))"
+                case "@min": expression = "min(\(value))"
+                default: expression = "max(\(value))"
+                }
+            default:
+                throw failure("'\(segments[0])' is a to-many relationship: use ANY/ALL/NONE \(path) ..., or \(segments[0]).@count, "
+                              + "@sum, @avg, @min, @max", position: position, code: .invalidQuery)
+            }
+            return "(SELECT \(expression) FROM \(quoteIdentifier(childTable.name)) AS \(inner.alias ?? "") WHERE \(inner.columnSQL(column)) = \(outerColumnSQL(parentColumn)))"
         }
     }
 
     private mutating func operand(_ operand: Operand, lowered: Bool) throws -> String {
         switch operand {
         case .column(let name, let position):
+            if name.contains("."), table.column(named: name) == nil {
+                let path = try pathSQL(name, position: position)
+                return lowered ? "sluice_lower(\(path))" : path
+            }
             guard let column = table.column(named: name) else {
                 let message = "unknown column '\(name)' in table \(table.name) (columns: \(table.columnNames.joined(separator: ", ")))"
                 throw failure(message, position: position, code: .unknownColumn)
             }
-            let quoted = quoteIdentifier(column.name)
+            let quoted = columnSQL(column.name)
             return lowered ? "sluice_lower(\(quoted))" : quoted
         case .value(let value):
             if lowered, case .text(let text) = value {
@@ -144,5 +300,15 @@ struct FilterCompiler {
         }
         error.code = code
         return error
+    }
+}
+
+extension Predicate {
+    /// A comparison of operands (no AND, OR, NOT or quantifier inside).
+    var isLeaf: Bool {
+        switch self {
+        case .comparison, .string, .isNull, .in, .between: return true
+        case .and, .or, .not, .constant, .quantified: return false
+        }
     }
 }

@@ -52,6 +52,11 @@ public struct ModelColumn<Root: Model, Value>: Sendable {
         column = Root.column(for: keyPath).map(Column.init)
     }
 
+    /// A column (or relationship path) already resolved.
+    init(column: Result<Column, StoreError>) {
+        self.column = column
+    }
+
     private func make(_ body: (Column) -> Filter) -> ModelFilter<Root> {
         ModelFilter(column.map(body))
     }

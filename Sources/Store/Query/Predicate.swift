@@ -19,11 +19,27 @@ public indirect enum Predicate: Sendable, Hashable {
     case not(Predicate)
     /// `TRUEPREDICATE` / `FALSEPREDICATE`.
     case constant(Bool)
+    /// `ANY`, `ALL` or `NONE` of the related rows of a to-many relationship
+    /// match: the predicate compares a path through it (`ANY contents.weight > 1000`).
+    case quantified(Quantifier, Predicate)
+}
+
+/// Which of a to-many relationship's rows must match.
+public enum Quantifier: String, Sendable, Hashable {
+    /// At least one (also what a path through a to-many relationship means without a quantifier).
+    case any = "ANY"
+    /// Every one (true when there are none).
+    case all = "ALL"
+    /// None.
+    case none = "NONE"
 }
 
 /// One side of a comparison.
 public enum Operand: Sendable, Hashable {
-    /// A column of the queried table; `position` is its offset in the query string.
+    /// A column of the queried table; `position` is its offset in the query
+    /// string. A dotted name is a relationship path: `recipient.city` (to
+    /// one), `contents.@count`, `contents.@sum.weight` (`@avg`, `@min`,
+    /// `@max`) and, inside a quantified predicate, `contents.weight`.
     case column(String, position: Int?)
     /// A literal value.
     case value(SQLiteValue)

@@ -99,6 +99,20 @@ struct QueryParser {
         }
         if isKeyword("TRUEPREDICATE") { try advance(); return .constant(true) }
         if isKeyword("FALSEPREDICATE") { try advance(); return .constant(false) }
+        // `ANY contents.weight > 1000`: a quantifier, when a path follows (a column may be called "any").
+        if case .identifier(let word) = token, let quantifier = Self.quantifiers[word.uppercased()] {
+            let saved = (index, token, tokenStart)
+            try advance()
+            if case .identifier(let path) = token, path.contains(".") {
+                let position = tokenStart
+                let lhs = try parseOperand(after: nil)
+                guard case .column(let name, _) = lhs, !name.split(separator: ".").dropFirst().contains(where: { $0.hasPrefix("@") }) else {
+                    throw error("\(word.uppercased()) needs a path to a related column, as in ANY contents.weight > 1000", at: position)
+                }
+                return .quantified(quantifier, try parseComparison(lhs))
+            }
+            (index, token, tokenStart) = saved
+        }
         let lhs = try parseOperand(after: nil)
         return try parseComparison(lhs)
     }
@@ -237,6 +251,8 @@ struct QueryParser {
         ">": .greater, ">=": .greaterOrEqual, "=>": .greaterOrEqual,
     ]
 
+    private static let quantifiers: [String: Quantifier] = ["ANY": .any, "SOME": .any, "ALL": .all, "NONE": .none]
+
     private static let keywords: Set<String> = [
         "AND", "OR", "NOT", "IN", "BETWEEN", "LIKE", "BEGINSWITH", "ENDSWITH", "CONTAINS",
         "IS", "NULL", "NIL", "TRUE", "FALSE", "YES", "NO", "TRUEPREDICATE", "FALSEPREDICATE",
@@ -270,6 +286,18 @@ struct QueryParser {
             var name = ""
             while index < characters.count, characters[index].isLetter || characters[index].isNumber || characters[index] == "_" {
                 name.append(characters[index]); index += 1
+                // `package_content(package_id).`: one foreign key of a table with several.
+                if index < characters.count, characters[index] == "(", let close = characters[index...].firstIndex(of: ")"),
+                   close > index + 1, close + 1 < characters.count, characters[close + 1] == ".",
+                   characters[(index + 1)..<close].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) {
+                    name += String(characters[index...close]); index = close + 1
+                }
+                // A relationship path: `recipient.city`, `contents.@count`, `contents.@sum.weight`.
+                if index + 1 < characters.count, characters[index] == ".",
+                   characters[index + 1].isLetter || characters[index + 1] == "_" || characters[index + 1] == "@" {
+                    name.append("."); index += 1
+                    if characters[index] == "@" { name.append("@"); index += 1 }
+                }
             }
             token = .identifier(name)
         } else if character.isASCII && character.isNumber || (character == "." && peek(1)?.isASCII == true && peek(1)?.isNumber == true) {

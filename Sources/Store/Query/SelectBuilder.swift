@@ -32,8 +32,12 @@ struct SelectBuilder {
     /// Restricts to the row whose column (`rowid` or a key) equals the first argument.
     var keyColumn: String?
 
-    init(table: TableInfo) {
+    /// Where relationship paths in the filter find other tables.
+    var schema: SchemaLookup?
+
+    init(table: TableInfo, schema: SchemaLookup? = nil) {
         self.table = table
+        self.schema = schema
     }
 
     /// The SQL and its arguments (the key's value first, when `keyColumn` is set, is left to the caller).
@@ -51,7 +55,7 @@ struct SelectBuilder {
             conditions.append(keyColumn == "rowid" ? "rowid = ?" : "\(quoteIdentifier(keyColumn)) = ?")
         }
         if let filter {
-            let compiled = try FilterCompiler.compile(filter, table: table)
+            let compiled = try FilterCompiler.compile(filter, table: table, schema: schema)
             conditions.append(keyColumn == nil ? compiled.sql : "(\(compiled.sql))")
             arguments += compiled.arguments
         }
@@ -88,7 +92,7 @@ struct SelectBuilder {
             return quoteIdentifier(column.name)
         }
         let order = try orderList(orderBy ?? [], reversed: false) + ", rowid"
-        let (filterSQL, arguments) = try Self.whereClause(filter, table: table)
+        let (filterSQL, arguments) = try Self.whereClause(filter, table: table, schema: schema)
         let sql = "rowid IN (SELECT __sluice_r FROM (SELECT rowid AS __sluice_r, row_number() OVER (PARTITION BY "
             + partition.joined(separator: ", ") + " ORDER BY " + order + ") AS __sluice_n FROM "
             + quoteIdentifier(table.name) + filterSQL + ") WHERE __sluice_n = 1)"
@@ -127,9 +131,9 @@ struct SelectBuilder {
 
     /// ` WHERE <filter>` with its arguments, or nothing without a filter
     /// (for DELETE and UPDATE statements).
-    static func whereClause(_ filter: Filter?, table: TableInfo) throws -> (sql: String, arguments: [SQLiteValue]) {
+    static func whereClause(_ filter: Filter?, table: TableInfo, schema: SchemaLookup? = nil) throws -> (sql: String, arguments: [SQLiteValue]) {
         guard let filter else { return ("", []) }
-        let compiled = try FilterCompiler.compile(filter, table: table)
+        let compiled = try FilterCompiler.compile(filter, table: table, schema: schema)
         return (" WHERE " + compiled.sql, compiled.arguments)
     }
 }

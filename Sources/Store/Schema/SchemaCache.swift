@@ -135,8 +135,16 @@ final class SchemaCache {
         for column in columns {
             if let collation = collation(table: name, column: column.name) { collations[column.name] = collation }
         }
+        // id, seq, table, from, to, ...: one row per column of each key; single-column keys only.
+        let keyRows = try rows("PRAGMA foreign_key_list(\(quoted))")
+        var keys: [TableInfo.ForeignKey] = []
+        for row in keyRows where row.count >= 5 {
+            let id = row[0]
+            guard keyRows.filter({ $0[0] == id }).count == 1, case .text(let parent) = row[2], case .text(let from) = row[3] else { continue }
+            keys.append(TableInfo.ForeignKey(column: from, parentTable: parent, parentColumn: String(sqliteValue: row[4])))
+        }
         return TableInfo(name: name, kind: kind, columns: columns, primaryKey: primaryKey,
-                         hasUniqueIndex: hasUniqueIndex, collations: collations)
+                         hasUniqueIndex: hasUniqueIndex, collations: collations, foreignKeys: keys)
     }
 
     /// The collating sequence of a column, as SQLite reports it.

@@ -75,13 +75,25 @@ public struct TableInfo: Sendable, Hashable {
     let hasUniqueIndex: Bool
     /// Column collations other than BINARY, by column name.
     let collations: [String: String]
+    /// Its single-column foreign keys: what relationship paths in queries follow.
+    let foreignKeys: [ForeignKey]
+
+    /// A single-column foreign key: `column` holds the `parentColumn` value of a row of `parentTable`.
+    struct ForeignKey: Sendable, Hashable {
+        let column: String
+        let parentTable: String
+        /// nil when the key references the parent's primary key implicitly.
+        let parentColumn: String?
+    }
 
     /// A description of an ordinary table (for tools that check input against a schema).
     public init(name: String, columns: [Column], primaryKey: [String]) {
         self.init(name: name, kind: .table, columns: columns, primaryKey: primaryKey, hasUniqueIndex: false, collations: [:])
     }
 
-    init(name: String, kind: Kind, columns: [Column], primaryKey: [String], hasUniqueIndex: Bool, collations: [String: String]) {
+    init(name: String, kind: Kind, columns: [Column], primaryKey: [String], hasUniqueIndex: Bool, collations: [String: String],
+         foreignKeys: [ForeignKey] = []) {
+        self.foreignKeys = foreignKeys
         self.name = name
         self.kind = kind
         self.columns = columns

@@ -1,0 +1,81 @@
+/// Typed relationship paths inside `where { ... }`, through foreign keys:
+///
+/// ```swift
+/// store.objects(Package.self).where { $0.related(\.recipientID, Person.self).city == "Oslo" }
+/// store.objects(Package.self).where { $0.children(\PackageContent.packageID).count > 2 }
+/// store.objects(Package.self).where { $0.children(\PackageContent.packageID).sum(\.weight) > 5000 }
+/// store.objects(Package.self).where { $0.children(\PackageContent.packageID).any { $0.weight > 1000 } }
+/// ```
+///
+/// Each compiles to the same SQL as the query string's path
+/// (`recipient.city == 'Oslo'`, `contents.@count > 2`, ...): a correlated
+/// subquery on the foreign key, with every value bound.
+extension ModelQuery {
+    /// The row a foreign-key property points at, to filter on its properties.
+    public func related<Target: Model, Key>(_ foreignKey: KeyPath<Root, Key>, _ target: Target.Type) -> RelatedModel<Root, Target> {
+        RelatedModel(path: Root.column(for: foreignKey))
+    }
+
+    /// The rows of another model whose foreign-key property points at this row.
+    public func children<Child: Model, Key>(_ foreignKey: KeyPath<Child, Key>) -> RelatedRows<Root, Child> {
+        RelatedRows(segment: Child.column(for: foreignKey).map { "\(Child.tableName)(\($0))" })
+    }
+}
+
+/// The row a foreign key points at: `$0.related(\.recipientID, Person.self).city`.
+@dynamicMemberLookup
+public struct RelatedModel<Root: Model, Target: Model>: Sendable {
+    /// The foreign-key column, or why the key path has none.
+    let path: Result<String, StoreError>
+
+    /// A property of the related row.
+    public subscript<Value>(dynamicMember keyPath: KeyPath<Target, Value>) -> ModelColumn<Root, Value> {
+        ModelColumn(column: path.flatMap { prefix in Target.column(for: keyPath).map { Column(prefix + "." + $0) } })
+    }
+}
+
+/// The rows of a to-many relationship: their count, sums and extremes, and quantifiers.
+public struct RelatedRows<Root: Model, Child: Model>: Sendable {
+    /// `child_table(foreign_key)`, or why the key path has no column.
+    let segment: Result<String, StoreError>
+
+    private func aggregate<Value>(_ function: String, _ keyPath: PartialKeyPath<Child>) -> ModelColumn<Root, Value> {
+        ModelColumn(column: segment.flatMap { segment in Child.column(for: keyPath).map { Column("\(segment).@\(function).\($0)") } })
+    }
+
+    /// How many related rows there are (`contents.@count`).
+    public var count: ModelColumn<Root, Int> {
+        ModelColumn(column: segment.map { Column("\($0).@count") })
+    }
+
+    /// The sum of a property over the related rows, 0 when there are none (`contents.@sum.weight`).
+    public func sum<Value>(_ keyPath: KeyPath<Child, Value>) -> ModelColumn<Root, Value> { aggregate("sum", keyPath) }
+    /// The sum of an optional property's non-nil values.
+    public func sum<Value>(_ keyPath: KeyPath<Child, Value?>) -> ModelColumn<Root, Value> { aggregate("sum", keyPath) }
+    /// The average of a property over the related rows (NULL when there are none: no comparison holds).
+    public func average<Value>(_ keyPath: KeyPath<Child, Value>) -> ModelColumn<Root, Double> { aggregate("avg", keyPath) }
+    /// The smallest value of a property among the related rows.
+    public func min<Value>(_ keyPath: KeyPath<Child, Value>) -> ModelColumn<Root, Value> { aggregate("min", keyPath) }
+    /// The largest value of a property among the related rows.
+    public func max<Value>(_ keyPath: KeyPath<Child, Value>) -> ModelColumn<Root, Value> { aggregate("max", keyPath) }
+
+    private func quantified(_ quantifier: Quantifier, _ build: (ModelQuery<Child>) -> ModelFilter<Child>) -> ModelFilter<Root> {
+        ModelFilter(segment.flatMap { segment in
+            build(ModelQuery()).filter.map { filter in
+                // The child's columns, as paths through the relationship; one related row must satisfy all of it (SUBQUERY).
+                let predicate = filter.resolvedPredicate.mapOperands { operand in
+                    guard case .column(let name, let position) = operand else { return operand }
+                    return .column("\(segment).\(name)", position: position)
+                }
+                return Filter(.quantified(quantifier, predicate))
+            }
+        })
+    }
+
+    /// At least one related row matches the filter (all of it, on the same row).
+    public func any(_ build: (ModelQuery<Child>) -> ModelFilter<Child>) -> ModelFilter<Root> { quantified(.any, build) }
+    /// Every related row matches (true when there are none).
+    public func all(_ build: (ModelQuery<Child>) -> ModelFilter<Child>) -> ModelFilter<Root> { quantified(.all, build) }
+    /// No related row matches.
+    public func none(_ build: (ModelQuery<Child>) -> ModelFilter<Child>) -> ModelFilter<Root> { quantified(.none, build) }
+}
