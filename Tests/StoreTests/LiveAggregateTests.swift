@@ -5,26 +5,12 @@ import Testing
 @testable import Store
 import SluiceDemo
 
-/// Collects what an aggregate delivers.
-final class ValueRecorder<Value: Sendable>: @unchecked Sendable {
-    // @unchecked Sendable: `values` is guarded by `lock`.
-    private let lock = NSLock()
-    private var values: [Result<Value, StoreError>] = []
-    private(set) var token: ObservationToken?
+/// Collects what an aggregate delivers (on a queue of its own).
+typealias ValueRecorder<Value: Sendable> = EventRecorder<Result<Value, StoreError>>
 
-    init(_ aggregate: LiveAggregate<Value>) {
-        token = aggregate.observe(on: DispatchQueue(label: "test.aggregate")) { [weak self] value in
-            guard let self else { return }
-            self.lock.lock()
-            self.values.append(value)
-            self.lock.unlock()
-        }
-    }
-
-    func take() -> [Result<Value, StoreError>] {
-        lock.lock()
-        defer { values = []; lock.unlock() }
-        return values
+extension EventRecorder {
+    convenience init<Value>(_ aggregate: LiveAggregate<Value>) where Event == Result<Value, StoreError> {
+        self.init { record in aggregate.observe(on: DispatchQueue(label: "test.aggregate")) { record($0) } }
     }
 }
 

@@ -5,25 +5,11 @@ import Testing
 import SluiceDemo
 
 /// Records what a sectioned observation delivers.
-final class SectionRecorder<Key: Hashable & Sendable, Element: Sendable>: @unchecked Sendable {
-    // @unchecked Sendable: `events` is guarded by `lock`.
-    private let lock = NSLock()
-    private var events: [SectionedResultsChange<Key, Element>] = []
-    private(set) var token: ObservationToken?
+typealias SectionRecorder<Key: Hashable & Sendable, Element: Sendable> = EventRecorder<SectionedResultsChange<Key, Element>>
 
-    init(_ sections: SectionedResults<Key, Element>, keyPaths: [String]? = nil) {
-        token = sections.observe(keyPaths: keyPaths) { [weak self] change in
-            guard let self else { return }
-            self.lock.lock()
-            self.events.append(change)
-            self.lock.unlock()
-        }
-    }
-
-    func take() -> [SectionedResultsChange<Key, Element>] {
-        lock.lock()
-        defer { events = []; lock.unlock() }
-        return events
+extension EventRecorder {
+    convenience init<Key, Element>(_ sections: SectionedResults<Key, Element>, keyPaths: [String]? = nil) where Event == SectionedResultsChange<Key, Element> {
+        self.init { record in sections.observe(keyPaths: keyPaths) { record($0) } }
     }
 }
 

@@ -31,10 +31,8 @@ enum ScaleBenchmark {
 
     static func perRow(_ bytes: Int, _ count: Int) -> String { String(format: "%.0f B/row", Double(bytes) / Double(count)) }
 
-    static func run(_ harness: inout Harness, quick: Bool) throws {
-        let count = quick ? 100_000 : 1_000_000
-        let path = freshDatabasePath("scale")
-        defer { removeDatabase(at: path) }
+    /// A store of `count` people (8,000 distinct last names), change log off, freshly reopened.
+    static func peopleStore(path: String, count: Int) throws -> Store {
         var setup = Store.Configuration()
         setup.logsChanges = false
         do {
@@ -46,7 +44,14 @@ enum ScaleBenchmark {
             }
             try store.write { tx in for person in people { try tx.insert(person) } }
         }
-        let store = try Store(path: path, configuration: setup)
+        return try Store(path: path, configuration: setup)
+    }
+
+    static func run(_ harness: inout Harness, quick: Bool) throws {
+        let count = quick ? 100_000 : 1_000_000
+        let path = freshDatabasePath("scale")
+        defer { removeDatabase(at: path) }
+        let store = try peopleStore(path: path, count: count)
         let results = store.objects(Person.self).sorted(by: \.lastName)
 
         // The app's own array.

@@ -1,6 +1,6 @@
 import Foundation
 
-// Usage: swift run -c release --package-path Benchmarks sluice-benchmarks [--quick] [--only=records|live|log|scale|log-bulk|log-fallback]
+// Usage: swift run -c release --package-path Benchmarks sluice-benchmarks [--quick] [--only=records|live|log|scale|features|log-bulk|log-fallback]
 let quick = CommandLine.arguments.contains("--quick")
 var harness = Harness()
 print("Sluice benchmarks (release build; medians of \(quick ? 3 : 7) runs; raw = SQLite C API in the same process)")
@@ -34,6 +34,9 @@ do {
     }
     if only == nil || only == "scale" {
         try ScaleBenchmark.run(&harness, quick: quick)
+    }
+    if only == nil || only == "features" {
+        try FeaturesBenchmark.run(&harness, quick: quick)
     }
     if only == "log-bulk" || only == "log-fallback" {
         try ChangeLogBenchmark.run(&harness, quick: quick, only: only)

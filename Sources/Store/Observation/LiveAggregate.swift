@@ -65,14 +65,7 @@ public struct LiveAggregate<Value: Sendable>: Sendable {
         let observation = ResultsObservation(results: results, keyPaths: column.map { [$0] } ?? [],
                                              presenter: AggregatePresenter(function: function, column: column),
                                              delivery: Delivery(queue: queue, block: deliver))
-        switch scheduling {
-        case .async:
-            return results.host.register(observation)
-        case .immediate:
-            return results.host.registerImmediately(observation) { db in
-                if let initial = observation.startImmediately(db) { deliver(initial) }
-            }
-        }
+        return results.host.start(observation, scheduling: scheduling) { deliver($0) }
     }
 
     /// The value now and after each commit that changes it, as an

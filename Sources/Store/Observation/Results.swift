@@ -161,14 +161,7 @@ public struct Results<Element: Sendable>: Sendable {
     ) -> ObservationToken {
         let observation = ResultsObservation(results: self, keyPaths: keyPaths, presenter: FlatPresenter<Element>(),
                                              delivery: Delivery(queue: queue, block: block))
-        switch scheduling {
-        case .async:
-            return host.register(observation)
-        case .immediate:
-            return host.registerImmediately(observation) { db in
-                if let initial = observation.startImmediately(db) { block(initial) }
-            }
-        }
+        return host.start(observation, scheduling: scheduling) { block($0) }
     }
 }
 

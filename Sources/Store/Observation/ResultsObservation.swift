@@ -135,3 +135,20 @@ final class FlatPresenter<Element: Sendable>: ResultsPresenter {
         .error(error)
     }
 }
+
+extension ObservationHost {
+    /// Starts a results observation: its first state on the observation
+    /// queue (`.async`), or read now and handed to `initial` on this thread
+    /// (`.immediate`).
+    func start<Presenter>(_ observation: ResultsObservation<Presenter>, scheduling: ObservationScheduling,
+                          initial: (Presenter.Change) -> Void) -> ObservationToken {
+        switch scheduling {
+        case .async:
+            return register(observation)
+        case .immediate:
+            return registerImmediately(observation) { db in
+                if let change = observation.startImmediately(db) { initial(change) }
+            }
+        }
+    }
+}

@@ -86,14 +86,7 @@ public struct SectionedResults<Key: Hashable & Sendable, Element: Sendable>: Sen
         if let column, let keys = observed, !keys.contains(column) { observed = keys + [column] }
         let observation = ResultsObservation(results: results, keyPaths: observed, presenter: makePresenter(),
                                              delivery: Delivery(queue: queue, block: block))
-        switch scheduling {
-        case .async:
-            return results.host.register(observation)
-        case .immediate:
-            return results.host.registerImmediately(observation) { db in
-                if let initial = observation.startImmediately(db) { block(initial) }
-            }
-        }
+        return results.host.start(observation, scheduling: scheduling) { block($0) }
     }
 
     /// The changes as an `AsyncSequence` (buffered without limit: none is

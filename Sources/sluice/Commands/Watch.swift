@@ -44,36 +44,34 @@ struct Watch: ParsableCommand {
         var results = store.rows(in: info.name).sorted(by: query.orderings(orderings, for: info))
         if let filter { results = results.filter(filter) }
 
-        let failed = DispatchSemaphore(value: 0)
         if let sectionBy {
             guard let column = info.column(named: sectionBy) else {
                 throw ValidationError("--section-by: unknown column '\(sectionBy)' in table \(info.name) (columns: \(info.columnNames.joined(separator: ", ")))")
             }
             let printer = SectionPrinter(format: format, columns: info.columnNames)
-            let token = results.sectioned(by: column.name).observe(on: DispatchQueue(label: "sluice.watch")) { change in
-                if case .error(let error) = change {
-                    Terminal.printError("Error: \(error)")
-                    failed.signal()
-                    return
+            try follow { queue, report in
+                results.sectioned(by: column.name).observe(on: queue) { change in
+                    if case .error(let error) = change { report(error) } else { printer.print(change) }
                 }
-                printer.print(change)
             }
-            failed.wait()
-            token.invalidate()
-            throw ExitCode.failure
         }
         let printer = ChangePrinter(format: format, columns: info.columnNames, keyColumns: info.primaryKey.filter(info.columnNames.contains))
-        // A queue of its own: this thread blocks below, and the store's
-        // default delivery queue is the main queue.
-        let token = results.observe(on: DispatchQueue(label: "sluice.watch")) { change in
-            if case .error(let error) = change {
-                Terminal.printError("Error: \(error)")
-                failed.signal()
-                return
+        try follow { queue, report in
+            results.observe(on: queue) { change in
+                if case .error(let error) = change { report(error) } else { printer.print(change) }
             }
-            printer.print(change)
         }
-        // Runs until interrupted (or the query fails).
+    }
+
+    /// Observes on a queue of its own (this thread blocks, and the store's
+    /// default delivery queue is the main queue) until interrupted, or until
+    /// the query fails: then prints why and exits non-zero.
+    private func follow(_ observe: (DispatchQueue, @escaping @Sendable (StoreError) -> Void) -> ObservationToken) throws -> Never {
+        let failed = DispatchSemaphore(value: 0)
+        let token = observe(DispatchQueue(label: "sluice.watch")) { error in
+            Terminal.printError("Error: \(error)")
+            failed.signal()
+        }
         failed.wait()
         token.invalidate()
         throw ExitCode.failure

@@ -65,3 +65,28 @@ struct Changes: Equatable, CustomStringConvertible {
         "del \(deletions) ins \(insertions) mod \(modifications)→\(modificationsNew) moves \(moves)"
     }
 }
+
+/// Records the events of any observation, for exact-sequence assertions.
+final class EventRecorder<Event: Sendable>: @unchecked Sendable {
+    // @unchecked Sendable: `events` is guarded by `lock`.
+    private let lock = NSLock()
+    private var events: [Event] = []
+    private(set) var token: ObservationToken?
+
+    /// `start` begins observing, handing each event to the closure it gets.
+    init(_ start: (@escaping @Sendable (Event) -> Void) -> ObservationToken) {
+        token = start { [weak self] event in
+            guard let self else { return }
+            self.lock.lock()
+            self.events.append(event)
+            self.lock.unlock()
+        }
+    }
+
+    /// Takes the events recorded so far.
+    func take() -> [Event] {
+        lock.lock()
+        defer { events = []; lock.unlock() }
+        return events
+    }
+}
