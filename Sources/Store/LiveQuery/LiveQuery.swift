@@ -34,9 +34,7 @@ final class LiveQuery<Element> {
         self.sectionValue = sectionValue
         rows = LiveRows(plan: plan)
         tree = OrderedTree(order: SortOrder(terms: []))
-        let (entries, states) = try fetchAll(db)
-        tree = OrderedTree(order: order, sorted: entries)
-        rows = states
+        (tree, rows) = try fetchAll(db)
     }
 
     var snapshot: ResultsSnapshot<Element> { ResultsSnapshot(tree: tree) }
@@ -69,16 +67,18 @@ final class LiveQuery<Element> {
                         key_identity: plan.identityColumns == nil ? nil : plan.identity(of: statement, key: key))
     }
 
-    /// Reads the whole result, decoding only rows not in `reusable` with the same content.
-    private func fetchAll(_ db: Database, reusable: [Int64: (content: Int, element: Element)] = [:]) throws -> ([(key: SortKey, element: Element)], LiveRows) {
+    /// Reads the whole result into a tree, decoding only rows not in `reusable` with the same content.
+    private func fetchAll(_ db: Database, reusable: [Int64: (content: Int, element: Element)] = [:]) throws -> (OrderedTree<Element>, LiveRows) {
         let statement = try db.connection.cachedStatement(sql: plan.fullSQL)
         defer { statement.reset() }
         try statement.bind(plan.fullArguments)
         let decoder = StatementDecoder(statement: statement, tableName: plan.table.name)
+        // Rows come in order, straight into the tree's leaves, unless a section value must be put first.
+        var builder = OrderedTree<Element>.Builder(order: order)
         var entries: [(key: SortKey, element: Element)] = []
         let plan = self.plan
         var states = LiveRows(plan: plan, extraTerm: sectionValue != nil, capacity: reusable.count)
-        entries.reserveCapacity(reusable.count)
+        if sectionValue != nil { entries.reserveCapacity(reusable.count) }
         while try statement.step() {
             var state = state(statement, plan)
             let element: Element
@@ -88,7 +88,7 @@ final class LiveQuery<Element> {
                 element = try decode(decoder)
             }
             state.key = sectioned(state.key, element, plan)
-            entries.append((state.key, element))
+            if sectionValue == nil { builder.append(element, key: state.key) } else { entries.append((state.key, element)) }
             states[state.key.rowID] = state
         }
         if sectionValue != nil {
@@ -99,9 +99,9 @@ final class LiveQuery<Element> {
                 guard result == 0 else { return (order.terms[0].descending ? -result : result) < 0 }
                 return a < b
             }
-            entries = sorted.map { entries[$0] }
+            for index in sorted { builder.append(entries[index].element, key: entries[index].key) }
         }
-        return (entries, states)
+        return (builder.finish(), states)
     }
 
     /// Applies a commit's changes to this query's table.
@@ -183,14 +183,14 @@ final class LiveQuery<Element> {
             reusable[key.rowID] = (state.content, element)
         }
         // Rows whose values are all as they were keep their element: only changed rows are decoded.
-        let (entries, states) = try fetchAll(db, reusable: reusable)
+        let (newTree, states) = try fetchAll(db, reusable: reusable)
         var newOrder: [RowIdentity] = []
-        newOrder.reserveCapacity(entries.count)
+        newOrder.reserveCapacity(newTree.count)
         var newByIdentity: [RowIdentity: RowState] = [:]
-        newByIdentity.reserveCapacity(entries.count)
-        for entry in entries {
-            guard let state = states[entry.key.rowID] else { continue }
-            let identity = state.identity(entry.key.rowID)
+        newByIdentity.reserveCapacity(newTree.count)
+        newTree.forEach { key, _ in
+            guard let state = states[key.rowID] else { return }
+            let identity = state.identity(key.rowID)
             newOrder.append(identity)
             newByIdentity[identity] = state
         }
@@ -200,7 +200,7 @@ final class LiveQuery<Element> {
         }
         // Rebuild even when nothing is reported: with keyPaths, sort keys and
         // unobserved columns may change without a reported modification.
-        tree = OrderedTree(order: order, sorted: entries)
+        tree = newTree
         rows = states
         return changeset
     }

@@ -69,32 +69,68 @@ struct OrderedTree<Element> {
 
     /// Builds a tree from entries already in order, in O(n).
     init(order: SortOrder, sorted entries: [(key: SortKey, element: Element)]) {
-        self.order = order
-        let chunk = Self.leafCapacity * 3 / 4
-        var level: ContiguousArray<Node> = []
-        var start = 0
-        while start < entries.count {
-            let end = min(start + chunk, entries.count)
-            let slice = entries[start..<end]
-            level.append(Node(leafKeys: ContiguousArray(slice.map(\.key)), elements: ContiguousArray(slice.map(\.element))))
-            start = end
+        var builder = Builder(order: order)
+        for entry in entries { builder.append(entry.element, key: entry.key) }
+        self = builder.finish()
+    }
+
+    /// Builds a tree from entries given in order, one at a time, straight
+    /// into its leaves (no array of all entries in between): O(n).
+    struct Builder {
+        let order: SortOrder
+        private var leaves: ContiguousArray<Node> = []
+        private var keys: ContiguousArray<SortKey> = []
+        private var elements: ContiguousArray<Element> = []
+        /// Leaves and branches are filled to three quarters, leaving room for inserts.
+        private static var chunk: Int { OrderedTree.leafCapacity * 3 / 4 }
+
+        init(order: SortOrder) {
+            self.order = order
         }
-        guard !level.isEmpty else {
-            root = Node(leafKeys: [], elements: [])
-            return
-        }
-        let branch = Self.branchCapacity * 3 / 4
-        while level.count > 1 {
-            var next: ContiguousArray<Node> = []
-            var index = 0
-            while index < level.count {
-                let end = min(index + branch, level.count)
-                next.append(Node(children: ContiguousArray(level[index..<end])))
-                index = end
+
+        /// Appends an entry after all the others (its key must sort after theirs).
+        mutating func append(_ element: Element, key: SortKey) {
+            if keys.isEmpty {
+                keys.reserveCapacity(Self.chunk)
+                elements.reserveCapacity(Self.chunk)
             }
-            level = next
+            keys.append(key)
+            elements.append(element)
+            if keys.count == Self.chunk { flush() }
         }
-        root = level[0]
+
+        private mutating func flush() {
+            guard !keys.isEmpty else { return }
+            leaves.append(Node(leafKeys: keys, elements: elements))
+            keys = []
+            elements = []
+        }
+
+        /// The tree of every entry appended.
+        mutating func finish() -> OrderedTree {
+            flush()
+            var level = leaves
+            leaves = []
+            guard !level.isEmpty else { return OrderedTree(order: order) }
+            let branch = OrderedTree.branchCapacity * 3 / 4
+            while level.count > 1 {
+                var next: ContiguousArray<Node> = []
+                next.reserveCapacity(level.count / branch + 1)
+                var index = 0
+                while index < level.count {
+                    let end = min(index + branch, level.count)
+                    next.append(Node(children: ContiguousArray(level[index..<end])))
+                    index = end
+                }
+                level = next
+            }
+            return OrderedTree(order: order, root: level[0])
+        }
+    }
+
+    private init(order: SortOrder, root: Node) {
+        self.order = order
+        self.root = root
     }
 
     // MARK: - Reading
