@@ -139,16 +139,7 @@ extension EventRecorder {
         var workload = Workload(seed: seed)
         let other = writer == .otherConnection ? try Store(path: database.path) : nil
         for index in 0..<transactions {
-            let ids = try store.read { db in try db.fetchRows(sql: "SELECT id FROM person").compactMap { Int64(sqliteValue: $0[0]) } }
-            let statements = workload.transaction(ids: ids)
-            switch writer {
-            case .otherConnection:
-                try other?.write { tx in for statement in statements { try tx.execute(sql: statement.sql, arguments: statement.arguments) } }
-            case .sqliteShell:
-                try SQLiteShell.run(path: database.path, "BEGIN;\n" + statements.map { $0.inlined + ";" }.joined(separator: "\n") + "\nCOMMIT;")
-            default:
-                try store.write { tx in for statement in statements { try tx.execute(sql: statement.sql, arguments: statement.arguments) } }
-            }
+            let statements = try writer.commitNext(&workload, store: store, other: other, path: database.path)
             try check("\(writer) transaction \(index): \(statements.map(\.sql))")
         }
         #expect((lastCount ?? 0) > 5, "the workload made rows")

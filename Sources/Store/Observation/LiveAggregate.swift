@@ -298,7 +298,7 @@ final class AggregatePresenter: ResultsPresenter {
         case .min, .max:
             let key = SortKey(first: SortValue(value), rest: [], rowID: 0)
             let position = distinct.rank(of: key)
-            guard position < distinct.count else { return }
+            guard position < distinct.count, distinct.order.compare(distinct.entry(at: position).key, key) == 0 else { return }
             let held = distinct.entry(at: position).element
             if held.rows > 1 { distinct.replace((held.value, held.rows - 1), key: key) } else { distinct.remove(key: key) }
         case .count:

@@ -109,3 +109,21 @@ final class Mirror<Element: Sendable> {
         return events.count
     }
 }
+
+extension ChangesetPropertyTests.Writer {
+    /// Commits one random transaction of a workload over `person` (given the ids there are now) by this writer:
+    /// `store` itself, `other` (another `Store` on the file), or the sqlite3 shell.
+    func commitNext(_ workload: inout Workload, store: Store, other: Store?, path: String) throws -> [Workload.Statement] {
+        let ids = try store.read { db in try db.fetchRows(sql: "SELECT id FROM person").compactMap { Int64(sqliteValue: $0[0]) } }
+        let statements = workload.transaction(ids: ids)
+        switch self {
+        case .otherConnection, .trackedOtherConnection:
+            try other?.write { tx in for statement in statements { try tx.execute(sql: statement.sql, arguments: statement.arguments) } }
+        case .sqliteShell, .trackedShell:
+            try SQLiteShell.run(path: path, "BEGIN;\n" + statements.map { $0.inlined + ";" }.joined(separator: "\n") + "\nCOMMIT;")
+        case .own, .ownBursts:
+            try store.write { tx in for statement in statements { try tx.execute(sql: statement.sql, arguments: statement.arguments) } }
+        }
+        return statements
+    }
+}
