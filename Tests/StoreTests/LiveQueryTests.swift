@@ -35,6 +35,29 @@ import SluiceDemo
         return (events.compactMap(Changes.init), names)
     }
 
+    /// Rowids far apart, negative and huge (held outside the dense rowid array) and dense ones, in any order.
+    @Test func sparseAndDenseRowIDsFollowChanges() throws {
+        let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
+        let ids: [Int64] = [-7, 3, 1 << 40, 2, Int64.max, 1, 70_000, -1, 500]
+        let recorder = ChangeRecorder(store.objects(Person.self).sorted(byKeyPath: "first_name"))
+        store.waitForObservers()
+        var mirror: [Person] = []
+        var random = SplitMix(seed: 5)
+        for round in 0..<60 {
+            let id = ids[random.next(ids.count)]
+            try store.write { tx in
+                switch random.next(3) {
+                case 0: try tx.execute(sql: "INSERT OR REPLACE INTO person (id, first_name, last_name) VALUES (?, ?, 'X')", arguments: [.integer(id), .text("n\(random.next(20))")])
+                case 1: try tx.execute(sql: "UPDATE person SET first_name = ? WHERE id = ?", arguments: [.text("m\(random.next(20))"), .integer(id)])
+                default: try tx.execute(sql: "DELETE FROM person WHERE id = ?", arguments: [.integer(id)])
+                }
+            }
+            store.waitForObservers()
+            for change in recorder.take() { change.apply(to: &mirror) }
+            #expect(mirror == (try store.objects(Person.self).sorted(byKeyPath: "first_name").fetch()), "round \(round)")
+        }
+    }
+
     @Test func insertInTheMiddle() throws {
         let (store, recorder) = try Self.fixture()
         let (changes, names) = try Self.changes(store, recorder) { tx in try tx.insert(Person(id: 6, firstName: "C", lastName: "X", age: 25)) }

@@ -1,12 +1,19 @@
 /// What a live query holds of each row besides its place in the order:
 /// its sort key, content hash, fingerprint and declared identity, by rowid.
 ///
-/// Stored column-wise in slots (a rowid → slot map and one array per
-/// field, with only the fields the plan needs), so that a million rows
-/// cost a few dozen bytes each instead of a dictionary entry of a whole
-/// `LiveRowState` (whose size rounds every bucket up).
+/// Stored column-wise in slots (a rowid → slot map, an array where rowids
+/// are dense, and one array per field, with only the fields the plan
+/// needs), so that a million rows cost a few dozen bytes each instead of a
+/// dictionary entry of a whole `LiveRowState` (whose size rounds every
+/// bucket up).
 struct LiveRows {
-    private var slots: [Int64: Int32] = [:]
+    /// Slot + 1 by rowid (0: no row), for rowids below `dense.count`: most
+    /// tables' rowids are dense, and an array costs 4 bytes a rowid where a
+    /// dictionary costs about 25 bytes a row, and no hashing.
+    private var dense: ContiguousArray<Int32> = []
+    /// Slots of rowids outside `dense` (negative, or far beyond the others).
+    private var sparse: [Int64: Int32] = [:]
+    private(set) var count = 0
     private var firsts: ContiguousArray<SortValue> = []
     /// Only when sort keys have more than one value.
     private var rests: ContiguousArray<[SortValue]> = []
@@ -30,17 +37,49 @@ struct LiveRows {
 
     mutating func reserve(_ capacity: Int) {
         guard capacity > 0 else { return }
-        slots.reserveCapacity(capacity)
         firsts.reserveCapacity(capacity)
         contents.reserveCapacity(capacity)
         if keepsRests { rests.reserveCapacity(capacity) }
         if keepsFingerprints { fingerprints.reserveCapacity(capacity) }
     }
 
-    var count: Int { slots.count }
-
     /// The rowids held, in no particular order.
-    var rowIDs: Dictionary<Int64, Int32>.Keys { slots.keys }
+    var rowIDs: [Int64] {
+        var ids = Array(sparse.keys)
+        ids.reserveCapacity(count)
+        for (rowID, slot) in dense.enumerated() where slot != 0 { ids.append(Int64(rowID)) }
+        return ids
+    }
+
+    private func slot(_ rowID: Int64) -> Int32? {
+        if rowID >= 0, rowID < dense.count {
+            let stored = dense[Int(rowID)]
+            return stored == 0 ? nil : stored - 1
+        }
+        return sparse[rowID]
+    }
+
+    /// Records a row's slot, growing the dense array when the rowid is not far beyond the others.
+    private mutating func setSlot(_ slot: Int32, of rowID: Int64) {
+        // Dense while the array stays within a few times the rows held (at most ~16 bytes a row then).
+        if rowID >= 0, rowID >= dense.count, rowID < 4 * Int64(count) + 65_536 {
+            let newCount = Int(rowID) + 1 + Int(rowID) / 2
+            dense.append(contentsOf: repeatElement(0, count: newCount - dense.count))
+            // Rowids the array now covers move out of the dictionary.
+            let moving = sparse.filter { $0.key >= 0 && $0.key < newCount }
+            for (sparseID, sparseSlot) in moving {
+                dense[Int(sparseID)] = sparseSlot + 1
+                sparse[sparseID] = nil
+            }
+        }
+        if rowID >= 0, rowID < dense.count { dense[Int(rowID)] = slot + 1 } else { sparse[rowID] = slot }
+    }
+
+    private mutating func removeSlot(of rowID: Int64) -> Int32? {
+        guard let found = slot(rowID) else { return nil }
+        if rowID >= 0, rowID < dense.count { dense[Int(rowID)] = 0 } else { sparse[rowID] = nil }
+        return found
+    }
 
     private func key(_ rowID: Int64, _ slot: Int) -> SortKey {
         SortKey(first: firsts[slot], rest: keepsRests ? rests[slot] : [], rowID: rowID)
@@ -48,7 +87,7 @@ struct LiveRows {
 
     subscript(rowID: Int64) -> LiveRowState? {
         get {
-            guard let found = slots[rowID] else { return nil }
+            guard let found = slot(rowID) else { return nil }
             let slot = Int(found)
             let content = contents[slot]
             return LiveRowState(key: key(rowID, slot), fingerprint: keepsFingerprints ? fingerprints[slot] : content,
@@ -56,7 +95,8 @@ struct LiveRows {
         }
         set {
             guard let state = newValue else {
-                guard let slot = slots.removeValue(forKey: rowID) else { return }
+                guard let slot = removeSlot(of: rowID) else { return }
+                count -= 1
                 identities[slot] = nil
                 firsts[Int(slot)] = .null
                 if keepsRests { rests[Int(slot)] = [] }
@@ -64,14 +104,16 @@ struct LiveRows {
                 return
             }
             let slot: Int32
-            if let existing = slots[rowID] {
+            if let existing = self.slot(rowID) {
                 slot = existing
             } else if let reused = free.popLast() {
                 slot = reused
-                slots[rowID] = slot
+                count += 1
+                setSlot(slot, of: rowID)
             } else {
                 slot = Int32(firsts.count)
-                slots[rowID] = slot
+                count += 1
+                setSlot(slot, of: rowID)
                 firsts.append(.null)
                 contents.append(0)
                 if keepsRests { rests.append([]) }
