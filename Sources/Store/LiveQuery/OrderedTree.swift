@@ -147,20 +147,21 @@ struct OrderedTree<Element> {
         var rank = 0
         while !node.isLeaf {
             // The first child whose largest key is not before the bound.
-            var low = 0, high = node.keys.count - 1
-            while low < high {
-                let middle = (low + high) / 2
-                if isBefore(node.keys[middle]) { low = middle + 1 } else { high = middle }
-            }
-            for index in 0..<low { rank += node.counts[index] }
-            node = node.children[low]
+            let child = Self.firstNotBefore(node.keys, upTo: node.keys.count - 1, isBefore)
+            for index in 0..<child { rank += node.counts[index] }
+            node = node.children[child]
         }
-        var low = 0, high = node.keys.count
+        return rank + Self.firstNotBefore(node.keys, upTo: node.keys.count, isBefore)
+    }
+
+    /// Binary search: the first index below `end` whose key `isBefore` rejects (`end` when none).
+    private static func firstNotBefore(_ keys: ContiguousArray<SortKey>, upTo end: Int, _ isBefore: (SortKey) -> Bool) -> Int {
+        var low = 0, high = end
         while low < high {
             let middle = (low + high) / 2
-            if isBefore(node.keys[middle]) { low = middle + 1 } else { high = middle }
+            if isBefore(keys[middle]) { low = middle + 1 } else { high = middle }
         }
-        return rank + low
+        return low
     }
 
     /// The element and key at a position.
@@ -192,22 +193,12 @@ struct OrderedTree<Element> {
     }
 
     private func lowerBound(in leaf: Node, _ key: SortKey) -> Int {
-        var low = 0, high = leaf.keys.count
-        while low < high {
-            let middle = (low + high) / 2
-            if order.less(leaf.keys[middle], key) { low = middle + 1 } else { high = middle }
-        }
-        return low
+        Self.firstNotBefore(leaf.keys, upTo: leaf.keys.count) { order.less($0, key) }
     }
 
     /// The child that holds (or would hold) `key`: the first whose largest key is not below it.
     private func childIndex(in node: Node, for key: SortKey) -> Int {
-        var low = 0, high = node.keys.count - 1
-        while low < high {
-            let middle = (low + high) / 2
-            if order.less(node.keys[middle], key) { low = middle + 1 } else { high = middle }
-        }
-        return low
+        Self.firstNotBefore(node.keys, upTo: node.keys.count - 1) { order.less($0, key) }
     }
 
     // MARK: - Writing

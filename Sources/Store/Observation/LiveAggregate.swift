@@ -33,10 +33,9 @@ public struct LiveAggregate<Value: Sendable>: Sendable {
     public func fetch() throws -> Value {
         let filter = try results.filter?.get()
         let value = try results.host.read { db -> SQLiteValue in
-            let table = try db.tableInfo(results.table)
-            var select = SelectBuilder(table: table, schema: db.schemaLookup)
-            (select.filter, select.orderBy, select.limit, select.distinct) = (filter, results.orderings, results.limitCount, results.distinctColumns)
+            var select = try results.select(in: db, filter: filter)
             select.columns = .rowIDAndAll
+            let table = select.table
             let (inner, arguments) = try select.build()
             let expression: String
             if let column {

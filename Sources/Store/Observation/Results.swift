@@ -131,10 +131,16 @@ public struct Results<Element: Sendable>: Sendable {
     }
 
     /// The query as a SELECT: filter, order, limit, distinct.
-    private func select(in db: Database, filter: Filter?) throws -> SelectBuilder {
+    func select(in db: Database, filter: Filter?) throws -> SelectBuilder {
         var select = SelectBuilder(table: try db.tableInfo(table), schema: db.schemaLookup)
         (select.filter, select.orderBy, select.limit, select.distinct) = (filter, orderings, limitCount, distinctColumns)
         return select
+    }
+
+    /// The live-query plan of these results, counting as modified only changes to `keyPaths` (all columns when nil).
+    func plan(in db: Database, keyPaths: [String]?) throws -> QueryPlan {
+        try QueryPlan(db: db, table: table, filter: try filter?.get(), orderBy: orderings, limit: limitCount, distinct: distinctColumns,
+                      keyPaths: keyPaths)
     }
 
     /// Observes the results: `block` receives `.initial` with the current

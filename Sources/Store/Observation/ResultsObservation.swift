@@ -43,8 +43,7 @@ final class ResultsObservation<Presenter: ResultsPresenter>: StoreObservation, F
     }
 
     private func makePlan(_ db: Database) throws -> QueryPlan {
-        try QueryPlan(db: db, table: results.table, filter: try results.filter?.get(), orderBy: results.orderings,
-                      limit: results.limitCount, distinct: results.distinctColumns, keyPaths: keyPaths)
+        try results.plan(in: db, keyPaths: keyPaths)
     }
 
     /// Reads the first state; nil (after delivering `.error`) when the query cannot run.

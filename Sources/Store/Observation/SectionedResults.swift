@@ -48,9 +48,8 @@ public struct SectionedResults<Key: Hashable & Sendable, Element: Sendable>: Sen
     public func fetch() throws -> SectionedResultsSnapshot<Key, Element> {
         try results.host.read { db in
             let presenter = makePresenter()
-            let live = try LiveQuery(plan: try QueryPlan(db: db, table: results.table, filter: try results.filter?.get(), orderBy: results.orderings,
-                                                         limit: results.limitCount, distinct: results.distinctColumns, keyPaths: nil),
-                                     decode: results.decode, sectionValue: presenter.sectionValue, db: db)
+            let live = try LiveQuery(plan: try results.plan(in: db, keyPaths: nil), decode: results.decode,
+                                     sectionValue: presenter.sectionValue, db: db)
             guard case .initial(let snapshot) = try presenter.initial(live) else {
                 throw StoreError(code: .internal, message: "sectioning did not produce a first state")
             }

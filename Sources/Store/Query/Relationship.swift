@@ -56,19 +56,16 @@ enum Relationship {
         }
         let wantedChild = normalized(childName)
         let parentPrefix = normalized(table.name)
-        for candidate in try schema.tableNames() {
-            let child = try schema.table(candidate)
-            for key in child.foreignKeys where key.parentTable.lowercased() == table.name.lowercased() {
-                if let childColumn, key.column.lowercased() != childColumn.lowercased() { continue }
-                let base = normalized(child.name)
-                var names = [base, base + "s"]
-                if base.hasPrefix(parentPrefix), base.count > parentPrefix.count {
-                    let short = String(base.dropFirst(parentPrefix.count))
-                    names += [short, short + "s"]
-                }
-                guard names.contains(wantedChild) else { continue }
-                found.append(("\(child.name)(\(key.column))", .toMany(child: child, column: key.column, parentColumn: referenced(key, in: table))))
+        for (child, key) in try children(of: table, schema: schema) {
+            if let childColumn, key.column.lowercased() != childColumn.lowercased() { continue }
+            let base = normalized(child.name)
+            var names = [base, base + "s"]
+            if base.hasPrefix(parentPrefix), base.count > parentPrefix.count {
+                let short = String(base.dropFirst(parentPrefix.count))
+                names += [short, short + "s"]
             }
+            guard names.contains(wantedChild) else { continue }
+            found.append(("\(child.name)(\(key.column))", .toMany(child: child, column: key.column, parentColumn: referenced(key, in: table))))
         }
         if found.count == 1 { return found[0].1 }
         if found.count > 1 {
@@ -78,18 +75,21 @@ enum Relationship {
         throw StoreError(code: .unknownColumn, message: "unknown relationship '\(name)' of table \(table.name) (\(try describe(table, schema: schema)))")
     }
 
+    /// The tables with a foreign key that points at `table`, with that key.
+    private static func children(of table: TableInfo, schema: SchemaLookup) throws -> [(TableInfo, TableInfo.ForeignKey)] {
+        try schema.tableNames().flatMap { name -> [(TableInfo, TableInfo.ForeignKey)] in
+            let child = try schema.table(name)
+            return child.foreignKeys.filter { $0.parentTable.lowercased() == table.name.lowercased() }.map { (child, $0) }
+        }
+    }
+
     /// What relationships a table has, for error messages.
     static func describe(_ table: TableInfo, schema: SchemaLookup) throws -> String {
         var names = table.foreignKeys.map { key -> String in
             let column = key.column
             return column.lowercased().hasSuffix("_id") ? String(column.dropLast(3)) : column
         }
-        for candidate in try schema.tableNames() {
-            let child = try schema.table(candidate)
-            for key in child.foreignKeys where key.parentTable.lowercased() == table.name.lowercased() {
-                names.append("\(child.name)(\(key.column))")
-            }
-        }
+        names += try children(of: table, schema: schema).map { child, key in "\(child.name)(\(key.column))" }
         return names.isEmpty ? "it has no foreign keys, and none points at it" : "relationships: " + names.joined(separator: ", ")
     }
 }
