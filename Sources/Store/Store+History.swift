@@ -140,9 +140,9 @@ final class HistoryObservation: StoreObservation, TokenBearing, @unchecked Senda
         self.continuation = continuation
     }
 
-    func start(_ db: Database) { readOn(db) }
+    func start(_ db: Database, pin: ReadPin) { readOn(db) }
 
-    func update(_ db: Database, changes: ChangedRows, silent: Bool) { readOn(db) }
+    func update(_ db: Database, pin: ReadPin, changes: ChangedRows, silent: Bool) { readOn(db) }
 
     private func readOn(_ db: Database) {
         guard !finished else { return }

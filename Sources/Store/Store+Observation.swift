@@ -16,21 +16,22 @@ extension Store: ObservationHost {
         return token
     }
 
-    func registerImmediately(_ observation: some StoreObservation & TokenBearing, start: (Database) -> Void) -> ObservationToken {
+    func registerImmediately(_ observation: some StoreObservation & TokenBearing, start: (Database, ReadPin) -> Void) -> ObservationToken {
         // Inside a read (the reader is in a transaction already): start asynchronously.
         guard !isOnReaderQueue else { return register(observation) }
         let center = observationCenter
         let token = makeToken(for: observation)
-        let joined: Bool = withReader({ db in
-            guard (try? center.join(observation, pinning: db)) != nil else { return false }
-            defer { db.rollback() }
-            db.refreshSchemaIfChanged()
-            start(db)
-            return true
-        }, fallback: false)
-        if !joined {
-            // No reader could be opened: the observation queue reports why.
+        // The first state is read on a snapshot the observation center pins
+        // in its sequence of events; the snapshots delivered keep reading
+        // their elements from it.
+        guard let pin = try? center.join(observation) else {
+            // No connection could be pinned: the observation queue reports why.
             center.add(observation)
+            return token
+        }
+        pin.withDatabase { db in
+            db.refreshSchemaIfChanged()
+            start(db, pin)
         }
         return token
     }

@@ -152,3 +152,12 @@ struct SeededRandom: RandomNumberGenerator {
     mutating func next() -> UInt64 { base.next() }
     mutating func next(_ bound: Int) -> Int { bound <= 0 ? 0 : Int(next() % UInt64(bound)) }
 }
+
+extension ResultsSnapshot {
+    /// A snapshot of a tree's elements, in order (held in memory).
+    init(tree: OrderedTree<Element>) {
+        var elements: [Element] = []
+        tree.forEach { _, element in elements.append(element) }
+        self.init(elements: elements)
+    }
+}

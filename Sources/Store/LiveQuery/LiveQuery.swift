@@ -24,27 +24,86 @@ final class LiveQuery<Element> {
     private(set) var plan: QueryPlan
     private let decode: Decode
     private let sectionValue: SectionValue?
-    private(set) var tree: OrderedTree<Element>
+    /// The result's order: sort keys by position (elements are read on access).
+    private(set) var tree: OrderedTree<Void>
     private var rows: LiveRows
+    private var source: ElementSource<Element>
+
+    // The states handed out as snapshots, and how they read their elements.
+
+    /// The read transaction of the current state (nil for a one-off read):
+    /// held, so that the rows' values before the next commit can be read.
+    /// Every event moves it forward, so live queries hold the same one.
+    private var statePin: ReadPin?
+    /// Without a pin: every element of the current state.
+    private var materialized: [Int64: Element]?
+    /// The current state's elements, once a snapshot asked for them.
+    private weak var latest: SnapshotRows<Element>?
+    /// Every state still held that reads through the pin of the current one.
+    private var versions: [WeakRows<Element>] = []
+    /// Elements decoded while reading the current state (a first screen, or
+    /// the rows a commit changed): the first entries of its snapshot's cache.
+    private var fresh: [Int64: Element] = [:]
+
+    /// Past this many changed rows, states still held keep their own read
+    /// transaction instead of the rows' old values.
+    static var beforeImageLimit: Int { 4096 }
 
     /// Reads the whole result.
-    init(plan: QueryPlan, decode: @escaping Decode, sectionValue: SectionValue? = nil, db: Database) throws {
+    ///
+    /// - Parameter pin: the read transaction `db` is in, which snapshots
+    ///   read their elements through; nil for a one-off read (snapshots
+    ///   then hold every element).
+    init(plan: QueryPlan, decode: @escaping Decode, sectionValue: SectionValue? = nil, db: Database, pin: ReadPin?) throws {
         self.plan = plan
         self.decode = decode
         self.sectionValue = sectionValue
+        source = Self.source(plan, decode)
         rows = LiveRows(plan: plan)
         tree = OrderedTree(order: SortOrder(terms: []))
-        (tree, rows) = try fetchAll(db)
+        statePin = pin
+        if pin == nil { materialized = [:] }
+        (tree, rows) = try fetchAll(db, old: nil)
     }
 
-    var snapshot: ResultsSnapshot<Element> { ResultsSnapshot(tree: tree) }
+    private static func source(_ plan: QueryPlan, _ decode: @escaping Decode) -> ElementSource<Element> {
+        ElementSource(sql: plan.elementSQL, tableName: plan.table.name, decode: decode)
+    }
+
+    /// The current state, as a snapshot.
+    var snapshot: ResultsSnapshot<Element> { ResultsSnapshot(tree: tree, rows: latestRows()) }
     var count: Int { tree.count }
+
+    private func latestRows() -> SnapshotRows<Element> {
+        if let latest { return latest }
+        let rows = SnapshotRows(source: source, pin: statePin, held: materialized ?? [:], cached: fresh)
+        if statePin != nil { versions.append(WeakRows(rows)) }
+        latest = rows
+        return rows
+    }
 
     /// The order of the tree: the plan's, after the section value when there is one.
     var order: SortOrder {
         let terms = plan.sortOrder?.terms ?? []
         guard let sectionValue else { return SortOrder(terms: terms) }
         return SortOrder(terms: [SortOrder.Term(descending: sectionValue.descending, collation: .binary)] + terms)
+    }
+
+    /// Calls `body` with every element of the current state, read in one
+    /// scan (in no particular order).
+    func forEachElement(_ body: (Element) throws -> Void) throws {
+        if let materialized {
+            for element in materialized.values { try body(element) }
+            return
+        }
+        guard let statePin else { throw StoreError(code: .internal, message: "a live query read outside of its read transaction") }
+        try statePin.withDatabase { db in
+            let statement = try db.connection.cachedStatement(sql: plan.scanSQL)
+            defer { statement.reset() }
+            try statement.bind(plan.scanArguments)
+            let decoder = StatementDecoder(statement: statement, tableName: plan.table.name)
+            while try statement.step() { try body(try decode(decoder)) }
+        }
     }
 
     /// The state of the statement's current row, whose element is `element`.
@@ -67,54 +126,105 @@ final class LiveQuery<Element> {
                         key_identity: plan.identityColumns == nil ? nil : plan.identity(of: statement, key: key))
     }
 
-    /// Reads the whole result into a tree, decoding only rows not in `reusable` with the same content.
-    private func fetchAll(_ db: Database, reusable: [Int64: (content: Int, element: Element)] = [:]) throws -> (OrderedTree<Element>, LiveRows) {
+    /// Elements of a first state kept in its snapshot's cache: a first screen.
+    private static var freshLimit: Int { SnapshotRows<Element>.cacheLimit / 4 }
+
+    /// Reads the whole result into a tree. Every row is decoded once (so
+    /// that a row that cannot be decoded fails the query now, not when the
+    /// app reads it), except rows whose content is as in `old`.
+    private func fetchAll(_ db: Database, old: LiveRows?) throws -> (OrderedTree<Void>, LiveRows) {
         let statement = try db.connection.cachedStatement(sql: plan.fullSQL)
         defer { statement.reset() }
         try statement.bind(plan.fullArguments)
         let decoder = StatementDecoder(statement: statement, tableName: plan.table.name)
         // Rows come in order, straight into the tree's leaves, unless a section value must be put first.
-        var builder = OrderedTree<Element>.Builder(order: order)
-        var entries: [(key: SortKey, element: Element)] = []
+        var builder = OrderedTree<Void>.Builder(order: order)
+        var keys: [SortKey] = []
         let plan = self.plan
-        var states = LiveRows(plan: plan, extraTerm: sectionValue != nil, capacity: reusable.count)
-        if sectionValue != nil { entries.reserveCapacity(reusable.count) }
+        var states = LiveRows(plan: plan, extraTerm: sectionValue != nil, capacity: old?.count ?? 0)
+        if sectionValue != nil { keys.reserveCapacity(old?.count ?? 0) }
+        fresh = [:]
         while try statement.step() {
             var state = state(statement, plan)
-            let element: Element
-            if let held = reusable[state.key.rowID], held.content == state.content {
-                element = held.element
-            } else {
-                element = try decode(decoder)
+            if sectionValue != nil || old?[state.key.rowID]?.content != state.content {
+                let element = try decode(decoder)
+                state.key = sectioned(state.key, element, plan)
+                if materialized != nil {
+                    materialized?[state.key.rowID] = element
+                } else if fresh.count < Self.freshLimit {
+                    fresh[state.key.rowID] = element
+                }
             }
-            state.key = sectioned(state.key, element, plan)
-            if sectionValue == nil { builder.append(element, key: state.key) } else { entries.append((state.key, element)) }
+            if sectionValue == nil { builder.append((), key: state.key) } else { keys.append(state.key) }
             states[state.key.rowID] = state
         }
         if sectionValue != nil {
             // SQLite gave the plan's order: put the section values first, keeping that order within each.
             let order = self.order
-            let sorted = entries.indices.sorted { a, b in
-                let result = SortOrder.compare(entries[a].key.first, entries[b].key.first, collation: .binary)
+            let sorted = keys.indices.sorted { a, b in
+                let result = SortOrder.compare(keys[a].first, keys[b].first, collation: .binary)
                 guard result == 0 else { return (order.terms[0].descending ? -result : result) < 0 }
                 return a < b
             }
-            for index in sorted { builder.append(entries[index].element, key: entries[index].key) }
+            for index in sorted { builder.append((), key: keys[index]) }
         }
         return (builder.finish(), states)
+    }
+
+    // MARK: - States held by snapshots
+
+    /// Before a commit's changes are applied: every state still held keeps
+    /// the old values of the rows it changed (read at the current state),
+    /// then reads the rest at the commit's state, through `pin`. Past
+    /// `beforeImageLimit` rows, or when the rows' columns changed, they keep
+    /// their own read transaction instead.
+    private func carryStates(changed: [Int64], to pin: ReadPin?, detaching: Bool = false) {
+        defer {
+            statePin = pin
+            if !changed.isEmpty || detaching { latest = nil }
+        }
+        guard let pin, materialized == nil else { return }
+        let held = versions.compactMap(\.rows)
+        versions = held.map(WeakRows.init)
+        guard !held.isEmpty else { return }
+        let present = changed.filter { rows[$0] != nil }
+        var images: [Int64: Element] = [:]
+        if !present.isEmpty {
+            guard !detaching, present.count <= Self.beforeImageLimit, let old = held[0].currentPin, old !== pin,
+                  let read = try? old.withDatabase({ db in try source.read(present, on: db) }) else {
+                versions = []
+                return
+            }
+            images = Dictionary(uniqueKeysWithValues: zip(present, read))
+        } else if detaching {
+            versions = []
+            return
+        }
+        for rows in held { rows.advance(keeping: images, to: pin) }
+    }
+
+    /// Moves the states held to a commit's read transaction when the commit
+    /// changed nothing this query reads.
+    func advance(to pin: ReadPin) {
+        carryStates(changed: [], to: pin)
     }
 
     /// Applies a commit's changes to this query's table.
     ///
     /// - Returns: the changeset, or nil when the result did not change.
-    func apply(_ change: ChangedRows.TableChange, db: Database) throws -> Changeset? {
+    func apply(_ change: ChangedRows.TableChange, db: Database, pin: ReadPin?) throws -> Changeset? {
         let changeset: Changeset
         if case .rows(let changed) = change, plan.isIncremental, changed.count <= incrementalLimit {
-            changeset = try applyIncrementally(changed, db)
+            changeset = try applyIncrementally(changed, db, pin)
         } else if case .unknown = change, plan.isIncremental, let changed = try changedRows(db) {
-            changeset = changed.isEmpty ? Changeset() : try applyIncrementally(changed, db)
+            if changed.isEmpty {
+                carryStates(changed: [], to: pin)
+                changeset = Changeset()
+            } else {
+                changeset = try applyIncrementally(changed, db, pin)
+            }
         } else {
-            changeset = try applyByRequery(db)
+            changeset = try applyByRequery(db, pin)
         }
         return changeset.isEmpty ? nil : changeset
     }
@@ -159,31 +269,29 @@ final class LiveQuery<Element> {
     }
 
     /// Switches to a new plan (the schema changed) and re-reads the result.
-    func replan(_ plan: QueryPlan, db: Database) throws -> Changeset? {
+    func replan(_ plan: QueryPlan, db: Database, pin: ReadPin?) throws -> Changeset? {
         self.plan = plan
-        let changeset = try applyByRequery(db)
+        let changeset = try applyByRequery(db, pin, detaching: true)
+        source = Self.source(plan, decode)
         return changeset.isEmpty ? nil : changeset
     }
 
     // MARK: - Re-query and diff: O(n + w log w), changed rows decoded
 
-    private func applyByRequery(_ db: Database) throws -> Changeset {
+    private func applyByRequery(_ db: Database, _ pin: ReadPin?, detaching: Bool = false) throws -> Changeset {
         let oldRows = rows
         var oldOrder: [RowIdentity] = []
         oldOrder.reserveCapacity(tree.count)
         var oldByIdentity: [RowIdentity: RowState] = [:]
         oldByIdentity.reserveCapacity(tree.count)
-        var reusable: [Int64: (content: Int, element: Element)] = [:]
-        reusable.reserveCapacity(tree.count)
-        tree.forEach { key, element in
+        tree.forEach { key, _ in
             guard let state = oldRows[key.rowID] else { return }
             let identity = state.identity(key.rowID)
             oldOrder.append(identity)
             oldByIdentity[identity] = state
-            reusable[key.rowID] = (state.content, element)
         }
-        // Rows whose values are all as they were keep their element: only changed rows are decoded.
-        let (newTree, states) = try fetchAll(db, reusable: reusable)
+        // Rows whose values are all as they were are not decoded again.
+        let (newTree, states) = try fetchAll(db, old: oldRows)
         var newOrder: [RowIdentity] = []
         newOrder.reserveCapacity(newTree.count)
         var newByIdentity: [RowIdentity: RowState] = [:]
@@ -194,6 +302,11 @@ final class LiveQuery<Element> {
             newOrder.append(identity)
             newByIdentity[identity] = state
         }
+        if materialized != nil {
+            for rowID in oldRows.rowIDs where states[rowID] == nil { materialized?[rowID] = nil }
+        }
+        let changed = oldRows.rowIDs.filter { states[$0]?.content != oldRows[$0]?.content }
+        carryStates(changed: changed, to: pin, detaching: detaching)
         let changeset = ChangesetBuilder.diff(old: oldOrder, new: newOrder) { identity in
             guard let old = oldByIdentity[identity], let new = newByIdentity[identity] else { return .init() }
             return .init(keyChanged: !old.key.hasSameValues(as: new.key), modified: old.fingerprint != new.fingerprint)
@@ -229,7 +342,7 @@ final class LiveQuery<Element> {
         var changesPosition: Bool { old == nil || new == nil || keyChanged }
     }
 
-    private func applyIncrementally(_ changed: Set<Int64>, _ db: Database) throws -> Changeset {
+    private func applyIncrementally(_ changed: Set<Int64>, _ db: Database, _ pin: ReadPin?) throws -> Changeset {
         let plan = self.plan
         let statement = try db.connection.cachedStatement(sql: plan.pointSQL)
         defer { statement.reset() }
@@ -271,6 +384,22 @@ final class LiveQuery<Element> {
             }
         }
 
+        // Snapshots still held keep what these rows were; the new state's
+        // snapshot starts with the rows just decoded.
+        carryStates(changed: changes.compactMap { change in
+            guard let old = change.old, change.new?.state.content != old.state.content else { return nil }
+            return old.rowID
+        }, to: pin)
+        fresh = [:]
+        for change in changes {
+            if materialized != nil {
+                if let old = change.old { materialized?[old.rowID] = nil }
+                if let new = change.new { materialized?[new.rowID] = new.element }
+            } else if let new = change.new, fresh.count < Self.freshLimit {
+                fresh[new.rowID] = new.element
+            }
+        }
+
         let oldCount = tree.count
         for index in changes.indices {
             if let old = changes[index].old { changes[index].oldIndex = tree.rank(of: old.state.key) }
@@ -284,11 +413,7 @@ final class LiveQuery<Element> {
         }
         for change in changes {
             guard let new = change.new else { continue }
-            if let old = change.old, new.state.key == old.state.key {
-                tree.replace(new.element, key: new.state.key)
-            } else {
-                tree.insert(new.element, key: new.state.key)
-            }
+            if change.old?.state.key != new.state.key { tree.insert((), key: new.state.key) }
             rows[new.rowID] = new.state
         }
         var positionChanging = 0
@@ -405,7 +530,13 @@ final class LiveQuery<Element> {
     }
 }
 
-/// What a live query holds of each row besides its element. Outside the
+/// A state held by snapshots, without keeping it alive.
+struct WeakRows<Element> {
+    weak var rows: SnapshotRows<Element>?
+    init(_ rows: SnapshotRows<Element>) { self.rows = rows }
+}
+
+/// What a live query holds of each row besides its place in the order. Outside the
 /// generic `LiveQuery` so that dictionaries of it are specialized.
 struct LiveRowState {
     var key: SortKey

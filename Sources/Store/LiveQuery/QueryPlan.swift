@@ -10,6 +10,9 @@ struct QueryPlan {
     /// with the filter evaluated by SQLite itself.
     let pointSQL: String
     let pointArguments: [SQLiteValue]   // the filter's, after the rowid
+    /// `SELECT rowid, <columns> FROM t WHERE rowid = ?`: a row known to be
+    /// in the result, for a snapshot reading its element.
+    let elementSQL: String
     /// `SELECT rowid, <columns> FROM t [WHERE f]`, in no particular order:
     /// what the fallback compares with what it holds, to find changed rows.
     let scanSQL: String
@@ -63,6 +66,9 @@ struct QueryPlan {
         (scanSQL, scanArguments) = try select.build()
         select.keyColumn = "rowid"
         (pointSQL, pointArguments) = try select.build()
+        select.filter = nil
+        select.distinct = []
+        elementSQL = try select.build().sql
         hasLimit = limit != nil || !distinct.isEmpty
         textEncoding = try TextEncoding(db.connection)
         dependencies = try filter.map { try FilterCompiler.compile($0, table: table, schema: db.schemaLookup).dependencies } ?? []

@@ -216,18 +216,25 @@ final class AggregatePresenter: ResultsPresenter {
         }
         (count, valueCount, integerSum, realSum, realCount, overflowed) = (0, 0, 0, 0, 0, false)
         distinct = OrderedTree(order: SortOrder(terms: [.init(descending: false, collation: collation)]))
-        live.tree.forEach { _, value in add(value) }
+        try live.forEachElement { value in add(value) }
         let value = current
         last = value
         return .success(value)
     }
 
-    func update(_ live: LiveQuery<SQLiteValue>, before: OrderedTree<SQLiteValue>, _ changeset: Changeset) -> Result<SQLiteValue, StoreError>? {
-        for index in changeset.deletions { remove(before.entry(at: index).element) }
-        for index in changeset.insertions { add(live.tree.entry(at: index).element) }
-        for (old, new) in zip(changeset.modifications, changeset.modificationsNew) {
-            remove(before.entry(at: old).element)
-            add(live.tree.entry(at: new).element)
+    var readsPreviousElements: Bool { true }
+
+    func update(_ live: LiveQuery<SQLiteValue>, before tree: OrderedTree<Void>, elements before: ResultsSnapshot<SQLiteValue>?,
+                _ changeset: Changeset) -> Result<SQLiteValue, StoreError>? {
+        let after = live.snapshot
+        do {
+            guard let before else { throw StoreError(code: .internal, message: "an aggregate was updated without the previous values") }
+            let removed = try before.rows.elements((changeset.deletions + changeset.modifications).map { tree.entry(at: $0).key.rowID })
+            let added = try after.rows.elements((changeset.insertions + changeset.modificationsNew).map { after.tree.entry(at: $0).key.rowID })
+            for value in removed { remove(value) }
+            for value in added { add(value) }
+        } catch {
+            return self.error(error as? StoreError ?? StoreError(code: .error, message: "\(error)"))
         }
         let value = current
         guard value != last else { return nil }

@@ -154,7 +154,7 @@ final class ObjectObservation<M: Model>: StoreObservation, FailableObservation, 
         return (statement.value(at: 0).integerValue ?? 0, values, model)
     }
 
-    func start(_ db: Database) {
+    func start(_ db: Database, pin: ReadPin) {
         do {
             try plan(db)
             guard let (rowID, values, model) = try read(db) else {
@@ -170,7 +170,7 @@ final class ObjectObservation<M: Model>: StoreObservation, FailableObservation, 
         }
     }
 
-    func update(_ db: Database, changes: ChangedRows, silent: Bool) {
+    func update(_ db: Database, pin: ReadPin, changes: ChangedRows, silent: Bool) {
         guard !finished, let rowID else { return }
         let change = changes.change(matching: M.tableName)
         switch change {

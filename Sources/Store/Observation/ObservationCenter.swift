@@ -4,10 +4,11 @@ import Foundation
 /// Something the observation center keeps up to date.
 protocol StoreObservation: AnyObject, Sendable {
     /// Reads the initial state at the center's snapshot and delivers it.
-    func start(_ db: Database)
+    /// `pin` is the read transaction `db` is in, for snapshots to read from later.
+    func start(_ db: Database, pin: ReadPin)
     /// Applies the changes of one or more commits against a snapshot that
     /// holds them all, and delivers the result unless `silent`.
-    func update(_ db: Database, changes: ChangedRows, silent: Bool)
+    func update(_ db: Database, pin: ReadPin, changes: ChangedRows, silent: Bool)
 }
 
 /// Runs the store's observations on their own queue and read connections.
@@ -44,12 +45,11 @@ final class ObservationCenter: @unchecked Sendable {
         var event: Event
         /// A read transaction on the state right after this event, if one could be pinned.
         var snapshot: Database?
-        /// Whether `snapshot` is the center's own connection (not pooled).
-        var isOwnConnection = false
     }
 
-    /// Snapshots pinned at once, at most.
-    static let maximumSnapshots = 4
+    /// Snapshots pinned at once, at most: queued events, and the states
+    /// delivered snapshots read their elements from.
+    static let maximumSnapshots = 6
     /// How long a commit waits for a snapshot connection when all are in
     /// use, before it is queued without one (merged with the next).
     static let snapshotWait: TimeInterval = 1
@@ -62,7 +62,7 @@ final class ObservationCenter: @unchecked Sendable {
     private var scheduled = false
     private var idle: [Database] = []
     private var pooled = 0
-    /// The queue's own connection: snapshots for starting observations.
+    /// The queue's own connection: the watcher's.
     private var connection: Database?
     private let openConnection: () throws -> Database
     private var observations: [ObjectIdentifier: StoreObservation] = [:]
@@ -167,13 +167,15 @@ final class ObservationCenter: @unchecked Sendable {
         lock.signal()
     }
 
-    private func release(_ event: Pending) {
-        guard let db = event.snapshot else { return }
-        db.rollback()
-        guard !event.isOwnConnection else { return }
-        lock.lock()
-        giveBack(db)
-        lock.unlock()
+    /// The event's snapshot, as a pin that gives its connection back when
+    /// the last snapshot reading from it is gone.
+    private func makePin(_ db: Database) -> ReadPin {
+        ReadPin(db) { [weak self] db in
+            guard let self else { return }
+            self.lock.lock()
+            self.giveBack(db)
+            self.lock.unlock()
+        }
     }
 
     // MARK: - Observations
@@ -191,18 +193,25 @@ final class ObservationCenter: @unchecked Sendable {
     /// Adds an observation whose initial state the caller reads now, on
     /// `db` (a read transaction the caller then keeps open while reading):
     /// pins `db`'s snapshot at this point of the event sequence.
-    func join(_ observation: StoreObservation, pinning db: Database) throws {
+    ///
+    /// - Returns: the pinned snapshot, for the caller to read the initial
+    ///   state on (its snapshots read their elements through it later).
+    func join(_ observation: StoreObservation) throws -> ReadPin {
         becameObserved()
+        let db = snapshotConnection()
         lock.lock()
         let pinned = pin(db)
         if pinned != nil {
             pending.append(Pending(event: .join(ObjectIdentifier(observation), observation), snapshot: nil))
+        } else if let db {
+            giveBack(db)
         }
         lock.unlock()
-        guard pinned != nil else {
+        guard let pinned else {
             becameUnobserved()
             throw StoreError(code: .cannotOpen, message: "cannot start a read transaction for observing")
         }
+        return makePin(pinned)
     }
 
     private func becameObserved() {
@@ -224,18 +233,18 @@ final class ObservationCenter: @unchecked Sendable {
         return last
     }
 
-    /// On the queue: pins the queue's own connection for an event.
+    /// On the queue: pins a connection for an event, opening one beyond
+    /// the pool's size when none is free (the queue cannot wait for one).
     private func enqueueOnOwnConnection(_ event: Event) {
-        let db: Database?
-        if let connection {
-            db = connection
-        } else {
-            db = try? openConnection()
-            connection = db
+        var db = snapshotConnection()
+        if db == nil, let opened = try? openConnection() {
+            db = opened
+            lock.withLock { pooled += 1 }
         }
         lock.lock()
         let snapshot = pin(db)
-        pending.append(Pending(event: event, snapshot: snapshot, isOwnConnection: true))
+        if snapshot == nil, let db { giveBack(db) }
+        pending.append(Pending(event: event, snapshot: snapshot))
         lock.unlock()
         if snapshot == nil, case .start(_, let observation) = event {
             (observation as? FailableObservation)?.fail(StoreError(code: .cannotOpen, message: "cannot open a read connection for observing"))
@@ -246,16 +255,20 @@ final class ObservationCenter: @unchecked Sendable {
     func remove(_ id: ObjectIdentifier) {
         let work: @Sendable () -> Void = {
             let removed = self.observations.removeValue(forKey: id) != nil
-            let pendingHere = self.lock.withLock {
-                let before = self.pending.count
-                self.pending.removeAll { pending in
+            // The events removed are released after the lock: an observation
+            // that joined holds a pin, which takes the lock when it goes.
+            let removedEvents = self.lock.withLock {
+                let removing = { (pending: Pending) -> Bool in
                     switch pending.event {
                     case .start(let other, _), .join(let other, _): return other == id
                     case .commit: return false
                     }
                 }
-                return before != self.pending.count
+                let removed = self.pending.filter(removing)
+                self.pending.removeAll(where: removing)
+                return removed
             }
+            let pendingHere = !removedEvents.isEmpty
             self.order.removeAll { $0 == id }
             // The last one gone: let go of the watcher and the connections.
             guard removed || pendingHere, self.becameUnobserved() else { return }
@@ -297,27 +310,31 @@ final class ObservationCenter: @unchecked Sendable {
                     order.append(id)
                 case .start(let id, let observation):
                     if let db = event.snapshot {
-                        if hasWaiting { apply(waiting, silenced: waitingSilenced ?? [], on: db) }
-                        hasWaiting = false
-                        waiting = ChangedRows()
-                        waitingSilenced = nil
-                        observations[id] = observation
-                        order.append(id)
-                        observation.start(db)
-                        logPosition = ChangeLog.position(db)
+                        // The pin lives on in the snapshots delivered for this event.
+                        let pin = makePin(db)
+                        pin.withDatabase { db in
+                            if hasWaiting { apply(waiting, silenced: waitingSilenced ?? [], on: db, pin: pin) }
+                            hasWaiting = false
+                            waiting = ChangedRows()
+                            waitingSilenced = nil
+                            observations[id] = observation
+                            order.append(id)
+                            observation.start(db, pin: pin)
+                            logPosition = ChangeLog.position(db)
+                        }
                     }
                 case .commit(let changes, let silenced):
                     waiting.formUnion(changes)
                     waitingSilenced = waitingSilenced.map { $0.intersection(silenced) } ?? silenced
                     hasWaiting = true
                     if let db = event.snapshot {
-                        apply(waiting, silenced: waitingSilenced ?? [], on: db)
+                        let pin = makePin(db)
+                        pin.withDatabase { db in apply(waiting, silenced: waitingSilenced ?? [], on: db, pin: pin) }
                         hasWaiting = false
                         waiting = ChangedRows()
                         waitingSilenced = nil
                     }
                 }
-                release(event)
                 if hasWaiting, offset == events.count - 1 {
                     // Nothing later to merge with: queue what waits again,
                     // in front, and pin a fresh snapshot behind it.
@@ -327,7 +344,9 @@ final class ObservationCenter: @unchecked Sendable {
                     enqueueOnOwnConnection(.commit(ChangedRows(), silenced: []))
                 }
             }
-            if watchesForCommits, watcher == nil, !observations.isEmpty, let connection {
+            if watchesForCommits, watcher == nil, !observations.isEmpty {
+                if connection == nil { connection = try? openConnection() }
+                guard let connection else { continue }
                 let watcher = CommitWatcher(connection: connection.connection, queue: queue)
                 watcher.start { [weak self] in self?.record(.external, silenced: []) }
                 self.watcher = watcher
@@ -336,7 +355,7 @@ final class ObservationCenter: @unchecked Sendable {
     }
 
     /// Applies changes to every observation, against a snapshot that holds them all.
-    private func apply(_ changes: ChangedRows, silenced: Set<ObjectIdentifier>, on db: Database) {
+    private func apply(_ changes: ChangedRows, silenced: Set<ObjectIdentifier>, on db: Database, pin: ReadPin) {
         guard !changes.isEmpty else { return }
         db.refreshSchemaIfChanged()
         var changes = changes
@@ -349,7 +368,7 @@ final class ObservationCenter: @unchecked Sendable {
         }
         for id in order {
             guard let observation = observations[id] else { continue }
-            observation.update(db, changes: changes, silent: silenced.contains(id))
+            observation.update(db, pin: pin, changes: changes, silent: silenced.contains(id))
         }
     }
 }

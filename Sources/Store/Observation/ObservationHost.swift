@@ -11,7 +11,7 @@ protocol ObservationHost: AnyObject, Sendable {
     func register(_ observation: some StoreObservation & TokenBearing) -> ObservationToken
     /// Starts an observation whose first state `start` reads now, on the
     /// caller's thread, at a snapshot placed in the sequence of commits.
-    func registerImmediately(_ observation: some StoreObservation & TokenBearing, start: (Database) -> Void) -> ObservationToken
+    func registerImmediately(_ observation: some StoreObservation & TokenBearing, start: (Database, ReadPin) -> Void) -> ObservationToken
 }
 
 /// When an observation delivers its first state.

@@ -79,8 +79,6 @@ extension Results: Sequence {
     ///
     /// - Throws: why the query cannot run.
     public func freeze() throws -> ResultsSnapshot<Element> {
-        let elements = try fetch()
-        let entries = elements.enumerated().map { (key: SortKey(first: SortValue.integer(Int64($0.offset)), rest: [], rowID: Int64($0.offset)), element: $0.element) }
-        return ResultsSnapshot(tree: OrderedTree(order: SortOrder(terms: []), sorted: entries))
+        ResultsSnapshot(elements: try fetch())
     }
 }

@@ -8,10 +8,13 @@ protocol ResultsPresenter: AnyObject {
     var sectionValue: LiveQuery<Element>.SectionValue? { get }
     /// The first state of a live query (also after an error).
     func initial(_ live: LiveQuery<Element>) throws -> Change
+    /// Whether `update` reads the elements of the state before a commit
+    /// (then the live query keeps the old values of the rows it changes).
+    var readsPreviousElements: Bool { get }
     /// The change after a commit changed the live query's result from
-    /// `before`; nil when the observer sees no difference (an aggregate that
-    /// kept its value).
-    func update(_ live: LiveQuery<Element>, before: OrderedTree<Element>, _ changeset: Changeset) -> Change?
+    /// `before` (whose elements are given when `readsPreviousElements`);
+    /// nil when the observer sees no difference (an aggregate that kept its value).
+    func update(_ live: LiveQuery<Element>, before: OrderedTree<Void>, elements: ResultsSnapshot<Element>?, _ changeset: Changeset) -> Change?
     /// The query can no longer run.
     func error(_ error: StoreError) -> Change
 }
@@ -47,9 +50,9 @@ final class ResultsObservation<Presenter: ResultsPresenter>: StoreObservation, F
     }
 
     /// Reads the first state; nil (after delivering `.error`) when the query cannot run.
-    private func begin(_ db: Database) -> Presenter.Change? {
+    private func begin(_ db: Database, pin: ReadPin) -> Presenter.Change? {
         do {
-            let live = try LiveQuery(plan: try makePlan(db), decode: results.decode, sectionValue: presenter.sectionValue, db: db)
+            let live = try LiveQuery(plan: try makePlan(db), decode: results.decode, sectionValue: presenter.sectionValue, db: db, pin: pin)
             let initial = try presenter.initial(live)
             self.live = live
             failed = false
@@ -60,18 +63,18 @@ final class ResultsObservation<Presenter: ResultsPresenter>: StoreObservation, F
         }
     }
 
-    func start(_ db: Database) {
-        if let initial = begin(db) { send(initial) }
+    func start(_ db: Database, pin: ReadPin) {
+        if let initial = begin(db, pin: pin) { send(initial) }
     }
 
-    func startImmediately(_ db: Database) -> Presenter.Change? {
-        begin(db)
+    func startImmediately(_ db: Database, pin: ReadPin) -> Presenter.Change? {
+        begin(db, pin: pin)
     }
 
-    func update(_ db: Database, changes: ChangedRows, silent: Bool) {
+    func update(_ db: Database, pin: ReadPin, changes: ChangedRows, silent: Bool) {
         guard let live else {
             // Failed before: try again whenever its table may have changed.
-            guard changes.change(matching: results.table) != nil, let initial = begin(db), !silent else { return }
+            guard changes.change(matching: results.table) != nil, let initial = begin(db, pin: pin), !silent else { return }
             send(initial)
             return
         }
@@ -81,18 +84,23 @@ final class ResultsObservation<Presenter: ResultsPresenter>: StoreObservation, F
         if live.plan.dependencies.contains(where: { changes.change(matching: $0) != nil }), change != .unknown {
             change = .unknown
         }
-        guard let change else { return }
+        guard let change else {
+            // Snapshots still held read at this commit from now on.
+            live.advance(to: pin)
+            return
+        }
         do {
             let before = live.tree
+            let elements = presenter.readsPreviousElements ? live.snapshot : nil
             var changeset: Changeset?
             if change == .unknown, try db.tableInfo(live.plan.table.name) != live.plan.table {
-                changeset = try live.replan(try makePlan(db), db: db)
+                changeset = try live.replan(try makePlan(db), db: db, pin: pin)
             } else {
-                changeset = try live.apply(change, db: db)
+                changeset = try live.apply(change, db: db, pin: pin)
             }
             guard let changeset else { return }
             // The presenter follows every state, delivered or not.
-            let presented = presenter.update(live, before: before, changeset)
+            let presented = presenter.update(live, before: before, elements: elements, changeset)
             guard let presented, !silent else { return }
             send(presented)
         } catch {
@@ -121,12 +129,13 @@ final class ResultsObservation<Presenter: ResultsPresenter>: StoreObservation, F
 /// Presents a live query as Realm's `RealmCollectionChange`: the snapshot and the changeset.
 final class FlatPresenter<Element: Sendable>: ResultsPresenter {
     var sectionValue: LiveQuery<Element>.SectionValue? { nil }
+    var readsPreviousElements: Bool { false }
 
     func initial(_ live: LiveQuery<Element>) -> CollectionChange<Element> {
         .initial(live.snapshot)
     }
 
-    func update(_ live: LiveQuery<Element>, before: OrderedTree<Element>, _ changeset: Changeset) -> CollectionChange<Element>? {
+    func update(_ live: LiveQuery<Element>, before: OrderedTree<Void>, elements: ResultsSnapshot<Element>?, _ changeset: Changeset) -> CollectionChange<Element>? {
         .update(live.snapshot, changeset)
     }
 
@@ -145,8 +154,8 @@ extension ObservationHost {
         case .async:
             return register(observation)
         case .immediate:
-            return registerImmediately(observation) { db in
-                if let change = observation.startImmediately(db) { initial(change) }
+            return registerImmediately(observation) { db, pin in
+                if let change = observation.startImmediately(db, pin: pin) { initial(change) }
             }
         }
     }

@@ -2,25 +2,55 @@
 /// random-access collection (like Realm's `Results` in a change
 /// notification, but frozen: it never changes after you receive it).
 ///
-/// It shares storage with the live query's other snapshots, so producing
-/// one after a commit that changed k rows costs O(k log n), not a copy of
-/// all n elements. Reading an element by index is O(log n); iterating is
-/// O(1) per element. `Array(snapshot)` makes an array when one is needed.
+/// It is lazy, like Realm's `Results`: it holds the rows' places, and reads
+/// an element from the database when you access it (through a read
+/// transaction kept at a commit where the row is as it was at this one),
+/// caching up to ``cacheLimit`` elements. A live query over a million rows
+/// therefore holds no second copy of them. Producing a snapshot after a
+/// commit that changed k rows costs O(k log n). Reading an element by
+/// index is O(log n) plus, when it is not cached, one read by rowid;
+/// iterating reads the rows a few dozen at a time. `Array(snapshot)` makes
+/// an array when one is needed.
+///
+/// While a snapshot is alive, the rows the later commits change keep their
+/// values here, so holding an old snapshot costs memory for those rows
+/// (and, after a commit that changed thousands of rows, an open read
+/// transaction until the snapshot is released).
 public struct ResultsSnapshot<Element>: RandomAccessCollection {
-    let tree: OrderedTree<Element>
+    let tree: OrderedTree<Void>
+    let rows: SnapshotRows<Element>
     /// The rows that moved in the commit that led to this snapshot (for
     /// `CollectionChange.moves`); empty for a first result.
     let moves: [Changeset.Move]
 
-    init(tree: OrderedTree<Element>, moves: [Changeset.Move] = []) {
+    init(tree: OrderedTree<Void>, rows: SnapshotRows<Element>, moves: [Changeset.Move] = []) {
         self.tree = tree
+        self.rows = rows
         self.moves = moves
+    }
+
+    /// A snapshot of elements held in memory, in order.
+    init(elements: [Element]) {
+        var builder = OrderedTree<Void>.Builder(order: SortOrder(terms: []))
+        var held: [Int64: Element] = [:]
+        held.reserveCapacity(elements.count)
+        for (offset, element) in elements.enumerated() {
+            let rowID = Int64(offset)
+            builder.append((), key: SortKey(first: SortValue.integer(rowID), rest: [], rowID: rowID))
+            held[rowID] = element
+        }
+        self.init(tree: builder.finish(),
+                  rows: SnapshotRows(source: ElementSource(sql: "", tableName: "", decode: { _ in throw StoreError(code: .internal, message: "not read") }),
+                                     pin: nil, held: held))
     }
 
     /// The same elements, reached by these moves.
     func with(moves: [Changeset.Move]) -> ResultsSnapshot {
-        ResultsSnapshot(tree: tree, moves: moves)
+        ResultsSnapshot(tree: tree, rows: rows, moves: moves)
     }
+
+    /// How many decoded elements a snapshot caches, at most.
+    public static var cacheLimit: Int { SnapshotRows<Element>.cacheLimit }
 
     /// 0.
     public var startIndex: Int { 0 }
@@ -29,34 +59,80 @@ public struct ResultsSnapshot<Element>: RandomAccessCollection {
 
     /// The element at a position.
     ///
-    /// - Complexity: O(log n).
+    /// A read that fails (the database can no longer be read: an I/O error)
+    /// stops the program, as an index out of bounds does; use
+    /// ``element(at:)`` to get the error instead.
+    ///
+    /// - Complexity: O(log n), plus one read by rowid when not cached.
     public subscript(position: Int) -> Element {
         precondition(position >= 0 && position < tree.count, "Index out of bounds")
-        return tree.entry(at: position).element
+        do {
+            return try element(at: position)
+        } catch {
+            preconditionFailure("cannot read element \(position) of a snapshot: \(error)")
+        }
     }
 
-    /// Iterates in order, O(1) per element.
+    /// The element at a position, or the error that kept it from being read.
+    ///
+    /// - Throws: `StoreError` when the database cannot be read (an I/O
+    ///   error); an index out of bounds is `StoreError.Code.misuse`.
+    public func element(at position: Int) throws -> Element {
+        guard position >= 0, position < tree.count else {
+            throw StoreError(code: .misuse, message: "index \(position) out of bounds (count \(tree.count))")
+        }
+        return try rows.element(tree.entry(at: position).key.rowID)
+    }
+
+    /// The elements at a range of positions, read together.
+    ///
+    /// - Throws: as ``element(at:)``.
+    public func elements(in range: Range<Int>) throws -> [Element] {
+        guard range.lowerBound >= 0, range.upperBound <= tree.count else {
+            throw StoreError(code: .misuse, message: "range \(range) out of bounds (count \(tree.count))")
+        }
+        var rowIDs: [Int64] = []
+        rowIDs.reserveCapacity(range.count)
+        for position in range { rowIDs.append(tree.entry(at: position).key.rowID) }
+        return try rows.elements(rowIDs)
+    }
+
+    /// Iterates in order, reading a leaf of rows at a time.
     public func makeIterator() -> Iterator {
-        Iterator(root: tree.root)
+        Iterator(root: tree.root, rows: rows)
     }
 
-    /// Walks the tree's leaves in order.
+    /// Walks the tree's leaves in order, reading each leaf's elements together.
     public struct Iterator: IteratorProtocol {
-        private var stack: [(node: OrderedTree<Element>.Node, index: Int)]
+        private var stack: [(node: OrderedTree<Void>.Node, index: Int)]
+        private let rows: SnapshotRows<Element>
+        private var buffer: [Element] = []
+        private var offset = 0
 
-        init(root: OrderedTree<Element>.Node) {
+        init(root: OrderedTree<Void>.Node, rows: SnapshotRows<Element>) {
             stack = [(root, 0)]
+            self.rows = rows
         }
 
         /// The next element, or nil at the end.
+        ///
+        /// A read that fails (an I/O error) stops the program, as the subscript does.
         public mutating func next() -> Element? {
+            if offset < buffer.count {
+                offset += 1
+                return buffer[offset - 1]
+            }
             while let top = stack.last {
                 if top.node.isLeaf {
-                    if top.index < top.node.elements.count {
-                        stack[stack.count - 1].index += 1
-                        return top.node.elements[top.index]
-                    }
                     stack.removeLast()
+                    guard !top.node.keys.isEmpty else { continue }
+                    do {
+                        buffer = try rows.elements(top.node.keys.map(\.rowID))
+                    } catch {
+                        preconditionFailure("cannot read the elements of a snapshot: \(error)")
+                    }
+                    offset = 1
+                    return buffer[0]
                 } else if top.index < top.node.children.count {
                     stack[stack.count - 1].index += 1
                     stack.append((top.node.children[top.index], 0))

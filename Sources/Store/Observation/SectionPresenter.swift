@@ -93,12 +93,14 @@ final class SectionPresenter<Key: Sendable, Element: Sendable>: ResultsPresenter
         return .initial(SectionedResultsSnapshot(elements: live.snapshot, state: state, makeKey: makeKey, modificationsNew: [], previous: nil))
     }
 
-    func update(_ live: LiveQuery<Element>, before: OrderedTree<Element>, _ changeset: Changeset) -> SectionedResultsChange<Key, Element>? {
+    var readsPreviousElements: Bool { false }
+
+    func update(_ live: LiveQuery<Element>, before: OrderedTree<Void>, elements: ResultsSnapshot<Element>?, _ changeset: Changeset) -> SectionedResultsChange<Key, Element>? {
         guard let old = state, let term = live.order.terms.first, term.collation == old.term.collation, term.descending == old.term.descending else {
             // The schema changed how the section column compares: start over.
             do { return try initial(live) } catch { return .error(error as? StoreError ?? StoreError(code: .error, message: "\(error)")) }
         }
-        let (change, new) = Self.change(from: (before, old), to: live.tree, changeset, makeKey: makeKey)
+        let (change, new) = Self.change(from: (before, old), to: live.snapshot, changeset, makeKey: makeKey)
         state = new
         return change
     }
@@ -110,14 +112,16 @@ final class SectionPresenter<Key: Sendable, Element: Sendable>: ResultsPresenter
     /// The sectioned change between two states of a live query whose flat
     /// changeset is `changeset`, and the new sections: O(k log n) for k
     /// changed rows.
-    static func change(from old: (tree: OrderedTree<Element>, state: SectionState), to tree: OrderedTree<Element>, _ changeset: Changeset,
+    static func change(from old: (tree: OrderedTree<Void>, state: SectionState), to new: ResultsSnapshot<Element>, _ changeset: Changeset,
                        makeKey: @escaping @Sendable (SQLiteValue, Element) -> Key) -> (SectionedResultsChange<Key, Element>, SectionState) {
         let oldState = old.state
+        let oldTree = old.tree
+        let tree = new.tree
         let modificationsNew = changeset.modificationsNew
         // The section values of every changed row, before and after.
-        let deleted = changeset.deletions.map { old.tree.entry(at: $0).key.first }
+        let deleted = changeset.deletions.map { oldTree.entry(at: $0).key.first }
         let inserted = changeset.insertions.map { tree.entry(at: $0).key.first }
-        let modifiedOld = changeset.modifications.map { old.tree.entry(at: $0).key.first }
+        let modifiedOld = changeset.modifications.map { oldTree.entry(at: $0).key.first }
         let modifiedNew = modificationsNew.map { tree.entry(at: $0).key.first }
 
         // Each touched section, once: its rows before and after.
@@ -126,7 +130,7 @@ final class SectionPresenter<Key: Sendable, Element: Sendable>: ResultsPresenter
             if let last = unique.last, oldState.compare(last, value) == 0 { return }
             unique.append(value)
         }
-        let ranges = touched.map { (old: oldState.range(of: $0, in: old.tree), new: oldState.range(of: $0, in: tree)) }
+        let ranges = touched.map { (old: oldState.range(of: $0, in: oldTree), new: oldState.range(of: $0, in: tree)) }
         func info(_ value: SortValue) -> (old: Range<Int>, new: Range<Int>) {
             var low = 0, high = touched.count
             while low < high {
@@ -178,8 +182,8 @@ final class SectionPresenter<Key: Sendable, Element: Sendable>: ResultsPresenter
                 insert(newIndex, newValue)
             }
         }
-        let snapshot = SectionedResultsSnapshot(elements: ResultsSnapshot(tree: tree), state: newState, makeKey: makeKey,
-                                                modificationsNew: modifiedPaths.sorted(), previous: (old.tree, oldState, changeset))
+        let snapshot = SectionedResultsSnapshot(elements: new, state: newState, makeKey: makeKey,
+                                                modificationsNew: modifiedPaths.sorted(), previous: (oldTree, oldState, changeset))
         return (.update(snapshot, deletions: deletions.sorted(), insertions: insertions.sorted(), modifications: modifications.sorted(),
                         sectionsToInsert: sectionsToInsert, sectionsToDelete: sectionsToDelete), newState)
     }
@@ -197,9 +201,9 @@ extension SectionedResultsChange where Key: Sendable, Element: Sendable {
                                                      modificationsNew: [], previous: nil))
         case (.update(let sections1, _, _, _, _, _), .update(let sections2, _, _, _, _, _)):
             guard let before = sections1.previous, let between = sections2.previous else { return second }
-            let composed = ChangesetBuilder.compose(before.changeset, between.changeset, oldCount: before.elements.count)
+            let composed = ChangesetBuilder.compose(before.changeset, between.changeset, oldCount: before.tree.count)
             guard !composed.isEmpty else { return nil }
-            return SectionPresenter<Key, Element>.change(from: (before.elements, before.sections), to: sections2.elements.tree, composed,
+            return SectionPresenter<Key, Element>.change(from: (before.tree, before.sections), to: sections2.elements, composed,
                                                          makeKey: sections2.makeKey).0
         }
     }

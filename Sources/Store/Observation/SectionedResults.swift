@@ -49,7 +49,7 @@ public struct SectionedResults<Key: Hashable & Sendable, Element: Sendable>: Sen
         try results.host.read { db in
             let presenter = makePresenter()
             let live = try LiveQuery(plan: try results.plan(in: db, keyPaths: nil), decode: results.decode,
-                                     sectionValue: presenter.sectionValue, db: db)
+                                     sectionValue: presenter.sectionValue, db: db, pin: nil)
             guard case .initial(let snapshot) = try presenter.initial(live) else {
                 throw StoreError(code: .internal, message: "sectioning did not produce a first state")
             }
@@ -154,7 +154,7 @@ public struct SectionedResultsSnapshot<Key, Element>: RandomAccessCollection {
     /// The modified rows' index paths in the new sections (for `.update`).
     public let modificationsNew: [IndexPath]
     /// The state before the commit and its flat changeset, to merge changes.
-    let previous: (elements: OrderedTree<Element>, sections: SectionState, changeset: Changeset)?
+    let previous: (tree: OrderedTree<Void>, sections: SectionState, changeset: Changeset)?
 
     /// 0.
     public var startIndex: Int { 0 }
@@ -168,7 +168,7 @@ public struct SectionedResultsSnapshot<Key, Element>: RandomAccessCollection {
         precondition(position >= 0 && position < count, "Section index out of bounds")
         let value = state.sections.entry(at: position).key.first
         let range = state.range(of: value, in: elements.tree)
-        return ResultsSection(key: makeKey(state.sqliteValue(value), elements.tree.entry(at: range.lowerBound).element),
+        return ResultsSection(key: makeKey(state.sqliteValue(value), elements[range.lowerBound]),
                               elements: elements, range: range)
     }
 
