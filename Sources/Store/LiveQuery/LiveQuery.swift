@@ -203,6 +203,14 @@ final class LiveQuery<Element> {
         for rows in held { rows.advance(keeping: images, to: pin) }
     }
 
+    /// Reads through `new` what was read through `old`, a read transaction at the same state.
+    func repin(from old: ReadPin, to new: ReadPin) {
+        if statePin === old { statePin = new }
+        for rows in versions.compactMap(\.rows) where rows.currentPin === old {
+            rows.advance(keeping: [:], to: new)
+        }
+    }
+
     /// Moves the states held to a commit's read transaction when the commit
     /// changed nothing this query reads.
     func advance(to pin: ReadPin) {

@@ -64,6 +64,9 @@ final class SnapshotRows<Element>: @unchecked Sendable {
         cache = cached
     }
 
+    /// How many decoded elements are cached now.
+    var cachedCount: Int { lock.withLock { cache.count } }
+
     /// Whether elements are read through a pin (false: all are held).
     var isPinned: Bool { lock.withLock { pin != nil } }
 

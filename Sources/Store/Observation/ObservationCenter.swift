@@ -9,6 +9,13 @@ protocol StoreObservation: AnyObject, Sendable {
     /// Applies the changes of one or more commits against a snapshot that
     /// holds them all, and delivers the result unless `silent`.
     func update(_ db: Database, pin: ReadPin, changes: ChangedRows, silent: Bool)
+    /// Reads what was read through `old` through `new` from now on: both
+    /// are read transactions at the same state.
+    func repin(from old: ReadPin, to new: ReadPin)
+}
+
+extension StoreObservation {
+    func repin(from old: ReadPin, to new: ReadPin) {}
 }
 
 /// Runs the store's observations on their own queue and read connections.
@@ -81,6 +88,12 @@ final class ObservationCenter: @unchecked Sendable {
     /// brought to (queue only): other connections' commits after it are
     /// read from the log.
     private var logPosition: ChangeLog.Position?
+    /// The pin of the last event applied (queue only), and how many events
+    /// were applied since it was last renewed to let the WAL restart.
+    private weak var latestPin: ReadPin?
+    private var eventsSinceRenewal = 0
+    /// Events between attempts to renew the latest pin.
+    static let renewalInterval = 16
 
     init(openConnection: @escaping () throws -> Database) {
         self.openConnection = openConnection
@@ -322,6 +335,8 @@ final class ObservationCenter: @unchecked Sendable {
                             observation.start(db, pin: pin)
                             logPosition = ChangeLog.position(db)
                         }
+                        latestPin = pin
+                        eventsSinceRenewal += 1
                     }
                 case .commit(let changes, let silenced):
                     waiting.formUnion(changes)
@@ -330,6 +345,8 @@ final class ObservationCenter: @unchecked Sendable {
                     if let db = event.snapshot {
                         let pin = makePin(db)
                         pin.withDatabase { db in apply(waiting, silenced: waitingSilenced ?? [], on: db, pin: pin) }
+                        latestPin = pin
+                        eventsSinceRenewal += 1
                         hasWaiting = false
                         waiting = ChangedRows()
                         waitingSilenced = nil
@@ -344,6 +361,10 @@ final class ObservationCenter: @unchecked Sendable {
                     enqueueOnOwnConnection(.commit(ChangedRows(), silenced: []))
                 }
             }
+            if eventsSinceRenewal >= Self.renewalInterval, lock.withLock({ pending.isEmpty }) {
+                eventsSinceRenewal = 0
+                renewLatestPin()
+            }
             if watchesForCommits, watcher == nil, !observations.isEmpty {
                 if connection == nil { connection = try? openConnection() }
                 guard let connection else { continue }
@@ -352,6 +373,43 @@ final class ObservationCenter: @unchecked Sendable {
                 self.watcher = watcher
             }
         }
+    }
+
+    /// Lets the WAL restart while snapshots are held.
+    ///
+    /// Snapshots read through the read transaction of the last event, and a
+    /// reader holding WAL frames keeps writers from restarting the WAL, so
+    /// with a snapshot always held it would grow with every commit. Here,
+    /// when a passive checkpoint copies every frame to the database (which
+    /// proves the latest pin is at the newest commit: a checkpoint cannot
+    /// go past a reader's frames), a new read transaction is started (it
+    /// reads the database file only, holding no frames) and, unless a
+    /// commit came in between (the WAL's size says), it replaces the latest
+    /// pin for everything that read through it. (Neither `data_version`
+    /// nor the WAL's size changes from the first checkpoint to the second.)
+    private func renewLatestPin() {
+        guard let old = latestPin, !observations.isEmpty else { return }
+        if connection == nil { connection = try? openConnection() }
+        guard let connection else { return }
+        func checkpoint() -> (log: Int64, copied: Int64)? {
+            guard let row = try? connection.fetchRows(sql: "PRAGMA wal_checkpoint(PASSIVE)").first, row.values.count == 3,
+                  case .integer(let log) = row.values[1], case .integer(let copied) = row.values[2], log >= 0 else { return nil }
+            return (log, copied)
+        }
+        // `data_version` on this connection changes when any other connection commits.
+        func dataVersion() -> SQLiteValue? { try? connection.fetchRows(sql: "PRAGMA data_version").first?.values.first }
+        let version = dataVersion()
+        guard version != nil, let before = checkpoint(), before.log > 0, before.copied == before.log else { return }
+        let db = snapshotConnection()
+        lock.lock()
+        let pinned = pin(db)
+        if pinned == nil, let db { giveBack(db) }
+        lock.unlock()
+        guard let pinned else { return }
+        let new = makePin(pinned)
+        guard let after = checkpoint(), after.log == before.log, dataVersion() == version else { return }
+        for id in order { observations[id]?.repin(from: old, to: new) }
+        latestPin = new
     }
 
     /// Applies changes to every observation, against a snapshot that holds them all.

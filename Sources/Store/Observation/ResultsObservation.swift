@@ -111,6 +111,10 @@ final class ResultsObservation<Presenter: ResultsPresenter>: StoreObservation, F
         }
     }
 
+    func repin(from old: ReadPin, to new: ReadPin) {
+        live?.repin(from: old, to: new)
+    }
+
     func fail(_ error: Error) {
         guard !failed else { return }
         failed = true
