@@ -24,7 +24,7 @@ enum LiveQueryBenchmark {
 
         /// Waits for the next arrival; fails instead of hanging.
         func wait() throws {
-            guard semaphore.wait(timeout: .now() + 10) == .success else { throw Timeout() }
+            guard semaphore.wait(timeout: .now() + 60) == .success else { throw Timeout() }
         }
 
         func arrived() {

@@ -80,7 +80,8 @@ struct QueryPlan {
         var sortTerms: [SortOrder.Term] = []
         var comparable = true
         for term in try SelectBuilder.orderTerms(table: table, orderBy: orderBy) {
-            if term.column == "rowid" {
+            // The rowid, or its alias (an INTEGER PRIMARY KEY, the usual tie-break).
+            if term.column == "rowid" || (table.hasIntegerPrimaryKey && table.primaryKey == [term.column]) {
                 columns.append(0)
                 sortTerms.append(.init(descending: term.descending, collation: .binary))
                 continue

@@ -175,8 +175,17 @@ final class ObservationCenter: @unchecked Sendable {
     }
 
     /// Returns a pooled connection (the caller holds the lock).
+    ///
+    /// Past `maximumSnapshots` idle connections (the queue opens more when
+    /// it finds none free), it is closed instead; an idle one lets go of
+    /// its page cache, which snapshots reading through it filled.
     private func giveBack(_ db: Database) {
-        idle.append(db)
+        if idle.count >= Self.maximumSnapshots {
+            pooled -= 1
+        } else {
+            db.connection.releaseMemory()
+            idle.append(db)
+        }
         lock.signal()
     }
 
