@@ -233,11 +233,6 @@ final class Connection {
     // MARK: - State
 
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
-
-    /// Frees what this connection's page cache holds that it can (`sqlite3_db_release_memory`).
-    func releaseMemory() {
-        sqlite3_db_release_memory(handle)
-    }
     var changes: Int { Int(sqlite3_changes(handle)) }
     var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
