@@ -16,6 +16,7 @@ import Foundation
 /// }
 /// ```
 public final class Database {
+    @usableFromInline
     let connection: Connection
     /// Whether this connection refuses writes (a reader).
     public let isReadOnly: Bool
@@ -70,6 +71,10 @@ public final class Database {
     }
 
     /// Fetches models with an SQL query whose columns match the model's keys.
+    ///
+    /// Inlinable, so the loop is specialized for the model in the app's module
+    /// (unspecialized, each row cost generic metadata lookups and value-witness copies).
+    @inlinable
     public func fetchAll<M: Model>(_ type: M.Type, sql: String, arguments: [SQLiteValue] = []) throws -> [M] {
         let statement = try connection.cachedStatement(sql: sql)
         defer { statement.reset() }
@@ -188,20 +193,25 @@ public final class Database {
 
     /// Rows of a table, filtered, ordered (ties broken by primary key) and limited.
     public func fetchRows(table: String, filter: Filter? = nil, orderBy: [Ordering] = [], limit: Int? = nil) throws -> [Row] {
-        var select = SelectBuilder(table: try tableInfo(table), schema: schemaLookup)
-        (select.filter, select.orderBy, select.limit) = (filter, orderBy, limit)
-        let (sql, arguments) = try select.build()
+        let (sql, arguments) = try selectSQL(table: table, filter: filter, orderBy: orderBy, limit: limit)
         return try fetchRows(sql: sql, arguments: arguments)
     }
 
     /// Models of a type, filtered, ordered (ties broken by primary key) and limited.
     ///
     /// - Complexity: one SQL query; decoding reads columns directly.
+    @inlinable
     public func fetchAll<M: Model>(_ type: M.Type, filter: Filter? = nil, orderBy: [Ordering] = [], limit: Int? = nil) throws -> [M] {
-        var select = SelectBuilder(table: try tableInfo(M.tableName), schema: schemaLookup)
-        (select.filter, select.orderBy, select.limit) = (filter, orderBy, limit)
-        let (sql, arguments) = try select.build()
+        let (sql, arguments) = try selectSQL(table: M.tableName, filter: filter, orderBy: orderBy, limit: limit)
         return try fetchAll(M.self, sql: sql, arguments: arguments)
+    }
+
+    /// The SELECT of `fetchRows(table:...)`, and its arguments.
+    @usableFromInline
+    func selectSQL(table: String, filter: Filter?, orderBy: [Ordering], limit: Int?) throws -> (String, [SQLiteValue]) {
+        var select = SelectBuilder(table: try tableInfo(table), schema: schemaLookup)
+        (select.filter, select.orderBy, select.limit) = (filter, orderBy, limit)
+        return try select.build()
     }
 
     /// The model with this primary key, or nil.

@@ -3,6 +3,7 @@ import Foundation
 
 /// Decodes a model straight from a statement's current row: each coding key
 /// reads the column of that name. No intermediate dictionary, no JSON.
+@usableFromInline
 final class StatementDecoder: Decoder {
     let statement: SQLiteStatement
     let map: ColumnMap
@@ -10,9 +11,12 @@ final class StatementDecoder: Decoder {
     let tableName: String
     private var cachedKeyType: ObjectIdentifier?
     private var cachedContainer: AnyObject?
+    @usableFromInline
     var codingPath: [any CodingKey] { [] }
+    @usableFromInline
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
+    @usableFromInline
     init(statement: Statement, tableName: String) {
         self.statement = statement.handle
         self.columnNames = statement.columnNames
@@ -21,15 +25,32 @@ final class StatementDecoder: Decoder {
     }
 
     /// Decodes the current row as a model, through `init(row:)`.
+    ///
+    /// Inlinable (with `Database.fetchAll`), so `init(row:)` is a direct call.
+    @inlinable
     func decode<M: Model>(_ type: M.Type) throws -> M {
-        map.startValue()
+        let row = startRow()
         do {
-            return try M(row: RowReader(decoder: self))
+            return try M(row: row)
         } catch let error as DecodingError {
-            throw StoreError(code: .decoding, message: "cannot decode \(M.self) from table \(tableName): \(Self.describe(error))")
+            throw failure(decoding: M.self, error)
         }
     }
 
+    /// A reader of the current row, its column lookups at the row's start.
+    @usableFromInline
+    func startRow() -> RowReader {
+        map.startValue()
+        return RowReader(decoder: self)
+    }
+
+    /// A decoding error as a `StoreError` naming the model and the table.
+    @usableFromInline
+    func failure(decoding type: Any.Type, _ error: DecodingError) -> StoreError {
+        StoreError(code: .decoding, message: "cannot decode \(type) from table \(tableName): \(Self.describe(error))")
+    }
+
+    @usableFromInline
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         // Reuse the container (and the standard library's box around it)
         // from row to row: it holds no per-row state, and making one costs an
@@ -49,10 +70,12 @@ final class StatementDecoder: Decoder {
         return container
     }
 
+    @usableFromInline
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
         throw StoreError(code: .invalidUse, message: "a model decodes from a keyed container of columns, not an unkeyed one")
     }
 
+    @usableFromInline
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
         throw StoreError(code: .invalidUse, message: "a model decodes from a keyed container of columns, not a single value")
     }

@@ -18,6 +18,7 @@ enum OpenMode {
 ///
 /// A connection is used by one serial queue at a time (the store's writer or
 /// reader queue); it is not thread-safe by itself.
+@usableFromInline
 final class Connection {
     /// Connections open in this process (for leak tests).
     static var liveCount: Int { live.withLock { $0 } }
@@ -221,6 +222,7 @@ final class Connection {
     }
 
     /// A prepared statement from the cache, reset and with no bindings.
+    @usableFromInline
     func cachedStatement(sql: String) throws -> Statement {
         if let statement = statementCache[sql] {
             return statement

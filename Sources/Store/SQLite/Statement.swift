@@ -5,6 +5,7 @@ import Foundation
 typealias SQLiteStatement = OpaquePointer
 
 /// A prepared statement: bind, step, read columns, reset.
+@usableFromInline
 final class Statement {
     /// Statements not yet finalized in this process (for leak tests).
     static var liveCount: Int { live.withLock { $0 } }
@@ -50,6 +51,7 @@ final class Statement {
     // MARK: - Binding
 
     /// Binds positional arguments, checking their count.
+    @usableFromInline
     func bind(_ arguments: [SQLiteValue]) throws {
         guard arguments.count == parameterCount else {
             throw StoreError(
@@ -86,6 +88,7 @@ final class Statement {
     // MARK: - Stepping
 
     /// Steps once: true when a row is available, false when done.
+    @usableFromInline
     func step() throws -> Bool {
         if sqlite3_stmt_busy(handle) == 0 { connection.willRun(notes) }
         let code = sqlite3_step(handle)
@@ -103,6 +106,7 @@ final class Statement {
     }
 
     /// Resets the statement and clears its bindings, ready for reuse.
+    @usableFromInline
     func reset() {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
