@@ -184,7 +184,7 @@ final class LiveQuery<Element> {
             if !changed.isEmpty || detaching { latest = nil }
         }
         guard let pin, materialized == nil else { return }
-        let held = versions.compactMap(\.rows)
+        let held = versions.compactMap { $0.rows }
         versions = held.map(WeakRows.init)
         guard !held.isEmpty else { return }
         let present = changed.filter { rows[$0] != nil }
@@ -206,7 +206,7 @@ final class LiveQuery<Element> {
     /// Reads through `new` what was read through `old`, a read transaction at the same state.
     func repin(from old: ReadPin, to new: ReadPin) {
         if statePin === old { statePin = new }
-        for rows in versions.compactMap(\.rows) where rows.currentPin === old {
+        for rows in versions.compactMap({ $0.rows }) where rows.currentPin === old {
             rows.advance(keeping: [:], to: new)
         }
     }
@@ -354,7 +354,7 @@ final class LiveQuery<Element> {
         let plan = self.plan
         let statement = try db.connection.cachedStatement(sql: plan.pointSQL)
         defer { statement.reset() }
-        let decoder = StatementDecoder(statement: statement, tableName: plan.table.name)
+        let decoder = statement.decoder(tableName: plan.table.name)
         var changes: [Change] = []
         var vanished: [RowIdentity: Int] = [:]    // identity -> index in changes, for rows only in the old state
         var appeared: [Change] = []
@@ -431,7 +431,7 @@ final class LiveQuery<Element> {
             if changes[index].changesPosition { positionChanging += 1 }
             if changes[index].keyChanged { keyChanges += 1 }
         }
-        guard positionChanging > 0 || changes.contains(where: \.modified) else { return Changeset() }
+        guard positionChanging > 0 || changes.contains(where: { $0.modified }) else { return Changeset() }
 
         var changeset = Changeset()
         if keyChanges == 0 {

@@ -37,7 +37,7 @@ struct OrderedTree<Element> {
             keys = ContiguousArray(children.compactMap { $0.keys.last })
             elements = []
             self.children = children
-            counts = ContiguousArray(children.map(\.count))
+            counts = ContiguousArray(children.map { $0.count })
             count = counts.reduce(0, +)
             isLeaf = false
         }

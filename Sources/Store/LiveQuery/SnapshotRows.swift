@@ -11,7 +11,7 @@ struct ElementSource<Element> {
     func read(_ rowIDs: [Int64], on db: Database) throws -> [Element] {
         let statement = try db.connection.cachedStatement(sql: sql)
         defer { statement.reset() }
-        let decoder = StatementDecoder(statement: statement, tableName: tableName)
+        let decoder = statement.decoder(tableName: tableName)
         var elements: [Element] = []
         elements.reserveCapacity(rowIDs.count)
         for rowID in rowIDs {

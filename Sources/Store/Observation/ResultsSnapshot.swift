@@ -127,7 +127,7 @@ public struct ResultsSnapshot<Element>: RandomAccessCollection {
                     stack.removeLast()
                     guard !top.node.keys.isEmpty else { continue }
                     do {
-                        buffer = try rows.elements(top.node.keys.map(\.rowID))
+                        buffer = try rows.elements(top.node.keys.map { $0.rowID })
                     } catch {
                         preconditionFailure("cannot read the elements of a snapshot: \(error)")
                     }

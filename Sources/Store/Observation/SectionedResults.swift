@@ -178,7 +178,7 @@ public struct SectionedResultsSnapshot<Key, Element>: RandomAccessCollection {
     }
 
     /// The section keys, in order.
-    public var allKeys: [Key] { map(\.key) }
+    public var allKeys: [Key] { map { $0.key } }
 }
 
 /// One section: its key and its rows, a random-access collection.

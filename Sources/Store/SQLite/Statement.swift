@@ -16,6 +16,20 @@ final class Statement {
     unowned let connection: Connection
     /// What the authorizer noticed while preparing it.
     let notes: StatementNotes
+    /// The decoder `decoder(tableName:)` keeps for the queries that read a
+    /// row or a few per commit (a live query's changed rows, a snapshot's
+    /// element): making one builds a column map.
+    private var cachedDecoder: StatementDecoder?
+
+    /// A decoder of this statement's rows, made once and reused (the
+    /// statement runs on one connection, one caller at a time).
+    func decoder(tableName: String) -> StatementDecoder {
+        if let cachedDecoder, cachedDecoder.tableName == tableName { return cachedDecoder }
+        let decoder = StatementDecoder(statement: self, tableName: tableName)
+        cachedDecoder = decoder
+        return decoder
+    }
+
     /// Column names, read once.
     private(set) lazy var columnNames: [String] = (0..<columnCount).map {
         String(cString: sqlite3_column_name(handle, Int32($0)))
