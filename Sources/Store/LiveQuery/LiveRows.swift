@@ -97,7 +97,7 @@ struct LiveRows {
             guard let state = newValue else {
                 guard let slot = removeSlot(of: rowID) else { return }
                 count -= 1
-                identities[slot] = nil
+                if !identities.isEmpty { identities[slot] = nil }
                 firsts[Int(slot)] = .null
                 if keepsRests { rests[Int(slot)] = [] }
                 free.append(slot)
@@ -124,7 +124,8 @@ struct LiveRows {
             contents[index] = state.content
             if keepsRests { rests[index] = state.key.rest }
             if keepsFingerprints { fingerprints[index] = state.fingerprint }
-            identities[slot] = state.key_identity
+            // Most tables have no declared key: no dictionary lookup per row then.
+            if state.key_identity != nil || !identities.isEmpty { identities[slot] = state.key_identity }
         }
     }
 }
