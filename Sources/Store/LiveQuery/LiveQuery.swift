@@ -54,7 +54,10 @@ final class LiveQuery<Element> {
     /// - Parameter pin: the read transaction `db` is in, which snapshots
     ///   read their elements through; nil for a one-off read (snapshots
     ///   then hold every element).
-    init(plan: QueryPlan, decode: @escaping Decode, sectionValue: SectionValue? = nil, db: Database, pin: ReadPin?) throws {
+    /// - Parameter visit: called with every element of the first result, as
+    ///   it is read (a live aggregate's first value, without a second scan).
+    init(plan: QueryPlan, decode: @escaping Decode, sectionValue: SectionValue? = nil, db: Database, pin: ReadPin?,
+         visit: ((Element) -> Void)? = nil) throws {
         self.plan = plan
         self.decode = decode
         self.sectionValue = sectionValue
@@ -63,7 +66,7 @@ final class LiveQuery<Element> {
         tree = OrderedTree(order: SortOrder(terms: []))
         statePin = pin
         if pin == nil { materialized = [:] }
-        (tree, rows) = try fetchAll(db, old: nil)
+        (tree, rows) = try fetchAll(db, old: nil, visit: visit)
     }
 
     private static func source(_ plan: QueryPlan, _ decode: @escaping Decode) -> ElementSource<Element> {
@@ -132,7 +135,7 @@ final class LiveQuery<Element> {
     /// Reads the whole result into a tree. Every row is decoded once (so
     /// that a row that cannot be decoded fails the query now, not when the
     /// app reads it), except rows whose content is as in `old`.
-    private func fetchAll(_ db: Database, old: LiveRows?) throws -> (OrderedTree<Void>, LiveRows) {
+    private func fetchAll(_ db: Database, old: LiveRows?, visit: ((Element) -> Void)? = nil) throws -> (OrderedTree<Void>, LiveRows) {
         let statement = try db.connection.cachedStatement(sql: plan.fullSQL)
         defer { statement.reset() }
         try statement.bind(plan.fullArguments)
@@ -148,6 +151,7 @@ final class LiveQuery<Element> {
             var state = state(statement, plan)
             if sectionValue != nil || old?[state.key.rowID]?.content != state.content {
                 let element = try decode(decoder)
+                visit?(element)
                 state.key = sectioned(state.key, element, plan)
                 if materialized != nil {
                     materialized?[state.key.rowID] = element
@@ -160,13 +164,21 @@ final class LiveQuery<Element> {
         }
         if sectionValue != nil {
             // SQLite gave the plan's order: put the section values first, keeping that order within each.
-            let order = self.order
-            let sorted = keys.indices.sorted { a, b in
-                let result = SortOrder.compare(keys[a].first, keys[b].first, collation: .binary)
-                guard result == 0 else { return (order.terms[0].descending ? -result : result) < 0 }
-                return a < b
+            let descending = order.terms[0].descending
+            func sectionOrder(_ a: SortKey, _ b: SortKey) -> Int {
+                let result = SortOrder.compare(a.first, b.first, collation: .binary)
+                return descending ? -result : result
             }
-            for index in sorted { builder.append((), key: keys[index]) }
+            // Often already so (sections by an initial of the sort column): then no sort.
+            if keys.indices.dropFirst().allSatisfy({ sectionOrder(keys[$0 - 1], keys[$0]) <= 0 }) {
+                for key in keys { builder.append((), key: key) }
+            } else {
+                let sorted = keys.indices.sorted { a, b in
+                    let result = sectionOrder(keys[a], keys[b])
+                    return result == 0 ? a < b : result < 0
+                }
+                for index in sorted { builder.append((), key: keys[index]) }
+            }
         }
         return (builder.finish(), states)
     }

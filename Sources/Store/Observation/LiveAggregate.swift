@@ -208,15 +208,32 @@ final class AggregatePresenter: ResultsPresenter {
         StoreError(code: .unknownColumn, message: "unknown column '\(column)' to aggregate in table \(table.name) (columns: \(table.columnNames.joined(separator: ", ")))")
     }
 
-    func initial(_ live: LiveQuery<SQLiteValue>) throws -> Result<SQLiteValue, StoreError> {
+    /// Whether the values of the first state were added as it was read.
+    private var visited = false
+
+    func willRead(_ plan: QueryPlan) throws -> ((SQLiteValue) -> Void)? {
+        try reset(plan)
+        visited = true
+        return { [unowned self] value in add(value) }
+    }
+
+    private func reset(_ plan: QueryPlan) throws {
         var collation = SortOrder.Collation.binary
         if let column {
-            guard let resolved = live.plan.table.column(named: column) else { throw Self.unknown(column, in: live.plan.table) }
-            collation = SortOrder.Collation(name: live.plan.table.collation(of: resolved.name)) ?? .binary
+            guard let resolved = plan.table.column(named: column) else { throw Self.unknown(column, in: plan.table) }
+            collation = SortOrder.Collation(name: plan.table.collation(of: resolved.name)) ?? .binary
         }
         (count, valueCount, integerSum, realSum, realCount, overflowed) = (0, 0, 0, 0, 0, false)
         distinct = OrderedTree(order: SortOrder(terms: [.init(descending: false, collation: collation)]))
-        try live.forEachElement { value in add(value) }
+    }
+
+    func initial(_ live: LiveQuery<SQLiteValue>) throws -> Result<SQLiteValue, StoreError> {
+        if visited {
+            visited = false
+        } else {
+            try reset(live.plan)
+            try live.forEachElement { value in add(value) }
+        }
         let value = current
         last = value
         return .success(value)

@@ -6,6 +6,9 @@ protocol ResultsPresenter: AnyObject {
     associatedtype Change: Sendable
     /// A value computed from each element that comes first in the order, if any.
     var sectionValue: LiveQuery<Element>.SectionValue? { get }
+    /// Called before a live query reads its first state: a function to call
+    /// with each of its elements as they are read, if the presenter wants them.
+    func willRead(_ plan: QueryPlan) throws -> ((Element) -> Void)?
     /// The first state of a live query (also after an error).
     func initial(_ live: LiveQuery<Element>) throws -> Change
     /// Whether `update` reads the elements of the state before a commit
@@ -17,6 +20,10 @@ protocol ResultsPresenter: AnyObject {
     func update(_ live: LiveQuery<Element>, before: OrderedTree<Void>, elements: ResultsSnapshot<Element>?, _ changeset: Changeset) -> Change?
     /// The query can no longer run.
     func error(_ error: StoreError) -> Change
+}
+
+extension ResultsPresenter {
+    func willRead(_ plan: QueryPlan) throws -> ((Element) -> Void)? { nil }
 }
 
 /// Keeps one observer of a `Results` (or of its sections) up to date.
@@ -52,7 +59,9 @@ final class ResultsObservation<Presenter: ResultsPresenter>: StoreObservation, F
     /// Reads the first state; nil (after delivering `.error`) when the query cannot run.
     private func begin(_ db: Database, pin: ReadPin) -> Presenter.Change? {
         do {
-            let live = try LiveQuery(plan: try makePlan(db), decode: results.decode, sectionValue: presenter.sectionValue, db: db, pin: pin)
+            let plan = try makePlan(db)
+            let live = try LiveQuery(plan: plan, decode: results.decode, sectionValue: presenter.sectionValue, db: db, pin: pin,
+                                     visit: try presenter.willRead(plan))
             let initial = try presenter.initial(live)
             self.live = live
             failed = false
