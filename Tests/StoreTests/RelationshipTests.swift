@@ -45,6 +45,15 @@ import SluiceDemo
         ("contents.@max.weight >= 1500 OR recipient.city == 'Rome'", [1, 2]),
         ("package_content(package_id).@min.weight == 10", [2]),
         ("NOT (recipient.city == 'Oslo')", [2]),
+        // NSPredicate's SUBQUERY: one related row satisfies all of the predicate.
+        ("SUBQUERY(contents, $c, $c.weight > 400 AND $c.title == 'a').@count > 0", [1]),
+        ("SUBQUERY(contents, $c, $c.weight > 1000 AND $c.title == 'a').@count > 0", []),
+        ("SUBQUERY(contents, $c, $c.weight > 5).@count == 3", [2]),
+        ("SUBQUERY(contents, $c, $c.weight > 15).@count >= 2", [1, 2]),
+        ("SUBQUERY(contents, $c, $c.weight > 25).@count < 2", [2, 3]),
+        ("SUBQUERY(contents, $c, $c.weight > 15).@count == 0", [3]),
+        ("subquery(contents,$x,$x.title IN {'a','c'} OR $x.weight >= 1500).@COUNT != 1", [1, 3]),
+        ("SUBQUERY(package_content(package_id), $c, NOT ($c.weight < 20)).@count == 2 AND recipient.city == 'Rome'", [2]),
     ] as [(String, [Int64])])
     func queryStringPaths(query: String, expected: [Int64]) throws {
         let (store, _) = try Self.store()
@@ -62,6 +71,11 @@ import SluiceDemo
         // SUBQUERY's meaning: one row must satisfy both.
         #expect(try Self.ids(packages.where { $0.children(\PackageContent.packageID).any { $0.weight > 400 && $0.title == "a" } }) == [1])
         #expect(try Self.ids(packages.where { $0.children(\PackageContent.packageID).any { $0.weight > 1000 && $0.title == "a" } }) == [])
+        // SUBQUERY(contents, $c, ...).@count, typed.
+        #expect(try Self.ids(packages.where { $0.children(\PackageContent.packageID).count { $0.weight > 15 } >= 2 }) == [1, 2])
+        #expect(try Self.ids(packages.where { $0.children(\PackageContent.packageID).count { $0.weight > 25 } < 2 }) == [2, 3])
+        #expect(try Self.ids(packages.where { $0.children(\PackageContent.packageID).count { $0.weight > 400 && $0.title == "a" } > 0 }) == [1])
+        #expect(try Self.ids(packages.where { $0.children(\PackageContent.packageID).count { $0.weight > 5 } == 0 }) == [3])
         #expect(packages.where { $0.related(\.recipientID, Person.self).city == "Oslo" }.count == 2, "count(*) with the path")
     }
 
@@ -72,6 +86,16 @@ import SluiceDemo
         ("contents.@sum.grams > 3", "unknown column 'grams' in table package_content"),
         ("ANY recipient.city == 'Oslo'", "ANY needs a to-many relationship; 'recipient' is to-one"),
         ("ANY contents.weight > id", "compare the related rows' columns with values"),
+        ("SUBQUERY(contents, $c, $c.weight > id).@count > 0", "in SUBQUERY(contents, ...), compare the related rows' columns with values"),
+        ("SUBQUERY(contents, $c, $d.weight > 1).@count > 0", "unknown variable $d"),
+        ("SUBQUERY(contents, $c, $c > 1).@count > 0", "compare a column of the related row, as in $c.weight"),
+        ("SUBQUERY(contents, $c, $c.weight > 1) > 0", "expected .@count after ')'"),
+        ("SUBQUERY(contents, c, c.weight > 1).@count > 0", "expected a variable such as $c"),
+        ("SUBQUERY(contents, $c, $c.weight > 1).@count", "expected a comparison after SUBQUERY(...).@count"),
+        ("SUBQUERY(recipient, $r, $r.city == 'Oslo').@count > 0", "SUBQUERY needs a to-many relationship; 'recipient' is to-one"),
+        ("SUBQUERY(recipient, $r, $r.city == 'Oslo').@count > 1", "SUBQUERY needs a to-many relationship; 'recipient' is to-one"),
+        ("SUBQUERY(contents, $c, $c.grams > 1).@count > 0", "unknown column 'grams' in table package_content"),
+        ("$c.weight > 1", "unknown variable $c"),
     ])
     func badPathsAreErrorsWithACaret(query: String, message: String) throws {
         let (store, _) = try Self.store()
@@ -98,8 +122,10 @@ import SluiceDemo
              "SELECT id FROM package p WHERE (SELECT IFNULL(sum(weight), 0) FROM package_content WHERE package_id = p.id) > 1000 OR EXISTS (SELECT 1 FROM package_content WHERE package_id = p.id AND title = 'gift') ORDER BY id"),
             (Mirror("busy", packages.where { $0.children(\PackageContent.packageID).count >= 2 }.sorted(by: \.createdAt, ascending: false)),
              "SELECT id FROM package p WHERE (SELECT count(*) FROM package_content WHERE package_id = p.id) >= 2 ORDER BY created_at DESC, id"),
+            (Mirror("two heavy or gifts", packages.filter("SUBQUERY(contents, $c, $c.weight > 300 OR $c.title ==[c] 'gift').@count >= 2").sorted(byKeyPath: "id")),
+             "SELECT id FROM package p WHERE (SELECT count(*) FROM package_content WHERE package_id = p.id AND (weight > 300 OR lower(title) = 'gift')) >= 2 ORDER BY id"),
         ]
-        var delivered = [0, 0, 0]
+        var delivered = [0, 0, 0, 0]
         func check(_ context: String) throws {
             store.waitForObservers()
             for (offset, (mirror, sql)) in mirrors.enumerated() {

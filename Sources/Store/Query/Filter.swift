@@ -110,6 +110,8 @@ extension Predicate {
             try lhs.forEachOperand(body); try rhs.forEachOperand(body)
         case .not(let inner), .quantified(_, let inner):
             try inner.forEachOperand(body)
+        case .counted(let inner, _, let value):
+            try inner.forEachOperand(body); try body(value)
         case .constant:
             break
         }
@@ -135,6 +137,8 @@ extension Predicate {
             return .not(inner.mapOperands(transform))
         case .quantified(let quantifier, let inner):
             return .quantified(quantifier, inner.mapOperands(transform))
+        case .counted(let inner, let op, let value):
+            return .counted(inner.mapOperands(transform), op, transform(value))
         case .constant:
             return self
         }

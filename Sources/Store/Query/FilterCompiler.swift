@@ -115,6 +115,35 @@ struct FilterCompiler {
                               position: position, code: .invalidQuery)
             }
             return try quantified(quantifier, inner, relationship: relationship, position: position)
+
+        case .counted(let inner, let op, let value):
+            guard let (relationship, position) = try toManyPath(in: inner) else {
+                var path: (String, Int?)?
+                inner.forEachOperand { if path == nil, case .column(let name, let position) = $0, name.contains(".") { path = (name, position) } }
+                guard let (name, position) = path else {
+                    throw StoreError(code: .invalidQuery, message: "SUBQUERY needs a predicate on the related rows' columns, as in SUBQUERY(contents, $c, $c.weight > 1000).@count > 0")
+                }
+                let first = name.split(separator: ".").first.map(String.init) ?? name
+                throw failure("SUBQUERY needs a to-many relationship; '\(first)' is to-one (compare \(name) directly)",
+                              position: position, code: .invalidQuery)
+            }
+            // Compared with 0 or 1 as "some" or "none": EXISTS, which stops at the first row.
+            if case .value(.integer(let count)) = value, let quantifier = Self.existence(op, count) {
+                return try quantified(quantifier, inner, relationship: relationship, position: position, construct: "SUBQUERY")
+            }
+            let (rows, condition) = try related(inner, through: relationship, position: position, construct: "SUBQUERY")
+            // count(*) is never NULL: plain SQL comparison.
+            let sqlOperator = op == .equal ? "=" : op.rawValue
+            return "(SELECT count(*) \(rows) AND (\(condition))) \(sqlOperator) \(try operand(value, lowered: false))"
+        }
+    }
+
+    /// The quantifier that means "the count compared with `count`", when there is one.
+    private static func existence(_ op: ComparisonOperator, _ count: Int64) -> Quantifier? {
+        switch (op, count) {
+        case (.greater, 0), (.greaterOrEqual, 1), (.notEqual, 0): return .any
+        case (.equal, 0), (.less, 1), (.lessOrEqual, 0): return Quantifier.none
+        default: return nil
         }
     }
 
@@ -157,9 +186,23 @@ struct FilterCompiler {
     }
 
     /// `EXISTS (SELECT 1 FROM child WHERE <key matches> AND <predicate on the child's rows>)`, or its ALL / NONE forms.
-    private mutating func quantified(_ quantifier: Quantifier, _ predicate: Predicate, relationship name: String, position: Int?) throws -> String {
+    private mutating func quantified(_ quantifier: Quantifier, _ predicate: Predicate, relationship name: String, position: Int?,
+                                     construct: String? = nil) throws -> String {
+        let (rows, condition) = try related(predicate, through: name, position: position, construct: construct ?? quantifier.rawValue)
+        switch quantifier {
+        case .any: return "EXISTS (SELECT 1 \(rows) AND (\(condition)))"
+        case .all: return "NOT EXISTS (SELECT 1 \(rows) AND NOT IFNULL((\(condition)), 0))"
+        case .none: return "NOT EXISTS (SELECT 1 \(rows) AND (\(condition)))"
+        }
+    }
+
+    /// A predicate on a to-many relationship's rows: `FROM child AS alias
+    /// WHERE <key matches>` and the predicate on the child's columns.
+    /// `construct` (`ANY`, `SUBQUERY`) names it in errors.
+    private mutating func related(_ predicate: Predicate, through name: String, position: Int?, construct: String) throws -> (rows: String, condition: String) {
+        let context = construct == "SUBQUERY" ? "SUBQUERY(\(name), ...)" : "\(construct) \(name)..."
         guard case .toMany(let childTable, let column, let parentColumn) = try relationship(name, position: position) else {
-            throw failure("\(quantifier.rawValue) needs a to-many relationship; '\(name)' is to-one (compare \(name).column directly)",
+            throw failure("\(construct) needs a to-many relationship; '\(name)' is to-one (compare \(name).column directly)",
                           position: position, code: .invalidQuery)
         }
         var inner = child(childTable)
@@ -174,17 +217,13 @@ struct FilterCompiler {
             return .column(segments.dropFirst().joined(separator: "."), position: position)
         }
         if let (column, position) = outerColumn {
-            throw failure("in \(quantifier.rawValue) \(name)..., compare the related rows' columns with values, not '\(column)'",
+            throw failure("in \(context), compare the related rows' columns with values, not '\(column)'",
                           position: position, code: .invalidQuery)
         }
         let condition = try inner.sql(rewritten)
         arguments += inner.arguments
-        let rows = "SELECT 1 FROM \(quoteIdentifier(childTable.name)) AS \(inner.alias ?? "") WHERE \(inner.columnSQL(column)) = \(outerColumnSQL(parentColumn))"
-        switch quantifier {
-        case .any: return "EXISTS (\(rows) AND (\(condition)))"
-        case .all: return "NOT EXISTS (\(rows) AND NOT IFNULL((\(condition)), 0))"
-        case .none: return "NOT EXISTS (\(rows) AND (\(condition)))"
-        }
+        let rows = "FROM \(quoteIdentifier(childTable.name)) AS \(inner.alias ?? "") WHERE \(inner.columnSQL(column)) = \(outerColumnSQL(parentColumn))"
+        return (rows, condition)
     }
 
     /// A path as a scalar subquery: a to-one hop then the rest of the path,
@@ -308,7 +347,7 @@ extension Predicate {
     var isLeaf: Bool {
         switch self {
         case .comparison, .string, .isNull, .in, .between: return true
-        case .and, .or, .not, .constant, .quantified: return false
+        case .and, .or, .not, .constant, .quantified, .counted: return false
         }
     }
 }

@@ -22,6 +22,10 @@ public indirect enum Predicate: Sendable, Hashable {
     /// `ANY`, `ALL` or `NONE` of the related rows of a to-many relationship
     /// match: the predicate compares a path through it (`ANY contents.weight > 1000`).
     case quantified(Quantifier, Predicate)
+    /// How many rows of a to-many relationship match a predicate (whose
+    /// paths go through it, as a quantified one's do), compared with a value:
+    /// NSPredicate's `SUBQUERY(contents, $c, $c.weight > 1000).@count > 2`.
+    case counted(Predicate, ComparisonOperator, Operand)
 }
 
 /// Which of a to-many relationship's rows must match.

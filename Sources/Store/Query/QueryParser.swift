@@ -10,6 +10,8 @@ struct QueryParser {
         case number(SQLiteValue)
         case string(String)
         case argument(Int?)     // `$N`, or `?` (numbered in turn)
+        /// `$c` or `$c.weight`: a SUBQUERY's variable, or a path from it.
+        case variable(String)
         case symbol(String)     // ( ) { } , == != < <= > >= && || ! [c]
         case end
     }
@@ -20,6 +22,8 @@ struct QueryParser {
     private var token: Token = .end
     private var tokenStart = 0
     private var nextSequentialArgument = 0
+    /// The variables of the SUBQUERYs being parsed, each with its relationship.
+    private var variables: [String: String] = [:]
 
     init(_ source: String) {
         self.source = source
@@ -97,6 +101,7 @@ struct QueryParser {
             try advance()
             return inner
         }
+        if isKeyword("SUBQUERY"), peekNonSpace() == "(" { return try parseSubquery() }
         if isKeyword("TRUEPREDICATE") { try advance(); return .constant(true) }
         if isKeyword("FALSEPREDICATE") { try advance(); return .constant(false) }
         // `ANY contents.weight > 1000`: a quantifier, when a path follows (a column may be called "any").
@@ -115,6 +120,60 @@ struct QueryParser {
         }
         let lhs = try parseOperand(after: nil)
         return try parseComparison(lhs)
+    }
+
+    /// `SUBQUERY(contents, $c, $c.weight > 1000 AND $c.title == 'tea').@count > 0`:
+    /// how many related rows match, compared. Inside, `$c.weight` is the path
+    /// `contents.weight`, so one related row must satisfy all of the predicate.
+    private mutating func parseSubquery() throws -> Predicate {
+        let example = "as in SUBQUERY(contents, $c, $c.weight > 1000).@count > 0"
+        try advance()
+        guard token == .symbol("(") else { throw error("expected '(' after SUBQUERY, \(example)") }
+        try advance()
+        guard case .identifier(var relationship) = token, !relationship.contains("."), !Self.isKeyword(relationship) else {
+            throw error("expected a to-many relationship after SUBQUERY(, \(example); found \(describe(token))")
+        }
+        let relationshipPosition = tokenStart
+        try advance()
+        // `package_content(package_id)`: one foreign key of a table with several.
+        if token == .symbol("(") {
+            try advance()
+            guard case .identifier(let key) = token, !key.contains(".") else { throw error("expected a foreign-key column in the parentheses, found \(describe(token))") }
+            try advance()
+            guard token == .symbol(")") else { throw error("expected ')' after the foreign-key column, found \(describe(token))") }
+            try advance()
+            relationship += "(\(key))"
+        }
+        guard token == .symbol(",") else { throw error("expected ',' after the relationship, \(example); found \(describe(token))") }
+        try advance()
+        guard case .variable(let variable) = token, !variable.contains(".") else {
+            throw error("expected a variable such as $c for the related row, \(example); found \(describe(token))")
+        }
+        try advance()
+        guard token == .symbol(",") else { throw error("expected ',' after $\(variable), \(example); found \(describe(token))") }
+        try advance()
+        let outer = variables[variable]
+        variables[variable] = relationship
+        let inner = try parseOr()
+        variables[variable] = outer
+        guard token == .symbol(")") else { throw error("expected ')' to close the SUBQUERY, found \(describe(token))") }
+        // `.@count` follows the parenthesis directly.
+        let suffix = Array(".@count")
+        guard characters[index...].prefix(suffix.count).map({ Character($0.lowercased()) }) == suffix,
+              !(peek(suffix.count).map { $0.isLetter || $0.isNumber || $0 == "_" } ?? false) else {
+            throw error("a SUBQUERY is compared by its count: expected .@count after ')', \(example)", at: index)
+        }
+        index += suffix.count
+        try advance()
+        guard case .symbol(let symbol) = token, let op = Self.comparisonOperators[symbol] else {
+            throw error("expected a comparison after SUBQUERY(...).@count, such as > 0; found \(describe(token))")
+        }
+        try advance()
+        let count = try parseOperand(after: symbol)
+        if case .column(let name, _) = count, name.contains(".") {
+            throw error("compare SUBQUERY(...).@count with a number", at: relationshipPosition)
+        }
+        return .counted(inner, op, count)
     }
 
     private mutating func parseComparison(_ lhs: Operand) throws -> Predicate {
@@ -215,6 +274,16 @@ struct QueryParser {
         case .quotedIdentifier(let name):
             try advance()
             return .column(name, position: position)
+        case .variable(let path):
+            let segments = path.split(separator: ".", maxSplits: 1).map(String.init)
+            guard let relationship = variables[segments[0]] else {
+                throw error("unknown variable $\(segments[0]): only a SUBQUERY's variable can be used, as $c in SUBQUERY(contents, $c, $c.weight > 1000).@count > 0")
+            }
+            guard segments.count == 2 else {
+                throw error("compare a column of the related row, as in $\(segments[0]).weight, not $\(segments[0]) itself")
+            }
+            try advance()
+            return .column("\(relationship).\(segments[1])", position: position)
         case .number(let value):
             try advance()
             return .value(value)
@@ -272,6 +341,7 @@ struct QueryParser {
         case .number(let value): return "the number \(value)"
         case .string(let text): return "the string '\(text)'"
         case .argument(let index): return index.map { "the argument $\($0)" } ?? "the argument ?"
+        case .variable(let name): return "$\(name)"
         case .symbol(let symbol): return "'\(symbol)'"
         case .end: return "the end of the query"
         }
@@ -283,23 +353,10 @@ struct QueryParser {
         guard index < characters.count else { token = .end; return }
         let character = characters[index]
         if character.isLetter || character == "_" {
-            var name = ""
-            while index < characters.count, characters[index].isLetter || characters[index].isNumber || characters[index] == "_" {
-                name.append(characters[index]); index += 1
-                // `package_content(package_id).`: one foreign key of a table with several.
-                if index < characters.count, characters[index] == "(", let close = characters[index...].firstIndex(of: ")"),
-                   close > index + 1, close + 1 < characters.count, characters[close + 1] == ".",
-                   characters[(index + 1)..<close].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) {
-                    name += String(characters[index...close]); index = close + 1
-                }
-                // A relationship path: `recipient.city`, `contents.@count`, `contents.@sum.weight`.
-                if index + 1 < characters.count, characters[index] == ".",
-                   characters[index + 1].isLetter || characters[index + 1] == "_" || characters[index + 1] == "@" {
-                    name.append("."); index += 1
-                    if characters[index] == "@" { name.append("@"); index += 1 }
-                }
-            }
-            token = .identifier(name)
+            token = .identifier(lexName())
+        } else if character == "$", let next = peek(1), next.isLetter || next == "_" {
+            index += 1
+            token = .variable(lexName())
         } else if character.isASCII && character.isNumber || (character == "." && peek(1)?.isASCII == true && peek(1)?.isNumber == true) {
             token = .number(try lexNumber())
         } else if character == "'" || character == "\"" {
@@ -327,6 +384,32 @@ struct QueryParser {
                 throw error("unexpected character '\(character)'", at: index)
             }
         }
+    }
+
+    /// The first character after spaces from the current position.
+    private func peekNonSpace() -> Character? {
+        characters[index...].first { !$0.isWhitespace }
+    }
+
+    /// A word, or a dotted relationship path (`recipient.city`, `contents.@count`).
+    private mutating func lexName() -> String {
+        var name = ""
+        while index < characters.count, characters[index].isLetter || characters[index].isNumber || characters[index] == "_" {
+            name.append(characters[index]); index += 1
+            // `package_content(package_id).`: one foreign key of a table with several.
+            if index < characters.count, characters[index] == "(", let close = characters[index...].firstIndex(of: ")"),
+               close > index + 1, close + 1 < characters.count, characters[close + 1] == ".",
+               characters[(index + 1)..<close].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) {
+                name += String(characters[index...close]); index = close + 1
+            }
+            // A relationship path: `recipient.city`, `contents.@count`, `contents.@sum.weight`.
+            if index + 1 < characters.count, characters[index] == ".",
+               characters[index + 1].isLetter || characters[index + 1] == "_" || characters[index + 1] == "@" {
+                name.append("."); index += 1
+                if characters[index] == "@" { name.append("@"); index += 1 }
+            }
+        }
+        return name
     }
 
     private func peek(_ offset: Int) -> Character? {

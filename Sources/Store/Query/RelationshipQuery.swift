@@ -59,17 +59,31 @@ public struct RelatedRows<Root: Model, Child: Model>: Sendable {
     /// The largest value of a property among the related rows.
     public func max<Value>(_ keyPath: KeyPath<Child, Value>) -> ModelColumn<Root, Value> { aggregate("max", keyPath) }
 
-    private func quantified(_ quantifier: Quantifier, _ build: (ModelQuery<Child>) -> ModelFilter<Child>) -> ModelFilter<Root> {
-        ModelFilter(segment.flatMap { segment in
+    /// The child filter's columns, as paths through the relationship.
+    private func related(_ build: (ModelQuery<Child>) -> ModelFilter<Child>) -> Result<Predicate, StoreError> {
+        segment.flatMap { segment in
             build(ModelQuery()).filter.map { filter in
-                // The child's columns, as paths through the relationship; one related row must satisfy all of it (SUBQUERY).
-                let predicate = filter.resolvedPredicate.mapOperands { operand in
+                filter.resolvedPredicate.mapOperands { operand in
                     guard case .column(let name, let position) = operand else { return operand }
                     return .column("\(segment).\(name)", position: position)
                 }
-                return Filter(.quantified(quantifier, predicate))
             }
-        })
+        }
+    }
+
+    private func quantified(_ quantifier: Quantifier, _ build: (ModelQuery<Child>) -> ModelFilter<Child>) -> ModelFilter<Root> {
+        // One related row must satisfy all of it (SUBQUERY).
+        ModelFilter(related(build).map { Filter(.quantified(quantifier, $0)) })
+    }
+
+    /// How many related rows match the filter (all of it, on the same row), to
+    /// compare with a number: NSPredicate's `SUBQUERY(contents, $c, ...).@count`.
+    ///
+    /// ```swift
+    /// packages.where { $0.children(\PackageContent.packageID).count { $0.weight > 1000 } >= 2 }
+    /// ```
+    public func count(where build: (ModelQuery<Child>) -> ModelFilter<Child>) -> RelatedCount<Root> {
+        RelatedCount(predicate: related(build))
     }
 
     /// At least one related row matches the filter (all of it, on the same row).
@@ -78,4 +92,27 @@ public struct RelatedRows<Root: Model, Child: Model>: Sendable {
     public func all(_ build: (ModelQuery<Child>) -> ModelFilter<Child>) -> ModelFilter<Root> { quantified(.all, build) }
     /// No related row matches.
     public func none(_ build: (ModelQuery<Child>) -> ModelFilter<Child>) -> ModelFilter<Root> { quantified(.none, build) }
+}
+
+/// How many related rows match a filter (`children(...).count { ... }`),
+/// compared with a number to make a filter.
+public struct RelatedCount<Root: Model>: Sendable {
+    let predicate: Result<Predicate, StoreError>
+
+    private func compared(_ op: ComparisonOperator, _ count: Int) -> ModelFilter<Root> {
+        ModelFilter(predicate.map { Filter(.counted($0, op, .value(.integer(Int64(count))))) })
+    }
+
+    /// Exactly `rhs` related rows match.
+    public static func == (lhs: RelatedCount, rhs: Int) -> ModelFilter<Root> { lhs.compared(.equal, rhs) }
+    /// Not exactly `rhs`.
+    public static func != (lhs: RelatedCount, rhs: Int) -> ModelFilter<Root> { lhs.compared(.notEqual, rhs) }
+    /// Fewer than `rhs`.
+    public static func < (lhs: RelatedCount, rhs: Int) -> ModelFilter<Root> { lhs.compared(.less, rhs) }
+    /// At most `rhs`.
+    public static func <= (lhs: RelatedCount, rhs: Int) -> ModelFilter<Root> { lhs.compared(.lessOrEqual, rhs) }
+    /// More than `rhs`.
+    public static func > (lhs: RelatedCount, rhs: Int) -> ModelFilter<Root> { lhs.compared(.greater, rhs) }
+    /// At least `rhs`.
+    public static func >= (lhs: RelatedCount, rhs: Int) -> ModelFilter<Root> { lhs.compared(.greaterOrEqual, rhs) }
 }
