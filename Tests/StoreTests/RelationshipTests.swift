@@ -108,6 +108,38 @@ import SluiceDemo
         }
     }
 
+    /// Exact changesets when only the related table changes: a recipient moving in and out of Oslo, a content row
+    /// moving between packages (the package it left is found through the state before the commit), an unrelated change.
+    @Test func relatedTableChangesGiveExactChangesets() throws {
+        let (store, _) = try Self.store()
+        let packages = store.objects(Package.self).sorted(by: \.id)
+        let toOslo = ChangeRecorder(packages.filter("recipient.city == 'Oslo'"))
+        let heavy = ChangeRecorder(packages.filter("SUBQUERY(contents, $c, $c.weight > 1000).@count > 0"))
+        store.waitForObservers()
+        #expect(toOslo.take().last?.results.map { $0.compactMap(\.id) } == [1, 3])
+        #expect(heavy.take().last?.results.map { $0.compactMap(\.id) } == [1])
+
+        func next(_ recorder: ChangeRecorder<Package>) -> (Changes?, [Int64]?) {
+            let last = recorder.take().last
+            return (last.flatMap(Changes.init), last?.results.map { $0.compactMap(\.id) })
+        }
+        try store.write { tx in try tx.execute(sql: "UPDATE person SET city = 'Oslo' WHERE id = 2") }   // Bob: package 2
+        store.waitForObservers()
+        #expect(next(toOslo) == (Changes(insertions: [1]), [1, 2, 3]))
+        try store.write { tx in try tx.execute(sql: "UPDATE person SET city = 'Rome' WHERE id = 1") }   // Ann: packages 1 and 3
+        store.waitForObservers()
+        #expect(next(toOslo) == (Changes(deletions: [0, 2]), [2]))
+        try store.write { tx in try tx.execute(sql: "UPDATE person SET last_name = 'Z' WHERE id = 2") }   // not the city
+        try store.write { tx in try tx.execute(sql: "UPDATE package_content SET package_id = 2 WHERE title = 'b'") }   // 1500 g: 1 → 2
+        store.waitForObservers()
+        #expect(next(toOslo) == (nil, nil), "nothing it reads changed")
+        #expect(next(heavy) == (Changes(deletions: [0], insertions: [0]), [2]))
+        try store.write { tx in try tx.execute(sql: "DELETE FROM package_content WHERE title = 'b'") }
+        store.waitForObservers()
+        #expect(next(heavy) == (Changes(deletions: [0]), []))
+        withExtendedLifetime((toOslo, heavy)) {}
+    }
+
     /// A live query over packages by their recipient's city and their contents' weight stays exact when people, packages
     /// and contents change: by this store, another connection and the sqlite3 shell, compared with a hand-written JOIN.
     @Test(arguments: [(ChangesetPropertyTests.Writer.own, 150, UInt64(31)), (.otherConnection, 60, 32), (.sqliteShell, 80, 33)])
@@ -143,7 +175,7 @@ import SluiceDemo
             var statements: [String] = []
             for _ in 0..<(1 + random.next(3)) {
                 let person = 1 + random.next(6), package = 1 + random.next(8)
-                switch random.next(10) {
+                switch random.next(11) {
                 case 0: statements.append("INSERT OR IGNORE INTO person (id, first_name, last_name, city) VALUES (\(person), 'P', 'Q', '\(cities[random.next(cities.count)])')")
                 case 1: statements.append("UPDATE person SET city = '\(cities[random.next(cities.count)])' WHERE id = \(person)")
                 case 2: statements.append("INSERT OR IGNORE INTO package (id, recipient_id, created_at) SELECT \(package), id, '2026-01-01 00:00:\(10 + random.next(50))' FROM person ORDER BY random() LIMIT 1")
@@ -152,6 +184,8 @@ import SluiceDemo
                 case 5, 6: statements.append("INSERT INTO package_content (package_id, title, weight, position) SELECT id, '\(titles[random.next(titles.count)])', \(random.next(1200)), 0 FROM package WHERE id = \(package)")
                 case 7: statements.append("UPDATE package_content SET weight = \(random.next(1500)) WHERE id IN (SELECT id FROM package_content ORDER BY random() LIMIT 1)")
                 case 8: statements.append("DELETE FROM package_content WHERE id IN (SELECT id FROM package_content ORDER BY random() LIMIT 1)")
+                // A content row moves to another package: both packages are re-checked (the old one read before the commit).
+                case 9: statements.append("UPDATE package_content SET package_id = (SELECT id FROM package ORDER BY random() LIMIT 1) WHERE id IN (SELECT id FROM package_content ORDER BY random() LIMIT 1)")
                 default: statements.append("DELETE FROM person WHERE id = \(person)")   // cascades to its packages and their contents
                 }
             }

@@ -75,7 +75,8 @@ enum FeaturesBenchmark {
     }
 
     /// 100,000 people and as many packages; a live query of the packages to Oslo. Moving one person changes which
-    /// packages match through the relationship: Sluice re-checks membership (scan, compare hashes), a raw client re-runs the JOIN.
+    /// packages match through the relationship: Sluice re-checks the packages that join the changed person (before and
+    /// after the commit; it scanned every package before that), a raw client re-runs the JOIN.
     private static func relationships(_ harness: inout Harness, count: Int, samples: Int) throws {
         let path = freshDatabasePath("relationships")
         defer { removeDatabase(at: path) }

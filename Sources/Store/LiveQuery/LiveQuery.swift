@@ -229,6 +229,30 @@ final class LiveQuery<Element> {
         carryStates(changed: [], to: pin)
     }
 
+    /// The rows of this query's table that a commit's changes to related
+    /// tables may have added to or removed from the result: those the changed
+    /// related rows join, before the commit (read at the current state) or
+    /// after it. Nil when that cannot be told row by row (see
+    /// `QueryPlan.relatedRowsSQL`, a table's change not named row by row,
+    /// no read transaction of the current state, or too many rows).
+    func relatedRows(_ changes: ChangedRows, db: Database) throws -> Set<Int64>? {
+        guard let queries = plan.relatedRowsSQL, let old = statePin, materialized == nil else { return nil }
+        var affected = Set<Int64>()
+        for table in plan.dependencies {
+            guard let change = changes.change(matching: table) else { continue }
+            guard case .rows(let rowIDs) = change, let sqls = queries[table], rowIDs.count <= incrementalLimit else { return nil }
+            let list = SQLiteValue.text("[" + rowIDs.map(String.init).joined(separator: ",") + "]")
+            for sql in sqls {
+                for database in [db, nil] {
+                    let read = { (db: Database) in try db.fetchRows(sql: sql, arguments: [list]).compactMap { Int64(sqliteValue: $0[0]) } }
+                    affected.formUnion(try database.map(read) ?? old.withDatabase(read))
+                }
+            }
+            if affected.count > incrementalLimit { return nil }
+        }
+        return affected
+    }
+
     /// Applies a commit's changes to this query's table.
     ///
     /// - Returns: the changeset, or nil when the result did not change.

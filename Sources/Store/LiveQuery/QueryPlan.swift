@@ -43,8 +43,43 @@ struct QueryPlan {
     /// to one of them can change which rows match.
     let dependencies: Set<String>
 
+    /// For each table in `dependencies`, queries that turn some of its
+    /// rowids (`?1`, a JSON array) into the rowids of this table they join,
+    /// the only rows whose match those related rows' change can change; nil
+    /// when a related table cannot tell (a path of two hops, a table related
+    /// to itself, or a join column of this table without an index).
+    let relatedRowsSQL: [String: [String]]?
+
     /// How the database stores text: sort values of BINARY columns hold these bytes.
     let textEncoding: TextEncoding
+
+    /// See `relatedRowsSQL`. The join is the filter's own correlation
+    /// (`related.column = main.column`, the same operands, affinities and
+    /// collation), driven by the related rowids and an index on this side.
+    private static func relatedRowsSQL(_ links: Set<RelationshipLink>, of table: TableInfo, db: Database) throws -> [String: [String]]? {
+        var queries: [String: [String]] = [:]
+        for link in links {
+            guard link.table.lowercased() != table.name.lowercased(), try isIndexed(link.mainColumn, of: table, db: db) else { return nil }
+            queries[link.table, default: []].append("""
+                SELECT m.rowid FROM \(quoteIdentifier(link.table)) AS r JOIN \(quoteIdentifier(table.name)) AS m \
+                ON r.\(quoteIdentifier(link.relatedColumn)) = m.\(quoteIdentifier(link.mainColumn)) \
+                WHERE r.rowid IN (SELECT value FROM json_each(?1))
+                """)
+        }
+        return queries
+    }
+
+    /// Whether a column is the rowid, or the first column of an index.
+    private static func isIndexed(_ column: String, of table: TableInfo, db: Database) throws -> Bool {
+        if column.lowercased() == "rowid" || (table.hasIntegerPrimaryKey && table.primaryKey == [column]) { return true }
+        let indexes = try db.fetchRows(sql: "SELECT name FROM pragma_index_list(?)", arguments: [.text(table.name)])
+        for index in indexes {
+            guard case .text(let name) = index[0] else { continue }
+            let first = try db.fetchRows(sql: "SELECT name FROM pragma_index_info(?) WHERE seqno = 0", arguments: [.text(name)])
+            if case .text(let indexed)? = first.first?[0], indexed.lowercased() == column.lowercased() { return true }
+        }
+        return false
+    }
 
     /// Whether changes can be applied row by row.
     var isIncremental: Bool { sortOrder != nil && !hasLimit }
@@ -71,7 +106,9 @@ struct QueryPlan {
         elementSQL = try select.build().sql
         hasLimit = limit != nil || !distinct.isEmpty
         textEncoding = try TextEncoding(db.connection)
-        dependencies = try filter.map { try FilterCompiler.compile($0, table: table, schema: db.schemaLookup).dependencies } ?? []
+        let compiled = try filter.map { try FilterCompiler.compile($0, table: table, schema: db.schemaLookup) }
+        dependencies = compiled?.dependencies ?? []
+        relatedRowsSQL = try compiled?.links.flatMap { try Self.relatedRowsSQL($0, of: table, db: db) }
 
         func resultColumn(_ name: String) -> Int32? {
             table.columns.firstIndex { $0.name == name }.map { Int32($0 + 1) }

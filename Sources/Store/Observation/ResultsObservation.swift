@@ -89,9 +89,14 @@ final class ResultsObservation<Presenter: ResultsPresenter>: StoreObservation, F
         }
         var change = changes.change(in: live.plan.table.name)
         // Rows of a related table changed: which rows match may have changed
-        // with them. Find out by comparing (O(n), nothing decoded).
+        // with them. Re-check the rows they join, before and after; or, when
+        // that cannot be told, find out by comparing (O(n), nothing decoded).
         if live.plan.dependencies.contains(where: { changes.change(matching: $0) != nil }), change != .unknown {
-            change = .unknown
+            if case .rows(let own)? = change ?? .rows([]), let related = try? live.relatedRows(changes, db: db) {
+                change = .rows(own.union(related))
+            } else {
+                change = .unknown
+            }
         }
         guard let change else {
             // Snapshots still held read at this commit from now on.

@@ -15,6 +15,10 @@ struct FilterCompiler {
     final class Context {
         var aliases = 0
         var dependencies = Set<String>()
+        /// The related tables the queried table's own subqueries read.
+        var links = Set<RelationshipLink>()
+        /// Whether a subquery reads a table through another related table (a path of two hops, or a nested quantifier).
+        var hasIndirectLinks = false
     }
 
     init(table: TableInfo, source: String?, schema: SchemaLookup? = nil, alias: String? = nil, context: Context = Context()) {
@@ -26,10 +30,12 @@ struct FilterCompiler {
     }
 
     /// SQL and arguments for a filter, and the other tables its relationship paths read.
-    static func compile(_ filter: Filter, table: TableInfo, schema: SchemaLookup? = nil) throws -> (sql: String, arguments: [SQLiteValue], dependencies: Set<String>) {
+    /// `links` is nil when a path reads a table through another related table.
+    static func compile(_ filter: Filter, table: TableInfo, schema: SchemaLookup? = nil)
+        throws -> (sql: String, arguments: [SQLiteValue], dependencies: Set<String>, links: Set<RelationshipLink>?) {
         var compiler = FilterCompiler(table: table, source: filter.source, schema: schema)
         let sql = try compiler.sql(filter.resolvedPredicate)
-        return (sql, compiler.arguments, compiler.context.dependencies)
+        return (sql, compiler.arguments, compiler.context.dependencies, compiler.context.hasIndirectLinks ? nil : compiler.context.links)
     }
 
     /// A column of this table as SQL: qualified by the alias inside a subquery.
@@ -178,10 +184,16 @@ struct FilterCompiler {
         }
     }
 
-    /// A compiler for a related table inside a subquery, with a fresh alias.
-    private func child(_ table: TableInfo) -> FilterCompiler {
+    /// A compiler for a related table inside a subquery, with a fresh alias;
+    /// the subquery correlates on `table.relatedColumn = self.ownColumn`.
+    private func child(_ table: TableInfo, relatedColumn: String, ownColumn: String) -> FilterCompiler {
         context.aliases += 1
         context.dependencies.insert(table.name)
+        if alias == nil {
+            context.links.insert(RelationshipLink(table: table.name, relatedColumn: relatedColumn, mainColumn: ownColumn))
+        } else {
+            context.hasIndirectLinks = true
+        }
         return FilterCompiler(table: table, source: source, schema: schema, alias: "_sluice_r\(context.aliases)", context: context)
     }
 
@@ -205,7 +217,7 @@ struct FilterCompiler {
             throw failure("\(construct) needs a to-many relationship; '\(name)' is to-one (compare \(name).column directly)",
                           position: position, code: .invalidQuery)
         }
-        var inner = child(childTable)
+        var inner = child(childTable, relatedColumn: column, ownColumn: parentColumn)
         var outerColumn: (String, Int?)?
         let rewritten = predicate.mapOperands { operand in
             guard case .column(let path, let position) = operand else { return operand }
@@ -236,12 +248,12 @@ struct FilterCompiler {
         let rest = segments.dropFirst().joined(separator: ".")
         switch try relationship(segments[0], position: position) {
         case .toOne(let column, let target, let targetColumn):
-            var inner = child(target)
+            var inner = child(target, relatedColumn: targetColumn, ownColumn: column)
             let value = try inner.operand(.column(rest, position: position), lowered: false)
             arguments += inner.arguments
             return "(SELECT \(value) FROM \(quoteIdentifier(target.name)) AS \(inner.alias ?? "") WHERE \(inner.columnSQL(targetColumn)) = \(outerColumnSQL(column)))"
         case .toMany(let childTable, let column, let parentColumn):
-            let inner = child(childTable)
+            let inner = child(childTable, relatedColumn: column, ownColumn: parentColumn)
             let function = segments[1].lowercased()
             let expression: String
             switch function {

@@ -8,6 +8,16 @@ struct SchemaLookup {
     let tableNames: () throws -> [String]
 }
 
+/// A table a filter's relationship paths read, joined straight to the
+/// queried table: its subqueries correlate on `related.relatedColumn =
+/// main.mainColumn`. A commit that changes some of its rows can change the
+/// filter's value only for the rows of the queried table this joins them to.
+struct RelationshipLink: Hashable, Sendable {
+    let table: String
+    let relatedColumn: String
+    let mainColumn: String
+}
+
 /// A relationship of a table, found from foreign keys: what `recipient`
 /// in `recipient.city` or `contents` in `contents.@count` names.
 ///
