@@ -214,7 +214,7 @@ final class ObservationCenter: @unchecked Sendable {
         let id = ObjectIdentifier(observation)
         becameObserved()
         queue.async {
-            self.enqueueOnOwnConnection(.start(id, observation))
+            self.enqueuePinned(.start(id, observation))
             self.pump()
         }
     }
@@ -264,7 +264,7 @@ final class ObservationCenter: @unchecked Sendable {
 
     /// On the queue: pins a connection for an event, opening one beyond
     /// the pool's size when none is free (the queue cannot wait for one).
-    private func enqueueOnOwnConnection(_ event: Event) {
+    private func enqueuePinned(_ event: Event) {
         var db = snapshotConnection()
         if db == nil, let opened = try? openConnection() {
             db = opened
@@ -374,7 +374,7 @@ final class ObservationCenter: @unchecked Sendable {
                     lock.lock()
                     pending.insert(Pending(event: .commit(waiting, silenced: waitingSilenced ?? []), snapshot: nil), at: 0)
                     lock.unlock()
-                    enqueueOnOwnConnection(.commit(ChangedRows(), silenced: []))
+                    enqueuePinned(.commit(ChangedRows(), silenced: []))
                 }
             }
             if eventsSinceRenewal >= Self.renewalInterval, lock.withLock({ pending.isEmpty }) {
