@@ -13,6 +13,10 @@ let package = Package(
         // The @Table model macro: its own product, so an app with Codable models does not build swift-syntax.
         .library(name: "SluiceMacros", targets: ["SluiceMacros"]),
         .executable(name: "sluice", targets: ["sluice"]),
+        // Sync: the device side (no server dependencies) and the service (Hummingbird, PostgreSQL).
+        .library(name: "SluiceSyncClient", targets: ["SluiceSyncClient"]),
+        .library(name: "SluiceSync", targets: ["SluiceSync"]),
+        .executable(name: "sluice-sync", targets: ["sluice-sync"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -23,6 +27,8 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.0"..<"604.0.0"),
         .package(url: "https://github.com/pointfreeco/swift-macro-testing", from: "0.7.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         .systemLibrary(
@@ -64,6 +70,29 @@ let package = Package(
                 .product(name: "OpenCombineShim", package: "OpenCombine"),
             ]
         ),
+        // What devices and the service exchange: values, clocks, messages, the registered schema.
+        .target(name: "SluiceSyncProtocol"),
+        .target(name: "SluiceSyncClient", dependencies: ["Store", "SluiceSyncProtocol"]),
+        .target(
+            name: "SluiceSync",
+            dependencies: [
+                "SluiceSyncProtocol",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
+        .executableTarget(
+            name: "sluice-sync",
+            dependencies: [
+                "SluiceSync",
+                "SluiceSyncClient",
+                "SluiceDemo",
+                "Store",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
+        ),
         .target(name: "SluiceTestSupport", dependencies: ["Store"], path: "Tests/Support"),
         // A writer process for the reliability tests (killed at random points, run side by side).
         .executableTarget(name: "sluice-stress", dependencies: ["Store", "SluiceDemo"], path: "Tests/Stress"),
@@ -75,6 +104,10 @@ let package = Package(
         ),
         // The public API as an app sees it: imports the products only (no @testable, no internals).
         .testTarget(name: "SluiceAPITests", dependencies: ["Store", "ViewModels", "SluiceMacros", "SluiceDemo"]),
+        .testTarget(
+            name: "SluiceSyncTests",
+            dependencies: ["Store", "SluiceDemo", "SluiceSyncClient", "SluiceSyncProtocol", "SluiceTestSupport", "sluice-sync"]
+        ),
         .testTarget(
             name: "SluiceMacrosTests",
             dependencies: [

@@ -69,3 +69,8 @@ public enum DemoSchema {
             """),
     ]
 }
+
+extension DemoSchema {
+    /// The demo tables that sync between devices (`app_state` is each device's own).
+    public static let syncedTables = ["person", "package", "package_content", "message"]
+}

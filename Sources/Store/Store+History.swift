@@ -185,3 +185,22 @@ extension Store {
         try write { db in try db.execute(sql: "DELETE FROM sluice_consumer WHERE name = ?", arguments: [.text(name)]) }
     }
 }
+
+extension Database {
+    // MARK: - History inside a transaction
+
+    /// The token of everything committed so far, read inside this transaction (a sync
+    /// client reads the log and writes its own state in one transaction).
+    ///
+    /// - Throws: `.notFound` when the file has no change log.
+    public func currentHistoryToken() throws -> HistoryToken {
+        try ChangeLog.currentToken(self)
+    }
+
+    /// The logged transactions after `token`, as `Store.changes(since:tables:limit:)`
+    /// gives them, read inside this transaction.
+    public func loggedTransactions(after token: HistoryToken, tables: [String]? = nil, limit: Int? = nil) throws -> [LoggedTransaction] {
+        let names = try tables.map { try Set($0.map { try tableInfo($0).name.lowercased() }) }
+        return try ChangeLog.transactions(after: token, tables: names, limit: limit, self)
+    }
+}

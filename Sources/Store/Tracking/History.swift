@@ -13,7 +13,9 @@ public struct HistoryToken: Sendable, Hashable, Comparable, Codable, LosslessStr
     /// The sequence number of the last transaction this token includes (0: none).
     public let sequence: Int64
 
-    init(databaseID: String, sequence: Int64) {
+    /// The token of transaction `sequence` of the database `databaseID` (a consumer that
+    /// keeps its own position, such as a sync client, rebuilds tokens from it).
+    public init(databaseID: String, sequence: Int64) {
         self.databaseID = databaseID
         self.sequence = sequence
     }

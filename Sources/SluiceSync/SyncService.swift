@@ -1,0 +1,177 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import SluiceSyncProtocol
+
+/// The sync service's HTTP API over ``SyncStorage``. It keeps nothing between requests
+/// (but the per-instance rate limit), so several instances can serve one PostgreSQL.
+///
+/// - `POST /v1/push` (JSON ``PushRequest``) → ``PushResponse``; 409 `behind` when the
+///   history moved past the push's base (pull, rebase, push again).
+/// - `GET /v1/pull?since=N[&limit=M]` → ``PullResponse``.
+/// - `GET /v1/wait?since=N[&timeout=S]` → `{"head":H}` as soon as the head passes `N`, or
+///   after `S` seconds (at most 30): the live channel, as a long poll.
+/// - `GET /v1/health` → `ok`, without a token.
+///
+/// Every other request needs `Authorization: Bearer <token>`: 401 without a live one.
+/// Pushed changes are checked against the registered ``SyncSchema``; identifiers from a
+/// request never reach SQL (tables and columns travel as data, in JSON).
+public struct SyncService: Sendable {
+    /// Limits and the registered schema.
+    public struct Configuration: Sendable {
+        /// The tables and columns a space may hold.
+        public var schema: SyncSchema
+        /// Largest accepted request body.
+        public var maximumBodyBytes: Int = 64 << 20
+        /// Requests per second per token (on average), and how many at once.
+        public var requestsPerSecond: Double = 200
+        /// The bucket size of the rate limit.
+        public var burst: Double = 400
+        /// Most transactions in one pull page.
+        public var pullLimit: Int = 1_000
+        /// A pull page stops growing past this many bytes (but has at least one transaction).
+        public var pullBytes: Int = 8 << 20
+        /// Most transactions in one push.
+        public var maximumPushTransactions: Int = 10_000
+
+        /// A configuration with the default limits.
+        public init(schema: SyncSchema) { self.schema = schema }
+    }
+
+    let storage: SyncStorage
+    let configuration: Configuration
+    let limiter: RateLimiter
+
+    /// A service over `storage`.
+    public init(storage: SyncStorage, configuration: Configuration) {
+        self.storage = storage
+        self.configuration = configuration
+        limiter = RateLimiter(rate: configuration.requestsPerSecond, burst: configuration.burst)
+    }
+
+    /// The routes.
+    public func router() -> Router<BasicRequestContext> {
+        let router = Router()
+        router.get("v1/health") { _, _ in "ok" }
+        router.post("v1/push") { request, _ in await self.respond(request) { space in try await self.push(request, space: space) } }
+        router.get("v1/pull") { request, _ in await self.respond(request) { space in try await self.pull(request, space: space) } }
+        router.get("v1/wait") { request, _ in await self.respond(request) { space in try await self.wait(request, space: space) } }
+        return router
+    }
+
+    /// Authenticates and rate-limits, then runs `body`; turns errors into JSON responses.
+    private func respond(_ request: Request, _ body: (Int64) async throws -> Response) async -> Response {
+        guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
+              case let token = String(header.dropFirst("Bearer ".count)), !token.isEmpty, token.utf8.count <= 200 else {
+            return Self.error(.unauthorized, "unauthorized", "a bearer token is required (Authorization: Bearer <token>)")
+        }
+        do {
+            guard let space = try await storage.space(forToken: token) else {
+                return Self.error(.unauthorized, "unauthorized", "the token is unknown or revoked")
+            }
+            guard await limiter.allow(token) else {
+                var response = Self.error(.tooManyRequests, "rate_limited", "more than \(Int(configuration.requestsPerSecond)) requests per second")
+                response.headers[.retryAfter] = "1"
+                return response
+            }
+            return try await body(space)
+        } catch let error as NIOTooManyBytesError {
+            _ = error
+            return Self.error(.contentTooLarge, "too_large", "the body is larger than \(configuration.maximumBodyBytes) bytes")
+        } catch let error as SyncErrorBody {
+            return Self.error(.badRequest, error.error, error.message)
+        } catch {
+            storage.logger.error("request failed: \(String(reflecting: error))")
+            return Self.error(.serviceUnavailable, "unavailable", "the service could not reach its database; retry")
+        }
+    }
+
+    private func push(_ request: Request, space: Int64) async throws -> Response {
+        var request = request
+        let buffer = try await request.collectBody(upTo: configuration.maximumBodyBytes)
+        let push: PushRequest
+        do {
+            push = try JSONDecoder().decode(PushRequest.self, from: Data(buffer.readableBytesView))
+        } catch {
+            throw SyncErrorBody(error: "invalid", message: "the body is not a push: \(Self.describe(error))")
+        }
+        guard Self.isValidDevice(push.device) else {
+            throw SyncErrorBody(error: "invalid", message: "device ids have 1 to 64 letters, digits, '.', '_' or '-'")
+        }
+        guard push.transactions.count <= configuration.maximumPushTransactions else {
+            throw SyncErrorBody(error: "invalid", message: "more than \(configuration.maximumPushTransactions) transactions in one push")
+        }
+        for (index, transaction) in push.transactions.enumerated() {
+            for change in transaction.changes {
+                do {
+                    try configuration.schema.validate(change)
+                } catch {
+                    throw SyncErrorBody(error: error.error, message: "transaction \(index) (local \(transaction.local)): \(error.message)")
+                }
+            }
+        }
+        switch try await storage.push(push, space: space) {
+        case .success(let response): return try Self.json(response)
+        case .failure(let error): return Self.error(.conflict, error.error, error.message)
+        }
+    }
+
+    private func pull(_ request: Request, space: Int64) async throws -> Response {
+        let since = try Self.integer(request, "since") ?? 0
+        let limit = min(max(try Self.integer(request, "limit") ?? Int64(configuration.pullLimit), 1), Int64(configuration.pullLimit))
+        let body = try await storage.pull(space: space, since: since, limit: Int(limit), maximumBytes: configuration.pullBytes)
+        return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    private func wait(_ request: Request, space: Int64) async throws -> Response {
+        let since = try Self.integer(request, "since") ?? 0
+        let timeout = min(max(try Self.integer(request, "timeout") ?? 25, 0), 30)
+        let deadline = ContinuousClock.now + .seconds(timeout)
+        var head = try await storage.head(space: space)
+        while head <= since, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+            head = try await storage.head(space: space)
+        }
+        return try Self.json(["head": head])
+    }
+
+    // MARK: - Helpers
+
+    static func isValidDevice(_ device: String) -> Bool {
+        !device.isEmpty && device.utf8.count <= 64
+            && device.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0)) }
+    }
+
+    private static func integer(_ request: Request, _ name: String) throws -> Int64? {
+        guard let text = request.uri.queryParameters.get(name) else { return nil }
+        guard let value = Int64(text), value >= 0 else {
+            throw SyncErrorBody(error: "invalid", message: "query parameter '\(name)' must be a non-negative integer, not '\(text)'")
+        }
+        return value
+    }
+
+    private static func json(_ value: some Encodable) throws -> Response {
+        let data = try JSONEncoder().encode(value)
+        return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func error(_ status: HTTPResponse.Status, _ code: String, _ message: String) -> Response {
+        let data = (try? JSONEncoder().encode(SyncErrorBody(error: code, message: message))) ?? Data()
+        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.dataCorrupted(let context), DecodingError.typeMismatch(_, let context),
+             DecodingError.valueNotFound(_, let context):
+            let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            return "\(context.debugDescription)\(path.isEmpty ? "" : " at \(path)")"
+        case DecodingError.keyNotFound(let key, let context):
+            let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            return "missing '\(key.stringValue)'\(path.isEmpty ? "" : " at \(path)")"
+        default:
+            return "\(error)"
+        }
+    }
+}

@@ -1,0 +1,245 @@
+import Foundation
+import Logging
+import PostgresNIO
+import SluiceSyncProtocol
+
+/// The sync service's PostgreSQL tables: the only state the service has. Every instance
+/// reads and writes them per request, so any number of instances can serve one database.
+///
+/// - `sluice_space`: one row per user space, with its history's head.
+/// - `sluice_token`: SHA-256 of each bearer token, the space it opens, when it was revoked.
+/// - `sluice_txn`: the history: per space, each transaction at its sequence, with the
+///   device that pushed it, the device's own number for it (unique: a retried push
+///   appends nothing twice), its clock, and its changes as JSON.
+/// - `sluice_row`: the current state, folded from the history (the rows a new device's
+///   initial sync could start from, and what tests compare devices with).
+public struct SyncStorage: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    /// Storage over a running `PostgresClient` (the caller runs it).
+    public init(client: PostgresClient, logger: Logger = Logger(label: "sluice-sync.storage")) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// Creates the tables when they are missing (safe to run from several instances at once).
+    public func prepare() async throws {
+        try await client.withConnection { connection in
+            // One instance at a time creates tables; the others wait for it.
+            try await connection.query("SELECT pg_advisory_lock(727274)", logger: logger)
+            do {
+                for statement in Self.schema {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+            } catch {
+                _ = try? await connection.query("SELECT pg_advisory_unlock(727274)", logger: logger)
+                throw error
+            }
+            try await connection.query("SELECT pg_advisory_unlock(727274)", logger: logger)
+        }
+    }
+
+    static let schema = [
+        """
+        CREATE TABLE IF NOT EXISTS sluice_space (
+            id BIGSERIAL PRIMARY KEY, name TEXT NOT NULL UNIQUE, head BIGINT NOT NULL DEFAULT 0)
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS sluice_token (
+            hash TEXT PRIMARY KEY, space_id BIGINT NOT NULL REFERENCES sluice_space (id),
+            created_at TIMESTAMPTZ NOT NULL DEFAULT now(), revoked_at TIMESTAMPTZ)
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS sluice_txn (
+            space_id BIGINT NOT NULL REFERENCES sluice_space (id), seq BIGINT NOT NULL,
+            device TEXT NOT NULL, local BIGINT NOT NULL, clock BIGINT NOT NULL, changes TEXT NOT NULL,
+            PRIMARY KEY (space_id, seq), UNIQUE (space_id, device, local))
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS sluice_row (
+            space_id BIGINT NOT NULL REFERENCES sluice_space (id), tbl TEXT NOT NULL, id TEXT NOT NULL,
+            vals JSONB NOT NULL, deleted BOOLEAN NOT NULL, seq BIGINT NOT NULL,
+            PRIMARY KEY (space_id, tbl, id))
+        """,
+    ]
+
+    // MARK: - Tokens
+
+    /// Creates the space when it is new and a token for it; returns the token (only its
+    /// hash is stored).
+    public func addToken(space: String) async throws -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let token = "slt_" + bytes.map { String(format: "%02x", $0) }.joined()
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("INSERT INTO sluice_space (name) VALUES (\(space)) ON CONFLICT (name) DO NOTHING", logger: logger)
+            try await connection.query("""
+                INSERT INTO sluice_token (hash, space_id)
+                SELECT encode(sha256(convert_to(\(token), 'UTF8')), 'hex'), id FROM sluice_space WHERE name = \(space)
+                """, logger: logger)
+        }
+        return token
+    }
+
+    /// Revokes a token; returns whether it existed and was live.
+    public func revokeToken(_ token: String) async throws -> Bool {
+        let rows = try await client.query("""
+            UPDATE sluice_token SET revoked_at = now()
+            WHERE hash = encode(sha256(convert_to(\(token), 'UTF8')), 'hex') AND revoked_at IS NULL
+            RETURNING space_id
+            """, logger: logger)
+        var count = 0
+        for try await _ in rows.decode(Int64.self) { count += 1 }
+        return count > 0
+    }
+
+    /// The space a live token opens, or nil.
+    func space(forToken token: String) async throws -> Int64? {
+        let rows = try await client.query("""
+            SELECT space_id FROM sluice_token
+            WHERE hash = encode(sha256(convert_to(\(token), 'UTF8')), 'hex') AND revoked_at IS NULL
+            """, logger: logger)
+        for try await id in rows.decode(Int64.self) { return id }
+        return nil
+    }
+
+    // MARK: - History
+
+    /// The head of a space's history.
+    func head(space: Int64) async throws -> Int64 {
+        let rows = try await client.query("SELECT head FROM sluice_space WHERE id = \(space)", logger: logger)
+        for try await head in rows.decode(Int64.self) { return head }
+        return 0
+    }
+
+    /// Appends a device's transactions on top of `base`; the ones the service already has
+    /// (a retried push) are skipped.
+    func push(_ request: PushRequest, space: Int64) async throws -> Result<PushResponse, SyncErrorBody> {
+        let encoder = JSONEncoder()
+        let logger = self.logger
+        return try await client.withTransaction(logger: logger) { connection in
+            var head: Int64 = 0
+            for try await value in try await connection.query("SELECT head FROM sluice_space WHERE id = \(space) FOR UPDATE", logger: logger)
+                .decode(Int64.self) { head = value }
+            var lastLocal: Int64 = .min
+            for try await value in try await connection.query(
+                "SELECT max(local) FROM sluice_txn WHERE space_id = \(space) AND device = \(request.device)", logger: logger)
+                .decode(Int64?.self) { lastLocal = value ?? .min }
+            let fresh = request.transactions.filter { $0.local > lastLocal }
+            guard !fresh.isEmpty else { return .success(PushResponse(head: head, appended: 0)) }
+            guard head == request.base else {
+                return .failure(SyncErrorBody(error: "behind", message: "the history is at \(head), the push was based on \(request.base): pull first"))
+            }
+            var seq = head
+            for transaction in fresh {
+                seq += 1
+                let changes = String(decoding: try encoder.encode(transaction.changes), as: UTF8.self)
+                try await connection.query("""
+                    INSERT INTO sluice_txn (space_id, seq, device, local, clock, changes)
+                    VALUES (\(space), \(seq), \(request.device), \(transaction.local), \(transaction.clock.rawValue), \(changes))
+                    """, logger: logger)
+                try await Self.fold(transaction.changes, seq: seq, space: space, connection: connection, logger: logger, encoder: encoder)
+            }
+            try await connection.query("UPDATE sluice_space SET head = \(seq) WHERE id = \(space)", logger: logger)
+            return .success(PushResponse(head: seq, appended: fresh.count))
+        }
+    }
+
+    /// Folds one transaction into `sluice_row`: net change per row first (a transaction may
+    /// touch a row several times; one upsert may not), then one statement for all rows.
+    private static func fold(_ changes: [SyncChange], seq: Int64, space: Int64, connection: PostgresConnection,
+                             logger: Logger, encoder: JSONEncoder) async throws {
+        struct Net { var table: String; var id: String; var op: SyncChange.Operation; var values: [String: SyncValue] }
+        var order: [String] = []
+        var net: [String: Net] = [:]
+        for change in changes {
+            let key = change.table.lowercased() + "\u{0}" + change.id
+            let values = change.values ?? [:]
+            if var existing = net[key] {
+                switch (existing.op, change.op) {
+                case (_, .delete): existing = Net(table: change.table, id: change.id, op: .delete, values: [:])
+                case (_, .insert): existing = Net(table: change.table, id: change.id, op: .insert, values: values)
+                case (.delete, .update): break
+                case (_, .update): existing.values.merge(values) { $1 }
+                }
+                net[key] = existing
+            } else {
+                order.append(key)
+                net[key] = Net(table: change.table, id: change.id, op: change.op, values: values)
+            }
+        }
+        let rows = order.compactMap { net[$0] }.map { entry in
+            RowFold(t: entry.table.lowercased(), id: entry.id, op: entry.op.rawValue, v: entry.values)
+        }
+        let json = String(decoding: try encoder.encode(rows), as: UTF8.self)
+        // insert: the values replace the row (a delete before it in history is undone);
+        // update: merged into a live row (an update of a deleted row changes nothing);
+        // delete: marks the row deleted.
+        try await connection.query("""
+            INSERT INTO sluice_row (space_id, tbl, id, vals, deleted, seq)
+            SELECT \(space), c.t, c.id, c.v, false, \(seq)
+            FROM jsonb_to_recordset(\(json)::jsonb) AS c (t TEXT, id TEXT, op TEXT, v JSONB) WHERE c.op = 'insert'
+            ON CONFLICT (space_id, tbl, id) DO UPDATE SET vals = excluded.vals, deleted = false, seq = excluded.seq
+            """, logger: logger)
+        try await connection.query("""
+            UPDATE sluice_row r SET vals = r.vals || c.v, seq = \(seq)
+            FROM jsonb_to_recordset(\(json)::jsonb) AS c (t TEXT, id TEXT, op TEXT, v JSONB)
+            WHERE c.op = 'update' AND r.space_id = \(space) AND r.tbl = c.t AND r.id = c.id AND NOT r.deleted
+            """, logger: logger)
+        try await connection.query("""
+            UPDATE sluice_row r SET deleted = true, seq = \(seq)
+            FROM jsonb_to_recordset(\(json)::jsonb) AS c (t TEXT, id TEXT, op TEXT, v JSONB)
+            WHERE c.op = 'delete' AND r.space_id = \(space) AND r.tbl = c.t AND r.id = c.id
+            """, logger: logger)
+    }
+
+    private struct RowFold: Encodable {
+        var t: String
+        var id: String
+        var op: String
+        var v: [String: SyncValue]
+    }
+
+    /// A page of history after `since`, as the JSON of a `PullResponse` (changes are copied
+    /// as stored, not decoded and encoded again).
+    func pull(space: Int64, since: Int64, limit: Int, maximumBytes: Int) async throws -> Data {
+        let head = try await head(space: space)
+        let rows = try await client.query("""
+            SELECT seq, device, local, clock, changes FROM sluice_txn
+            WHERE space_id = \(space) AND seq > \(since) ORDER BY seq LIMIT \(Int64(limit))
+            """, logger: logger)
+        var body = Data("{\"head\":\(head),\"transactions\":[".utf8)
+        var first = true
+        let encoder = JSONEncoder()
+        for try await (seq, device, local, clock, changes) in rows.decode((Int64, String, Int64, Int64, String).self) {
+            if !first {
+                // At least one transaction per page, however large.
+                if body.count + changes.utf8.count > maximumBytes { break }
+                body.append(UInt8(ascii: ","))
+            }
+            first = false
+            body.append(contentsOf: Data("{\"seq\":\(seq),\"device\":".utf8))
+            body.append(try encoder.encode(device))
+            body.append(contentsOf: Data(",\"local\":\(local),\"clock\":\(clock),\"changes\":".utf8))
+            body.append(contentsOf: Data(changes.utf8))
+            body.append(UInt8(ascii: "}"))
+        }
+        body.append(contentsOf: Data("]}".utf8))
+        return body
+    }
+
+    /// The current rows of a space's table, by global id (deleted ones left out).
+    public func rows(space name: String, table: String) async throws -> [String: [String: SyncValue]] {
+        let rows = try await client.query("""
+            SELECT r.id, r.vals::text FROM sluice_row r JOIN sluice_space s ON s.id = r.space_id
+            WHERE s.name = \(name) AND r.tbl = \(table.lowercased()) AND NOT r.deleted
+            """, logger: logger)
+        var result: [String: [String: SyncValue]] = [:]
+        let decoder = JSONDecoder()
+        for try await (id, json) in rows.decode((String, String).self) {
+            result[id] = try decoder.decode([String: SyncValue].self, from: Data(json.utf8))
+        }
+        return result
+    }
+}

@@ -1,0 +1,193 @@
+import Foundation
+import SluiceSyncProtocol
+import Store
+
+/// Syncs one store with a sync service: pushes its unpushed local transactions, pulls
+/// what other devices pushed and applies each pulled transaction as one local
+/// transaction (author `"sync"`), so live queries emit ordinary changesets.
+///
+/// ```swift
+/// let client = try SyncClient(store: store, server: URL(string: "http://127.0.0.1:8080")!,
+///                             token: token, configuration: SyncConfiguration(tables: ["person", "package"]))
+/// try await client.sync()          // once
+/// try await client.follow()        // until cancelled: pushes each local commit, pulls as others push
+/// ```
+///
+/// Offline writes wait in the change log (a history consumer keeps retention from
+/// dropping them); an interrupted push or pull is retried without losing or
+/// duplicating anything (every step commits its state with its effect).
+public actor SyncClient {
+    /// What the client is doing.
+    public enum Status: Sendable, Equatable {
+        /// Nothing to do, or not started.
+        case idle
+        /// Pushing or pulling.
+        case syncing
+        /// The service cannot be reached; local writes wait in the log.
+        case offline(String)
+        /// The last sync failed for another reason (a refused change, a revoked token).
+        case error(String)
+    }
+
+    /// A snapshot of the client's state, as `updates` yields it.
+    public struct Snapshot: Sendable, Equatable {
+        /// What it is doing.
+        public var status: Status
+        /// Local transactions not pushed yet.
+        public var pendingChangeCount: Int
+        /// When the last sync completed.
+        public var lastSync: Date?
+        /// The last history sequence pulled.
+        public var cursor: Int64
+    }
+
+    private let store: Store
+    private let engine: SyncEngine
+    private let transport: SyncTransport
+    /// The latest snapshot.
+    public private(set) var snapshot = Snapshot(status: .idle, pendingChangeCount: 0, lastSync: nil, cursor: 0)
+    /// Every snapshot as the client's state changes (the latest one first).
+    public nonisolated let updates: AsyncStream<Snapshot>
+    private let continuation: AsyncStream<Snapshot>.Continuation
+
+    /// A client for `store`; creates the sync tables (and a device id) on first use.
+    ///
+    /// - Throws: `.unknownTable` / `.unsupportedTable` for a synced table this store
+    ///   cannot sync (it must have an `INTEGER PRIMARY KEY` or none).
+    public init(store: Store, server: URL, token: String, configuration: SyncConfiguration) throws {
+        self.store = store
+        engine = SyncEngine(configuration: configuration)
+        transport = SyncTransport(server: server, token: token)
+        (updates, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let engine = engine
+        let state = try store.write { db in try engine.prepare(db) }
+        snapshot.cursor = state.cursor
+        snapshot.pendingChangeCount = try store.read { db in try engine.pendingCount(db) }
+        continuation.yield(snapshot)
+    }
+
+    deinit { continuation.finish() }
+
+    /// This device's id (a UUID, made on first use).
+    public var deviceID: String {
+        get async throws {
+            let engine = engine
+            return try await store.read { db in try engine.loadState(db)?.device ?? "" }
+        }
+    }
+
+    /// Local transactions not pushed yet.
+    public func pendingChangeCount() async throws -> Int {
+        let engine = engine
+        return try await store.read { db in try engine.pendingCount(db) }
+    }
+
+    /// Pulls everything new, then pushes everything unpushed (pulling again when another
+    /// device pushed in between), until the service and this store agree.
+    ///
+    /// - Throws: `SyncClientError` (`.offline` when the service cannot be reached:
+    ///   nothing is lost, call again later), or a `StoreError` from the store.
+    public func sync() async throws {
+        publish(.syncing)
+        do {
+            var rounds = 0
+            while true {
+                rounds += 1
+                try await pullAll()
+                let engine = engine
+                guard let (push, last) = try await store.write({ db in try engine.makePush(db) }) else { break }
+                switch try await transport.push(push) {
+                case .accepted(let response):
+                    try await store.write { db in try engine.pushed(through: last, head: response.appended > 0 ? response.head : nil, db) }
+                case .behind:
+                    guard rounds < 50 else { throw SyncClientError.protocolViolation("still behind after 50 pulls") }
+                }
+            }
+            snapshot.lastSync = Date()
+            publish(.idle)
+        } catch let error as SyncClientError {
+            if case .offline(let reason) = error { publish(.offline(reason)) } else { publish(.error(error.description)) }
+            throw error
+        } catch {
+            publish(.error("\(error)"))
+            throw error
+        }
+    }
+
+    private func pullAll() async throws {
+        let engine = engine
+        while true {
+            let cursor = try await store.read { db in try engine.loadState(db)?.cursor ?? 0 }
+            let page = try await transport.pull(since: cursor)
+            for transaction in page.transactions {
+                let merges = try await store.write { db in try engine.apply(transaction, db) }
+                if !merges.isEmpty {
+                    try await store.write { db in
+                        db.transactionAuthor = SyncEngine.mergeAuthor
+                        for (table, local, column, value) in merges { try engine.update(table, local, [(column, value)], db) }
+                    }
+                }
+            }
+            guard let last = page.transactions.last?.seq, last < page.head else { return }
+        }
+    }
+
+    /// Syncs now, then again after every local commit and whenever the service has
+    /// something new (a long poll), until the task is cancelled. Going offline is not an
+    /// error here: the client retries with a growing pause and reports `.offline`.
+    public func follow() async throws {
+        let (kicks, kick) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let transport = transport
+        let store = store
+        let engine = engine
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                // Something new on the service.
+                var pause: Duration = .milliseconds(200)
+                while !Task.isCancelled {
+                    do {
+                        let cursor = try await store.read { db in try engine.loadState(db)?.cursor ?? 0 }
+                        let head = try await transport.wait(since: cursor, timeout: 20)
+                        if head > cursor { kick.yield() }
+                        pause = .milliseconds(200)
+                    } catch is CancellationError {
+                        return
+                    } catch {
+                        try? await Task.sleep(for: pause)
+                        pause = min(pause * 2, .seconds(5))
+                    }
+                }
+            }
+            group.addTask {
+                // Something new here (a local commit that is not a pulled one).
+                let start = try store.currentToken
+                for try await transaction in store.transactions(from: start) where transaction.author != SyncEngine.syncAuthor {
+                    kick.yield()
+                }
+            }
+            kick.yield()
+            var pause: Duration = .milliseconds(200)
+            for await _ in kicks {
+                if Task.isCancelled { break }
+                do {
+                    try await sync()
+                    pause = .milliseconds(200)
+                } catch let error as SyncClientError {
+                    guard case .offline = error else { throw error }
+                    try await Task.sleep(for: pause)
+                    pause = min(pause * 2, .seconds(5))
+                    kick.yield()
+                }
+            }
+            group.cancelAll()
+        }
+    }
+
+    private func publish(_ status: Status) {
+        snapshot.status = status
+        let engine = engine
+        if let state = try? store.read({ db in try engine.loadState(db) }) { snapshot.cursor = state.cursor }
+        if let count = try? store.read({ db in try engine.pendingCount(db) }) { snapshot.pendingChangeCount = count }
+        continuation.yield(snapshot)
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import Store
+
+/// How a device settles a column that it changed and another device changed too, before
+/// it pushed its own change (the service's history is linear: every device rebases its
+/// unpushed changes onto what it pulls, so the rule decides once and every device replays
+/// the outcome).
+public enum ConflictPolicy: Sendable {
+    /// The later write by hybrid logical clock wins; equal clocks go to the larger device id.
+    case lastWriterWins
+    /// What the service already has wins: the device's unpushed value is dropped.
+    case serverWins
+    /// The device's unpushed value wins: the pulled value is not applied, and the device's
+    /// push overwrites it everywhere.
+    case deviceWins
+    /// The closure decides from the value at the last sync (`base`), the device's
+    /// unpushed value and the pulled one; its result is written locally (in a transaction
+    /// of its own, authored `"sync-merge"`) and pushed.
+    case merge(@Sendable (MergeConflict) -> SQLiteValue)
+}
+
+/// What a merge closure gets.
+public struct MergeConflict: Sendable {
+    /// The table.
+    public let table: String
+    /// The column.
+    public let column: String
+    /// The value before the device's unpushed change (nil when the device inserted the row).
+    public let base: SQLiteValue?
+    /// The device's unpushed value.
+    public let local: SQLiteValue
+    /// The value pulled from the service (foreign keys as local ids).
+    public let remote: SQLiteValue
+}
+
+/// What happens when one device deletes a row that another updated concurrently.
+public enum DeleteRule: Sendable, Equatable {
+    /// The delete wins: the update is dropped (Realm's rule, and the default).
+    case deleteWins
+    /// The update wins: the row comes back with its values and the update applied.
+    case updateWins
+}
+
+/// Which tables a device syncs and how it settles conflicts.
+public struct SyncConfiguration: Sendable {
+    /// The synced tables (each with an `INTEGER PRIMARY KEY` or a plain rowid); rows of
+    /// other tables stay on the device.
+    public var tables: [String]
+    /// The policy for columns without one of their own or their table's.
+    public var defaultPolicy: ConflictPolicy = .lastWriterWins
+    /// Policies per table.
+    public var tablePolicies: [String: ConflictPolicy] = [:]
+    /// Policies per column, keyed `"table.column"`.
+    public var columnPolicies: [String: ConflictPolicy] = [:]
+    /// Delete against concurrent update.
+    public var deleteRule: DeleteRule = .deleteWins
+
+    /// A configuration for `tables`, last writer wins everywhere, deletes win.
+    public init(tables: [String]) { self.tables = tables }
+
+    /// The policy of one column.
+    public func policy(table: String, column: String) -> ConflictPolicy {
+        let table = table.lowercased()
+        if let policy = columnPolicies.first(where: { $0.key.lowercased() == "\(table).\(column.lowercased())" })?.value { return policy }
+        if let policy = tablePolicies.first(where: { $0.key.lowercased() == table })?.value { return policy }
+        return defaultPolicy
+    }
+}

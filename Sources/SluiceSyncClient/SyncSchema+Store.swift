@@ -1,0 +1,42 @@
+import Foundation
+import SluiceSyncProtocol
+import Store
+
+extension SyncSchema {
+    /// The schema of `tables` as `db` has them: what a sync service registers so that it
+    /// refuses changes that do not fit. The integer primary key is left out (rows are
+    /// named by global id); foreign keys to other synced tables become references.
+    public init(_ db: Database, tables: [String]) throws {
+        let names = try tables.map { try db.tableInfo($0).name }
+        let synced = Set(names.map { $0.lowercased() })
+        var result: [Table] = []
+        for name in names {
+            let info = try db.tableInfo(name)
+            var references: [String: String] = [:]
+            for row in try db.fetchRows(sql: "SELECT \"table\", \"from\" FROM pragma_foreign_key_list(?)", arguments: [.text(info.name)]) {
+                if case .text(let parent)? = row["table"], case .text(let column)? = row["from"], synced.contains(parent.lowercased()) {
+                    references[column.lowercased()] = parent.lowercased()
+                }
+            }
+            let key = info.hasIntegerPrimaryKey ? info.primaryKey.first?.lowercased() : nil
+            let columns = info.columns.filter { $0.name.lowercased() != key && !$0.isGenerated }.map { column in
+                Column(name: column.name, type: column.declaredType.isEmpty ? .any : ColumnType(column.affinity), isNullable: !column.isNotNull,
+                       hasDefault: column.hasDefault, references: references[column.name.lowercased()])
+            }
+            result.append(Table(name: info.name, columns: columns))
+        }
+        self.init(tables: result)
+    }
+}
+
+extension SyncSchema.ColumnType {
+    init(_ affinity: TableInfo.Affinity) {
+        switch affinity {
+        case .integer: self = .integer
+        case .real: self = .real
+        case .text: self = .text
+        case .blob: self = .blob
+        case .numeric: self = .numeric
+        }
+    }
+}

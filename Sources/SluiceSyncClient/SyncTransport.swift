@@ -1,0 +1,113 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import SluiceSyncProtocol
+
+/// Why a sync step failed.
+public enum SyncClientError: Error, Sendable, CustomStringConvertible {
+    /// The service could not be reached (or did not answer in time): retried later, nothing lost.
+    case offline(String)
+    /// 401: the token is missing, unknown or revoked.
+    case unauthorized(String)
+    /// The service refused the request (a change that does not fit the schema, a body
+    /// too large, too many requests...), with its error code and message.
+    case rejected(status: Int, SyncErrorBody)
+    /// An answer that is not what the protocol says.
+    case protocolViolation(String)
+
+    public var description: String {
+        switch self {
+        case .offline(let reason): "offline: \(reason)"
+        case .unauthorized(let message): "unauthorized: \(message)"
+        case .rejected(let status, let body): "refused (\(status)): \(body.error): \(body.message)"
+        case .protocolViolation(let message): "protocol violation: \(message)"
+        }
+    }
+}
+
+/// HTTP to the sync service (URLSession; Foundation's networking on Linux).
+struct SyncTransport: Sendable {
+    enum PushOutcome: Sendable {
+        case accepted(PushResponse)
+        case behind
+    }
+
+    let server: URL
+    let token: String
+    let session: URLSession
+
+    init(server: URL, token: String, timeout: TimeInterval = 60) {
+        self.server = server
+        self.token = token
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = timeout
+        session = URLSession(configuration: configuration)
+    }
+
+    func push(_ push: PushRequest) async throws -> PushOutcome {
+        var request = URLRequest(url: server.appendingPathComponent("v1/push"))
+        request.httpMethod = "POST"
+        request.httpBody = try JSONEncoder().encode(push)
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        let (status, data) = try await send(request)
+        if status == 409 { return .behind }
+        try check(status, data)
+        return .accepted(try decode(PushResponse.self, data))
+    }
+
+    func pull(since: Int64, limit: Int? = nil) async throws -> PullResponse {
+        var components = URLComponents(url: server.appendingPathComponent("v1/pull"), resolvingAgainstBaseURL: false)
+        components?.queryItems = [URLQueryItem(name: "since", value: String(since))] + (limit.map { [URLQueryItem(name: "limit", value: String($0))] } ?? [])
+        guard let url = components?.url else { throw SyncClientError.protocolViolation("cannot build a pull URL from \(server)") }
+        let (status, data) = try await send(URLRequest(url: url))
+        try check(status, data)
+        return try decode(PullResponse.self, data)
+    }
+
+    /// Waits until the head passes `since` (or `timeout` seconds); returns the head.
+    func wait(since: Int64, timeout: Int) async throws -> Int64 {
+        var components = URLComponents(url: server.appendingPathComponent("v1/wait"), resolvingAgainstBaseURL: false)
+        components?.queryItems = [URLQueryItem(name: "since", value: String(since)), URLQueryItem(name: "timeout", value: String(timeout))]
+        guard let url = components?.url else { throw SyncClientError.protocolViolation("cannot build a wait URL from \(server)") }
+        var request = URLRequest(url: url)
+        request.timeoutInterval = TimeInterval(timeout + 15)
+        let (status, data) = try await send(request)
+        try check(status, data)
+        struct Head: Decodable { var head: Int64 }
+        return try decode(Head.self, data).head
+    }
+
+    private func send(_ request: URLRequest) async throws -> (Int, Data) {
+        var request = request
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        do {
+            let (data, response) = try await session.data(for: request)
+            guard let http = response as? HTTPURLResponse else { throw SyncClientError.protocolViolation("not an HTTP response") }
+            return (http.statusCode, data)
+        } catch let error as SyncClientError {
+            throw error
+        } catch {
+            throw SyncClientError.offline("\(request.url?.absoluteString ?? "?"): \(error.localizedDescription)")
+        }
+    }
+
+    private func check(_ status: Int, _ data: Data) throws {
+        guard !(200..<300).contains(status) else { return }
+        let body = (try? JSONDecoder().decode(SyncErrorBody.self, from: data))
+            ?? SyncErrorBody(error: "http_\(status)", message: String(decoding: data.prefix(500), as: UTF8.self))
+        switch status {
+        case 401: throw SyncClientError.unauthorized(body.message)
+        case 502, 503, 504: throw SyncClientError.offline("the service answered \(status): \(body.message)")
+        default: throw SyncClientError.rejected(status: status, body)
+        }
+    }
+
+    private func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
+        do {
+            return try JSONDecoder().decode(type, from: data)
+        } catch {
+            throw SyncClientError.protocolViolation("cannot read the service's answer as \(T.self): \(error)")
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+
+/// One row's change inside a synced transaction.
+public struct SyncChange: Sendable, Hashable, Codable {
+    /// What happened to the row.
+    public enum Operation: String, Sendable, Hashable, Codable {
+        /// The row was created (or created again after a delete): `values` holds every column.
+        case insert
+        /// Some columns changed: `values` holds their new values.
+        case update
+        /// The row was deleted.
+        case delete
+    }
+
+    /// The table, as the registered schema names it.
+    public var table: String
+    /// The row's global id (the same on every device).
+    public var id: String
+    /// The operation.
+    public var op: Operation
+    /// Column values (none for a delete); foreign keys as `.reference(globalID)`.
+    public var values: [String: SyncValue]?
+
+    /// A change.
+    public init(table: String, id: String, op: Operation, values: [String: SyncValue]? = nil) {
+        self.table = table
+        self.id = id
+        self.op = op
+        self.values = values
+    }
+}
+
+/// A device's committed transaction, as pushed and as pulled.
+public struct SyncTransaction: Sendable, Hashable, Codable {
+    /// Its place in the space's history, given by the service (nil in a push).
+    public var seq: Int64?
+    /// The device that wrote it (set by the service from the push, never taken from the body).
+    public var device: String
+    /// The device's own number for it (its change-log sequence): a retried push carries
+    /// the same numbers, and the service appends each only once.
+    public var local: Int64
+    /// When it was written, by the writing device's hybrid logical clock.
+    public var clock: HybridClock
+    /// Its row changes, in the order they were made.
+    public var changes: [SyncChange]
+
+    /// A transaction.
+    public init(seq: Int64? = nil, device: String, local: Int64, clock: HybridClock, changes: [SyncChange]) {
+        self.seq = seq
+        self.device = device
+        self.local = local
+        self.clock = clock
+        self.changes = changes
+    }
+}
+
+/// `POST /v1/push`: a device's transactions, written on top of the history it has pulled.
+public struct PushRequest: Sendable, Hashable, Codable {
+    /// The pushing device's id.
+    public var device: String
+    /// The last sequence the device has pulled (and rebased its transactions onto).
+    public var base: Int64
+    /// The transactions, oldest first.
+    public var transactions: [SyncTransaction]
+
+    /// A push.
+    public init(device: String, base: Int64, transactions: [SyncTransaction]) {
+        self.device = device
+        self.base = base
+        self.transactions = transactions
+    }
+}
+
+/// The answer to an accepted push.
+public struct PushResponse: Sendable, Hashable, Codable {
+    /// The history's head after the push; the device's new cursor when it appended
+    /// anything (nothing can come between its base and its own transactions).
+    public var head: Int64
+    /// How many transactions were appended (fewer than pushed when a retry repeats
+    /// transactions the service already has).
+    public var appended: Int
+
+    /// A response.
+    public init(head: Int64, appended: Int) {
+        self.head = head
+        self.appended = appended
+    }
+}
+
+/// `GET /v1/pull?since=N&limit=M`: the history after `since`.
+public struct PullResponse: Sendable, Hashable, Codable {
+    /// Transactions after `since`, oldest first, each with its `seq`.
+    public var transactions: [SyncTransaction]
+    /// The history's head when the page was read: more to pull while the last
+    /// transaction's `seq` is below it.
+    public var head: Int64
+
+    /// A page.
+    public init(transactions: [SyncTransaction], head: Int64) {
+        self.transactions = transactions
+        self.head = head
+    }
+}
+
+/// The body of every error response: a stable code and a sentence for people.
+public struct SyncErrorBody: Sendable, Hashable, Codable, Error, CustomStringConvertible {
+    /// `unauthorized`, `behind`, `invalid`, `too_large`, `rate_limited`, `unavailable`, ...
+    public var error: String
+    /// What was wrong, naming the table, column or field at fault.
+    public var message: String
+
+    /// An error body.
+    public init(error: String, message: String) {
+        self.error = error
+        self.message = message
+    }
+
+    public var description: String { "\(error): \(message)" }
+}

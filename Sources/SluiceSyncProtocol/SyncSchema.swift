@@ -1,0 +1,132 @@
+import Foundation
+
+/// The tables and columns a sync space may hold: the service refuses every pushed change
+/// that does not fit (unknown table or column, wrong storage class, NULL in a NOT NULL
+/// column, a foreign key that is not a reference, an insert that misses a required column).
+public struct SyncSchema: Sendable, Hashable, Codable {
+    /// A column's accepted storage classes (from its SQLite affinity).
+    public enum ColumnType: String, Sendable, Hashable, Codable {
+        /// INTEGER affinity: integers (and reals SQLite could not make integral).
+        case integer
+        /// REAL affinity: reals and integers.
+        case real
+        /// TEXT affinity: text.
+        case text
+        /// BLOB affinity: bytes.
+        case blob
+        /// NUMERIC affinity: integers, reals and text.
+        case numeric
+        /// No affinity: any storage class.
+        case any
+    }
+
+    /// A synced column (the primary key is not one: rows are named by global id).
+    public struct Column: Sendable, Hashable, Codable {
+        /// Its name.
+        public var name: String
+        /// What it accepts.
+        public var type: ColumnType
+        /// Whether it accepts NULL.
+        public var isNullable: Bool
+        /// Whether an insert may leave it out.
+        public var hasDefault: Bool
+        /// The synced table a foreign key column points at (its values are references).
+        public var references: String?
+
+        /// A column.
+        public init(name: String, type: ColumnType, isNullable: Bool, hasDefault: Bool = false, references: String? = nil) {
+            self.name = name
+            self.type = type
+            self.isNullable = isNullable
+            self.hasDefault = hasDefault
+            self.references = references
+        }
+    }
+
+    /// A synced table.
+    public struct Table: Sendable, Hashable, Codable {
+        /// Its name.
+        public var name: String
+        /// Its columns, the primary key left out.
+        public var columns: [Column]
+
+        /// A table.
+        public init(name: String, columns: [Column]) {
+            self.name = name
+            self.columns = columns
+        }
+
+        /// The column named `name` (ASCII case-insensitive, as SQLite).
+        public func column(named name: String) -> Column? {
+            columns.first { $0.name.lowercased() == name.lowercased() }
+        }
+    }
+
+    /// The tables.
+    public var tables: [Table]
+
+    /// A schema.
+    public init(tables: [Table]) { self.tables = tables }
+
+    /// The table named `name` (ASCII case-insensitive, as SQLite).
+    public func table(named name: String) -> Table? {
+        tables.first { $0.name.lowercased() == name.lowercased() }
+    }
+
+    /// Longest accepted global id.
+    public static let maximumIDLength = 128
+
+    /// Checks one change; the error names the table, row and column at fault.
+    public func validate(_ change: SyncChange) throws(SyncErrorBody) {
+        guard let table = table(named: change.table) else {
+            throw SyncErrorBody(error: "invalid", message: "unknown table '\(change.table)'")
+        }
+        guard !change.id.isEmpty, change.id.utf8.count <= Self.maximumIDLength else {
+            throw SyncErrorBody(error: "invalid", message: "\(table.name): a row id must have 1 to \(Self.maximumIDLength) bytes")
+        }
+        let values = change.values ?? [:]
+        switch change.op {
+        case .delete:
+            guard values.isEmpty else {
+                throw SyncErrorBody(error: "invalid", message: "\(table.name) \(change.id): a delete carries no values")
+            }
+            return
+        case .update:
+            guard !values.isEmpty else {
+                throw SyncErrorBody(error: "invalid", message: "\(table.name) \(change.id): an update without values")
+            }
+        case .insert:
+            for column in table.columns where !column.hasDefault && !column.isNullable {
+                guard values.keys.contains(where: { $0.lowercased() == column.name.lowercased() }) else {
+                    throw SyncErrorBody(error: "invalid", message: "\(table.name) \(change.id): an insert without '\(column.name)', which is NOT NULL")
+                }
+            }
+        }
+        for (name, value) in values {
+            guard let column = table.column(named: name) else {
+                throw SyncErrorBody(error: "invalid", message: "\(table.name) \(change.id): unknown column '\(name)'")
+            }
+            guard Self.accepts(column, value) else {
+                let wanted = column.references.map { "a reference to \($0)" } ?? column.type.rawValue
+                throw SyncErrorBody(error: "invalid",
+                                    message: "\(table.name).\(column.name) of \(change.id): \(value.typeName) where the schema wants \(wanted)\(column.isNullable ? " or null" : "")")
+            }
+        }
+    }
+
+    private static func accepts(_ column: Column, _ value: SyncValue) -> Bool {
+        if case .null = value { return column.isNullable }
+        if column.references != nil {
+            if case .reference(let id) = value { return !id.isEmpty && id.utf8.count <= maximumIDLength }
+            return false
+        }
+        switch (column.type, value) {
+        case (_, .reference): return false
+        case (.any, _): return true
+        case (.integer, .integer), (.integer, .real), (.real, .integer), (.real, .real): return true
+        case (.numeric, .integer), (.numeric, .real), (.numeric, .text): return true
+        case (.text, .text), (.blob, .blob): return true
+        default: return false
+        }
+    }
+}

@@ -1,0 +1,168 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import PostgresNIO
+import SluiceDemo
+import SluiceSync
+import SluiceSyncClient
+import SluiceSyncProtocol
+import Store
+
+@main
+struct SluiceSyncCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sluice-sync",
+        abstract: "The Sluice sync service: devices push and pull their change logs through it; PostgreSQL keeps the history.",
+        subcommands: [Serve.self, TokenCommand.self]
+    )
+}
+
+/// Options every subcommand shares.
+struct DatabaseOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp(
+        "PostgreSQL URL, postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE (or SLUICE_SYNC_POSTGRES; the password may come from PGPASSWORD).",
+        valueName: "url"))
+    var postgres: String?
+
+    func configuration() throws -> PostgresClient.Configuration {
+        let environment = ProcessInfo.processInfo.environment
+        guard let text = postgres ?? environment["SLUICE_SYNC_POSTGRES"] else {
+            throw ValidationError("--postgres URL (or SLUICE_SYNC_POSTGRES) is required")
+        }
+        guard let url = URLComponents(string: text), ["postgres", "postgresql"].contains(url.scheme ?? ""),
+              let host = url.host, !host.isEmpty, let user = url.user, !user.isEmpty else {
+            throw ValidationError("--postgres: '\(Self.redacted(text))' is not postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE")
+        }
+        let database = url.path.hasPrefix("/") ? String(url.path.dropFirst()) : url.path
+        return PostgresClient.Configuration(host: host, port: url.port ?? 5432, username: user,
+                                            password: url.password ?? environment["PGPASSWORD"],
+                                            database: database.isEmpty ? nil : database, tls: .disable)
+    }
+
+    static func redacted(_ url: String) -> String {
+        guard var components = URLComponents(string: url), components.password != nil else { return url }
+        components.password = "***"
+        return components.string ?? url
+    }
+
+    /// Runs `body` with a running client.
+    func withStorage<T: Sendable>(_ body: @escaping @Sendable (SyncStorage) async throws -> T) async throws -> T {
+        var logger = Logger(label: "sluice-sync.postgres")
+        logger.logLevel = .error
+        let client = PostgresClient(configuration: try configuration(), backgroundLogger: logger)
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                await client.run()
+                return nil
+            }
+            let storage = SyncStorage(client: client)
+            try await storage.prepare()
+            let result = try await body(storage)
+            group.cancelAll()
+            return result
+        }
+    }
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Serves devices over HTTP; creates its tables in PostgreSQL on first start.")
+
+    @OptionGroup var database: DatabaseOptions
+
+    @Option(help: "Address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(help: "Port to listen on (0: any free port; the line 'listening on URL' says which).")
+    var port = 8080
+
+    @Option(help: ArgumentHelp("The registered schema as JSON (a SyncSchema); default: the demo domain's person, package, package_content and message.", valueName: "file"))
+    var schema: String?
+
+    @Option(help: "Largest request body, in bytes.")
+    var maxBodyBytes = 64 << 20
+
+    @Option(help: "Requests per second per token (each instance).")
+    var rateLimit: Double = 200
+
+    func run() async throws {
+        let registered = try loadSchema()
+        var settings = SyncService.Configuration(schema: registered)
+        settings.maximumBodyBytes = maxBodyBytes
+        settings.requestsPerSecond = rateLimit
+        settings.burst = rateLimit * 2
+        var logger = Logger(label: "sluice-sync")
+        logger.logLevel = .warning
+        let client = PostgresClient(configuration: try database.configuration(), backgroundLogger: logger)
+        let storage = SyncStorage(client: client, logger: logger)
+        let service = SyncService(storage: storage, configuration: settings)
+        let host = host
+        var app = Application(
+            router: service.router(),
+            configuration: .init(address: .hostname(host, port: port), serverName: "sluice-sync"),
+            services: [client],
+            onServerRunning: { channel in
+                // Unbuffered: a supervisor (or a test) reads this line to learn the port.
+                FileHandle.standardOutput.write(Data("listening on http://\(host):\(channel.localAddress?.port ?? 0)\n".utf8))
+            },
+            logger: logger
+        )
+        app.beforeServerStarts { try await storage.prepare() }
+        try await app.runService()
+    }
+
+    private func loadSchema() throws -> SyncSchema {
+        if let schema {
+            let data: Data
+            do { data = try Data(contentsOf: URL(fileURLWithPath: schema)) } catch {
+                throw ValidationError("--schema: cannot read \(schema): \(error.localizedDescription)")
+            }
+            do { return try JSONDecoder().decode(SyncSchema.self, from: data) } catch {
+                throw ValidationError("--schema: \(schema) is not a SyncSchema: \(error)")
+            }
+        }
+        let store = try Store.inMemory(migrations: DemoSchema.migrations)
+        return try store.read { db in try SyncSchema(db, tables: DemoSchema.syncedTables) }
+    }
+}
+
+struct TokenCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "token", abstract: "Bearer tokens: each opens one user space.",
+                                                    subcommands: [Add.self, Revoke.self])
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Creates a token for a space (and the space when it is new); prints the token on its last line.")
+
+        @OptionGroup var database: DatabaseOptions
+
+        @Option(help: "The user space the token opens.")
+        var space: String
+
+        func validate() throws {
+            guard !space.isEmpty, space.utf8.count <= 100 else { throw ValidationError("--space: 1 to 100 bytes") }
+        }
+
+        func run() async throws {
+            let space = space
+            let token = try await database.withStorage { storage in try await storage.addToken(space: space) }
+            print("token for space '\(space)':")
+            print(token)
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Revokes a token: its requests get 401 from then on.")
+
+        @OptionGroup var database: DatabaseOptions
+
+        @Argument(help: "The token.")
+        var token: String
+
+        func run() async throws {
+            let token = token
+            let revoked = try await database.withStorage { storage in try await storage.revokeToken(token) }
+            guard revoked else { throw ValidationError("no live token matches") }
+            print("revoked")
+        }
+    }
+}

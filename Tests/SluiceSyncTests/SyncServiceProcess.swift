@@ -1,0 +1,61 @@
+import Foundation
+import SluiceTestSupport
+
+/// A `sluice-sync serve` process on a free loopback port.
+final class SyncServiceProcess: @unchecked Sendable {
+    // @unchecked Sendable: the process handle is only started and stopped by the test.
+    let process = Process()
+    let url: URL
+    let postgres: String
+
+    init(postgres: String, extraArguments: [String] = []) throws {
+        self.postgres = postgres
+        process.executableURL = CommandRunner.executable(named: "sluice-sync")
+        process.arguments = ["serve", "--postgres", postgres, "--port", "0"] + extraArguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.standardError
+        try process.run()
+        // The first line says where it listens.
+        var buffer = Data()
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            buffer.append(chunk)
+            if let line = String(decoding: buffer, as: UTF8.self).split(separator: "\n").first(where: { $0.hasPrefix("listening on ") }) {
+                guard let url = URL(string: String(line.dropFirst("listening on ".count))) else { break }
+                self.url = url
+                return
+            }
+        }
+        process.terminate()
+        throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "sluice-sync serve did not start: \(String(decoding: buffer, as: UTF8.self))"])
+    }
+
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+
+    func kill() {
+        if process.isRunning {
+            Foundation.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    deinit { stop() }
+
+    /// A new bearer token for `space`, from `sluice-sync token add`.
+    static func addToken(postgres: String, space: String) throws -> String {
+        let output = try PostgresCluster.run(CommandRunner.executable(named: "sluice-sync").path,
+                                             ["token", "add", "--postgres", postgres, "--space", space])
+        guard let token = output.split(separator: "\n").last.map(String.init), token.hasPrefix("slt_") else {
+            throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "token add printed: \(output)"])
+        }
+        return token
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import SluiceDemo
+import SluiceSyncClient
+import SluiceSyncProtocol
+import SluiceTestSupport
+import Store
+import Testing
+
+/// Devices syncing through a real `sluice-sync` against a real PostgreSQL.
+@Suite(.serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
+struct SyncTests {
+    @Test func rowsAndForeignKeysReachAnotherDevice() async throws {
+        let space = try SyncSpace()
+        let a = try space.device()
+        let b = try space.device()
+        let alice = try a.sql("INSERT INTO person (first_name, last_name, city) VALUES ('Alice', 'Aalto', 'Oslo')")
+        try a.sql("INSERT INTO package (recipient_id, created_at) VALUES (?, '2026-01-01')", [.integer(alice)])
+        // B has a person of its own first, so that local ids differ.
+        try b.sql("INSERT INTO person (first_name, last_name) VALUES ('Bob', 'Berg')")
+        try await a.client.sync()
+        try await b.client.sync()
+        try await a.client.sync()
+        #expect(try a.content() == b.content())
+        #expect(try b.rows("SELECT p.first_name FROM package k JOIN person p ON p.id = k.recipient_id") == ["Alice"])
+        #expect(try a.content().count == 3)
+        #expect(try await a.client.pendingChangeCount() == 0)
+        #expect(try await b.client.pendingChangeCount() == 0)
+    }
+
+    @Test func pulledTransactionsReachLiveQueriesAsChangesets() async throws {
+        let space = try SyncSpace()
+        let a = try space.device()
+        let b = try space.device()
+        let results = b.store.objects(Person.self).sorted(by: \.lastName)
+        let recorder = ChangeLog<Person>()
+        let token = results.observe(on: DispatchQueue(label: "test")) { recorder.append($0) }
+        defer { token.invalidate() }
+        try await recorder.waitForCount(1)
+        try a.sql("INSERT INTO person (first_name, last_name) VALUES ('Carl', 'Cole'), ('Ann', 'Ames')")
+        try await a.client.sync()
+        try await b.client.sync()
+        try await recorder.waitForCount(2)
+        let author = try b.store.changes(since: HistoryToken(databaseID: b.store.currentToken.databaseID, sequence: 0)).last?.author
+        #expect(author == "sync")
+        guard case .update(let people, let deletions, let insertions, _) = recorder.values[1] else {
+            Issue.record("expected an update, got \(recorder.values[1])")
+            return
+        }
+        #expect(people.map(\.lastName) == ["Ames", "Cole"])
+        #expect(deletions.isEmpty && insertions == [0, 1])
+    }
+
+    @Test func concurrentUpdatesFollowEachPolicy() async throws {
+        // Each column's policy decides; B writes after A (a later clock), A pushes first.
+        let space = try SyncSpace()
+        let a = try space.device()
+        let b = try space.device { configuration in
+            configuration.columnPolicies["person.street"] = .serverWins
+            configuration.columnPolicies["person.email"] = .deviceWins
+            configuration.columnPolicies["person.age"] = .merge { conflict in
+                guard case .integer(let local) = conflict.local, case .integer(let remote) = conflict.remote else { return conflict.remote }
+                let base: Int64 = if case .integer(let base)? = conflict.base { base } else { 0 }
+                return .integer(base + (local - base) + (remote - base))
+            }
+        }
+        try a.sql("INSERT INTO person (first_name, last_name, city, street, email, age) VALUES ('P', 'Q', 'c0', 's0', 'e0', 10)")
+        try await a.client.sync()
+        try await b.client.sync()
+        try a.sql("UPDATE person SET city = 'cA', street = 'sA', email = 'eA', age = 11")
+        try await Task.sleep(for: .milliseconds(5))
+        try b.sql("UPDATE person SET city = 'cB', street = 'sB', email = 'eB', age = 15")
+        try await a.client.sync()
+        try await b.client.sync()
+        try await a.client.sync()
+        // city: last writer (B); street: the service's (A's); email: B's own; age: merged 10 + 1 + 5.
+        #expect(try a.rows("SELECT city, street, email, age FROM person") == ["cB|sA|eB|16"])
+        #expect(try b.rows("SELECT city, street, email, age FROM person") == ["cB|sA|eB|16"])
+        #expect(try a.content() == b.content())
+    }
+}
+
+extension SyncTests {
+    @Test func deleteThenReinsertOfTheSameRowSyncs() async throws {
+        let space = try SyncSpace()
+        let a = try space.device()
+        let b = try space.device()
+        try a.sql("INSERT INTO person (id, first_name, last_name) VALUES (7, 'Old', 'Row')")
+        try await a.client.sync()
+        try await b.client.sync()
+        #expect(try b.rows("SELECT first_name FROM person") == ["Old"])
+        // sqlite-data #418: delete, then insert with the same id (one sync, then another).
+        try a.sql("DELETE FROM person WHERE id = 7")
+        try a.sql("INSERT INTO person (id, first_name, last_name) VALUES (7, 'New', 'Row')")
+        try await a.client.sync()
+        try await b.client.sync()
+        #expect(try b.rows("SELECT first_name FROM person") == ["New"])
+        try a.sql("DELETE FROM person WHERE id = 7")
+        try await a.client.sync()
+        try await b.client.sync()
+        try a.sql("INSERT INTO person (id, first_name, last_name) VALUES (7, 'Again', 'Row')")
+        try await a.client.sync()
+        try await b.client.sync()
+        #expect(try b.rows("SELECT first_name FROM person") == ["Again"])
+        #expect(try a.content() == b.content())
+    }
+
+    @Test func deleteAgainstConcurrentUpdateFollowsTheRule() async throws {
+        for rule in [DeleteRule.deleteWins, .updateWins] {
+            let space = try SyncSpace()
+            let a = try space.device { $0.deleteRule = rule }
+            let b = try space.device { $0.deleteRule = rule }
+            try a.sql("INSERT INTO person (first_name, last_name, city) VALUES ('D', 'U', 'Oslo')")
+            try await a.client.sync()
+            try await b.client.sync()
+            try a.sql("DELETE FROM person")
+            try b.sql("UPDATE person SET city = 'Bergen'")
+            try await a.client.sync()
+            try await b.client.sync()
+            try await a.client.sync()
+            let expected = rule == .deleteWins ? [] : ["D|Bergen"]
+            #expect(try a.rows("SELECT first_name, city FROM person") == expected, "\(rule) on the deleting device")
+            #expect(try b.rows("SELECT first_name, city FROM person") == expected, "\(rule) on the updating device")
+        }
+    }
+
+    @Test func theServiceRefusesWhatDoesNotFit() async throws {
+        let space = try SyncSpace(serviceArguments: ["--max-body-bytes", "100000"])
+        let other = try SyncServiceProcess.addToken(postgres: space.postgres, space: "someone-else")
+        func post(_ body: Data, token: String?) async throws -> (Int, String) {
+            var request = URLRequest(url: space.service.url.appendingPathComponent("v1/push"))
+            request.httpMethod = "POST"
+            request.httpBody = body
+            if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+            let (data, response) = try await URLSession.shared.data(for: request)
+            return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+        }
+        func push(_ changes: [SyncChange]) throws -> Data {
+            try JSONEncoder().encode(PushRequest(device: "d1", base: 0, transactions: [
+                SyncTransaction(device: "d1", local: 1, clock: HybridClock(rawValue: 1), changes: changes),
+            ]))
+        }
+        let good = try push([SyncChange(table: "person", id: "p1", op: .insert, values: ["first_name": .text("A"), "last_name": .text("B")])])
+        #expect(try await post(good, token: nil).0 == 401)
+        #expect(try await post(good, token: "slt_wrong").0 == 401)
+        let unknownTable = try await post(try push([SyncChange(table: "sqlite_master", id: "x", op: .delete)]), token: space.token)
+        #expect(unknownTable.0 == 400 && unknownTable.1.contains("unknown table 'sqlite_master'"))
+        let unknownColumn = try await post(try push([SyncChange(table: "person", id: "p", op: .update, values: ["id\"; DROP TABLE x; --": .integer(1)])]), token: space.token)
+        #expect(unknownColumn.0 == 400 && unknownColumn.1.contains("unknown column"))
+        let wrongType = try await post(try push([SyncChange(table: "person", id: "p", op: .update, values: ["age": .text("old")])]), token: space.token)
+        #expect(wrongType.0 == 400 && wrongType.1.contains("person.age"))
+        let missing = try await post(try push([SyncChange(table: "person", id: "p", op: .insert, values: ["first_name": .text("A")])]), token: space.token)
+        #expect(missing.0 == 400 && missing.1.contains("last_name"))
+        let huge = try push([SyncChange(table: "person", id: "p", op: .insert, values: ["first_name": .text(String(repeating: "x", count: 200_000)), "last_name": .text("B")])])
+        #expect(try await post(huge, token: space.token).0 == 413)
+        // Nothing was appended by any of them; the good push works, and only for its own space.
+        #expect(try await post(good, token: space.token).0 == 200)
+        let device = try Device(server: space.service.url, token: other)
+        try await device.client.sync()
+        #expect(try device.rows("SELECT count(*) FROM person") == ["0"])
+        let mine = try space.device()
+        try await mine.client.sync()
+        #expect(try mine.rows("SELECT first_name, last_name FROM person") == ["A|B"])
+    }
+}
+
+/// Changes recorded from an observation callback, awaited by count.
+final class ChangeLog<T: Sendable>: @unchecked Sendable {
+    // @unchecked Sendable: guarded by the lock.
+    private let lock = NSLock()
+    private var storage: [CollectionChange<T>] = []
+
+    func append(_ change: CollectionChange<T>) { lock.withLock { storage.append(change) } }
+    var values: [CollectionChange<T>] { lock.withLock { storage } }
+
+    func waitForCount(_ count: Int, timeout: Duration = .seconds(20)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while values.count < count {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("waited for \(count) changes, got \(values.count)")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+}
