@@ -76,8 +76,7 @@ public struct SyncService: Sendable {
                 return response
             }
             return try await body(space)
-        } catch let error as NIOTooManyBytesError {
-            _ = error
+        } catch is NIOTooManyBytesError {
             return Self.error(.contentTooLarge, "too_large", "the body is larger than \(configuration.maximumBodyBytes) bytes")
         } catch let error as SyncErrorBody {
             return Self.error(.badRequest, error.error, error.message)

@@ -110,27 +110,19 @@ final class SyncEngine: @unchecked Sendable {
     }
 
     private func loadTables(_ db: Database) throws {
+        let infos = try configuration.tables.map { try db.tableInfo($0) }
+        let synced = Set(infos.map { $0.name.lowercased() })
         var found: [String: LocalTable] = [:]
-        for name in configuration.tables {
-            let info = try db.tableInfo(name)
+        for info in infos {
             guard info.kind == .table else {
                 throw StoreError(code: .unsupportedTable, message: "sync: \(info.name) is not a rowid table")
             }
             let keyColumn = info.hasIntegerPrimaryKey ? info.primaryKey.first : nil
-            guard keyColumn != nil || info.primaryKey.isEmpty else {
+            guard keyColumn != nil || info.primaryKey == ["rowid"] else {
                 throw StoreError(code: .unsupportedTable, message: "sync: \(info.name) has a primary key that is not an INTEGER PRIMARY KEY")
             }
-            found[info.name.lowercased()] = LocalTable(info: info, keyColumn: keyColumn, references: [:])
-        }
-        for (key, var table) in found {
-            let quoted = Self.quote(table.name)
-            for row in try db.fetchRows(sql: "SELECT \"table\", \"from\" FROM pragma_foreign_key_list(\(Self.literal(table.name)))") {
-                guard case .text(let parent)? = row["table"], case .text(let column)? = row["from"],
-                      found[parent.lowercased()] != nil else { continue }
-                table.references[column.lowercased()] = parent.lowercased()
-            }
-            _ = quoted
-            found[key] = table
+            found[info.name.lowercased()] = LocalTable(info: info, keyColumn: keyColumn,
+                                                       references: SyncSchema.references(of: info, synced: synced))
         }
         tables = found
         // Parents before children, so that a transaction replayed in this order resolves
@@ -574,5 +566,4 @@ final class SyncEngine: @unchecked Sendable {
     /// A double-quoted identifier (names come from this device's schema, never from the wire).
     static func quote(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
 
-    static func literal(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
 }

@@ -12,12 +12,7 @@ extension SyncSchema {
         var result: [Table] = []
         for name in names {
             let info = try db.tableInfo(name)
-            var references: [String: String] = [:]
-            for row in try db.fetchRows(sql: "SELECT \"table\", \"from\" FROM pragma_foreign_key_list(?)", arguments: [.text(info.name)]) {
-                if case .text(let parent)? = row["table"], case .text(let column)? = row["from"], synced.contains(parent.lowercased()) {
-                    references[column.lowercased()] = parent.lowercased()
-                }
-            }
+            let references = Self.references(of: info, synced: synced)
             let key = info.hasIntegerPrimaryKey ? info.primaryKey.first?.lowercased() : nil
             let columns = info.columns.filter { $0.name.lowercased() != key && !$0.isGenerated }.map { column in
                 Column(name: column.name, type: column.declaredType.isEmpty ? .any : ColumnType(column.affinity), isNullable: !column.isNotNull,
@@ -26,6 +21,16 @@ extension SyncSchema {
             result.append(Table(name: info.name, columns: columns))
         }
         self.init(tables: result)
+    }
+
+    /// The foreign-key columns of `info` (lowercased) that point at a synced table, with
+    /// that table's lowercased name: the columns whose values travel as references.
+    static func references(of info: TableInfo, synced: Set<String>) -> [String: String] {
+        var references: [String: String] = [:]
+        for key in info.foreignKeys where synced.contains(key.parentTable.lowercased()) {
+            references[key.column.lowercased()] = key.parentTable.lowercased()
+        }
+        return references
     }
 }
 

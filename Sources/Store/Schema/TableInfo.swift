@@ -75,15 +75,18 @@ public struct TableInfo: Sendable, Hashable {
     let hasUniqueIndex: Bool
     /// Column collations other than BINARY, by column name.
     let collations: [String: String]
-    /// Its single-column foreign keys: what relationship paths in queries follow.
-    let foreignKeys: [ForeignKey]
+    /// Its single-column foreign keys: what relationship paths in queries follow, and
+    /// what a sync client maps between devices.
+    public let foreignKeys: [ForeignKey]
 
     /// A single-column foreign key: `column` holds the `parentColumn` value of a row of `parentTable`.
-    struct ForeignKey: Sendable, Hashable {
-        let column: String
-        let parentTable: String
-        /// nil when the key references the parent's primary key implicitly.
-        let parentColumn: String?
+    public struct ForeignKey: Sendable, Hashable {
+        /// The child column.
+        public let column: String
+        /// The table it points at.
+        public let parentTable: String
+        /// The parent column; nil when the key references the parent's primary key implicitly.
+        public let parentColumn: String?
     }
 
     /// A description of an ordinary table (for tools that check input against a schema).
