@@ -1,0 +1,150 @@
+import Foundation
+import SluiceSyncProtocol
+import Store
+
+extension SyncEngine {
+    // MARK: - Pull
+
+    /// Applies one pulled transaction as one local transaction (author `"sync"`), settling
+    /// conflicts with unpushed local values; returns merge results to write next.
+    func apply(_ transaction: SyncTransaction, _ db: Database) throws -> [(LocalTable, Int64, String, SQLiteValue)] {
+        guard var state = try loadState(db), let seq = transaction.seq, seq > state.cursor else { return [] }
+        db.transactionAuthor = Self.syncAuthor
+        state.cursor = seq
+        state.clock = state.clock.receiving(transaction.clock)
+        if transaction.device == state.device {
+            // Our own push, accepted although we never heard back: no longer pending.
+            try save(state, db)
+            try pushed(through: transaction.local, head: nil, db)
+            return []
+        }
+        let unpushed = try unpushed(state, db)
+        let stamps = try stamp(unpushed, state: &state, db)
+        var pending = pendingRows(unpushed, stamps: stamps)
+        var merges: [(LocalTable, Int64, String, SQLiteValue)] = []
+        for change in transaction.changes {
+            guard let table = tables[change.table.lowercased()] else {
+                throw StoreError(code: .invalidInput, message: "sync: pulled a change to '\(change.table)', which this device does not sync")
+            }
+            let name = table.name.lowercased()
+            let local = try localID(name, change.id, db)
+            switch change.op {
+            case .insert:
+                guard let values = try localValues(change.values ?? [:], table, db) else { continue }
+                if let local, try currentRow(table, local, db) != nil {
+                    try update(table, local, values, db)
+                } else {
+                    try insert(table, local: local, values, gid: change.id, db)
+                }
+            case .update:
+                guard let local else { continue }
+                let key = RowKey(table: name, rowID: local)
+                guard try currentRow(table, local, db) != nil else {
+                    if configuration.deleteRule == .updateWins, let deleted = pending[key]?.deleted,
+                       let values = try localValues(change.values ?? [:], table, db) {
+                        // The update brings back the row this device deleted.
+                        var all = Dictionary(uniqueKeysWithValues: zip(deleted.columns, deleted.values).map { ($0.0, $0.1) })
+                        for (column, value) in values { all[column] = value }
+                        if let keyColumn = table.keyColumn { all = all.filter { $0.key.lowercased() != keyColumn.lowercased() } }
+                        try insert(table, local: local, all.map { ($0.key, $0.value) }, gid: change.id, db)
+                        pending[key] = nil
+                    }
+                    continue
+                }
+                guard let values = try localValues(change.values ?? [:], table, db) else { continue }
+                var applied: [(String, SQLiteValue)] = []
+                for (column, remote) in values {
+                    guard let mine = pending[key]?.columns[column.lowercased()] else {
+                        applied.append((column, remote))
+                        continue
+                    }
+                    switch configuration.policy(table: table.name, column: column) {
+                    case .lastWriterWins:
+                        if (transaction.clock, transaction.device) > (mine.clock, state.device) {
+                            applied.append((column, remote))
+                            pending[key]?.columns[column.lowercased()] = nil
+                        }
+                    case .serverWins:
+                        applied.append((column, remote))
+                        pending[key]?.columns[column.lowercased()] = nil
+                    case .deviceWins:
+                        break
+                    case .merge(let merge):
+                        let merged = merge(MergeConflict(table: table.name, column: column, base: mine.base, local: mine.value, remote: remote))
+                        applied.append((column, remote))
+                        pending[key]?.columns[column.lowercased()] = nil
+                        merges.append((table, local, column, merged))
+                    }
+                }
+                if !applied.isEmpty { try update(table, local, applied, db) }
+            case .delete:
+                guard let local, try currentRow(table, local, db) != nil else { continue }
+                let key = RowKey(table: name, rowID: local)
+                if configuration.deleteRule == .updateWins, let row = pending[key], !row.columns.isEmpty {
+                    // The unpushed update wins: the row stays, and the next push brings it back everywhere.
+                    try db.execute(sql: "INSERT OR IGNORE INTO sluice_sync_resurrect (tbl, local) VALUES (?, ?)", arguments: [.text(name), .integer(local)])
+                    continue
+                }
+                try db.execute(sql: "DELETE FROM \(Self.quote(table.name)) WHERE rowid = ?", arguments: [.integer(local)])
+                pending[key] = nil
+            }
+        }
+        try save(state, db)
+        return merges
+    }
+
+    /// Wire values → local values, checked against this device's schema; nil when a
+    /// NOT NULL foreign key points at a row this device does not have (deleted here:
+    /// the delete's push removes the row everywhere).
+    func localValues(_ values: [String: SyncValue], _ table: LocalTable, _ db: Database) throws -> [(String, SQLiteValue)]? {
+        var result: [(String, SQLiteValue)] = []
+        for (name, value) in values {
+            guard let column = table.info.column(named: name) else {
+                throw StoreError(code: .unknownColumn, message: "sync: pulled a value for \(table.name).\(name), a column this device does not have")
+            }
+            switch value {
+            case .null: result.append((column.name, .null))
+            case .integer(let value): result.append((column.name, .integer(value)))
+            case .real(let value): result.append((column.name, .real(value)))
+            case .text(let value): result.append((column.name, .text(value)))
+            case .blob(let value): result.append((column.name, .blob(value)))
+            case .reference(let gid):
+                guard let parent = table.references[column.name.lowercased()] else {
+                    throw StoreError(code: .typeMismatch, message: "sync: pulled a reference for \(table.name).\(column.name), which is not a foreign key here")
+                }
+                if let local = try localID(parent, gid, db), try tables[parent].map({ try currentRow($0, local, db) != nil }) ?? false {
+                    result.append((column.name, .integer(local)))
+                } else if column.isNotNull {
+                    return nil
+                } else {
+                    result.append((column.name, .null))
+                }
+            }
+        }
+        return result
+    }
+
+    func insert(_ table: LocalTable, local: Int64?, _ values: [(String, SQLiteValue)], gid: String, _ db: Database) throws {
+        var columns = values.map { Self.quote($0.0) }
+        var arguments = values.map(\.1)
+        if let local {
+            columns.append(table.keyColumn.map(Self.quote) ?? "rowid")
+            arguments.append(.integer(local))
+        }
+        let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+        try db.execute(sql: "INSERT INTO \(Self.quote(table.name)) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))", arguments: arguments)
+        try map(table.name.lowercased(), local: db.lastInsertedRowID, to: gid, pulled: true, db)
+    }
+
+    func update(_ table: LocalTable, _ local: Int64, _ values: [(String, SQLiteValue)], _ db: Database) throws {
+        guard !values.isEmpty else { return }
+        let assignments = values.map { "\(Self.quote($0.0)) = ?" }.joined(separator: ", ")
+        try db.execute(sql: "UPDATE \(Self.quote(table.name)) SET \(assignments) WHERE rowid = ?", arguments: values.map(\.1) + [.integer(local)])
+    }
+
+    /// How many local transactions wait to be pushed.
+    func pendingCount(_ db: Database) throws -> Int {
+        guard let state = try loadState(db) else { return 0 }
+        return try unpushed(state, db).count
+    }
+}
