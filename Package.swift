@@ -58,8 +58,9 @@ let package = Package(
             name: "ViewModels",
             dependencies: ["Store", "SluiceDemo", .product(name: "OpenCombineShim", package: "OpenCombine")]
         ),
-        .executableTarget(
-            name: "sluice",
+        // The CLI's commands live in a library the tests import; the executable only calls it.
+        .target(
+            name: "SluiceCLI",
             dependencies: [
                 "Store",
                 "SluiceDemo",
@@ -70,6 +71,7 @@ let package = Package(
                 .product(name: "OpenCombineShim", package: "OpenCombine"),
             ]
         ),
+        .executableTarget(name: "sluice", dependencies: ["SluiceCLI"]),
         // What devices and the service exchange: values, clocks, messages, the registered schema.
         .target(name: "SluiceSyncProtocol"),
         .target(name: "SluiceSyncClient", dependencies: ["Store", "SluiceSyncProtocol"]),
@@ -97,7 +99,7 @@ let package = Package(
         // A writer process for the reliability tests (killed at random points, run side by side).
         .executableTarget(name: "sluice-stress", dependencies: ["Store", "SluiceDemo"], path: "Tests/Stress"),
         .testTarget(name: "StoreTests", dependencies: ["Store", "SluiceNaming", "SluiceDemo", "SluiceTestSupport", "sluice-stress", "CSQLite"]),
-        .testTarget(name: "CLITests", dependencies: ["Store", "SluiceDemo", "SluiceTestSupport", "sluice", .product(name: "CSV", package: "CSV.swift")]),
+        .testTarget(name: "CLITests", dependencies: ["Store", "SluiceDemo", "SluiceTestSupport", "SluiceCLI", "sluice", .product(name: "CSV", package: "CSV.swift")]),
         .testTarget(
             name: "ViewModelsTests",
             dependencies: ["Store", "SluiceDemo", "ViewModels", "SluiceTestSupport", .product(name: "OpenCombineShim", package: "OpenCombine")]

@@ -1,7 +1,7 @@
 import Foundation
 @testable import Store
 import Testing
-@testable import sluice
+@testable import SluiceCLI
 import SluiceDemo
 
 /// Bounded fuzzing of the seed readers with a fixed seed: mutated JSON and

@@ -2,7 +2,6 @@ import ArgumentParser
 import Store
 
 /// `sluice`: seed, query and migrate a Sluice database from the shell.
-@main
 struct Sluice: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sluice",
@@ -19,7 +18,7 @@ struct Sluice: AsyncParsableCommand {
     static let version = "0.5.0"
 
     /// Reads the command line as people type it (see `CommandLineRewriter`), then runs the command.
-    static func main() async {
+    static func runCommandLine() async {
         let arguments: [String]
         do {
             arguments = try CommandLineRewriter.rewrite(Array(CommandLine.arguments.dropFirst()))
@@ -27,5 +26,14 @@ struct Sluice: AsyncParsableCommand {
             exit(withError: error)
         }
         await main(arguments)
+    }
+}
+
+/// The `sluice` command line as a library: the executable calls ``SluiceCommandLine/main()``,
+/// and the CLI tests import this module instead of the executable's.
+public enum SluiceCommandLine {
+    /// Parses `CommandLine.arguments` and runs the command, exiting with its status.
+    public static func main() async {
+        await Sluice.runCommandLine()
     }
 }
