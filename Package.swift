@@ -65,6 +65,7 @@ let package = Package(
                 "Store",
                 "SluiceDemo",
                 "ViewModels",
+                "SluiceSyncClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "CSV", package: "CSV.swift"),
                 .product(name: "Rainbow", package: "Rainbow"),
@@ -95,7 +96,7 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
-        .target(name: "SluiceTestSupport", dependencies: ["Store"], path: "Tests/Support"),
+        .target(name: "SluiceTestSupport", dependencies: ["Store", "CSQLite"], path: "Tests/Support"),
         // A writer process for the reliability tests (killed at random points, run side by side).
         .executableTarget(name: "sluice-stress", dependencies: ["Store", "SluiceDemo"], path: "Tests/Stress"),
         .testTarget(name: "StoreTests", dependencies: ["Store", "SluiceNaming", "SluiceDemo", "SluiceTestSupport", "sluice-stress", "CSQLite"]),
@@ -108,7 +109,7 @@ let package = Package(
         .testTarget(name: "SluiceAPITests", dependencies: ["Store", "ViewModels", "SluiceMacros", "SluiceDemo"]),
         .testTarget(
             name: "SluiceSyncTests",
-            dependencies: ["Store", "SluiceDemo", "SluiceSyncClient", "SluiceSyncProtocol", "SluiceTestSupport", "sluice-sync"]
+            dependencies: ["Store", "SluiceDemo", "SluiceSyncClient", "SluiceSyncProtocol", "SluiceTestSupport", "sluice-sync", "sluice"]
         ),
         .testTarget(
             name: "SluiceMacrosTests",

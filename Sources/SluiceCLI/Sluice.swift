@@ -11,7 +11,7 @@ struct Sluice: AsyncParsableCommand {
             The demo schema (person, package, package_content, message, app_state) is built in.
             """,
         version: "sluice \(Sluice.version) (SQLite \(Store.sqliteVersion))",
-        subcommands: [Tour.self, Migrate.self, Seed.self, Query.self, Watch.self, History.self, Track.self, Untrack.self, Demo.self]
+        subcommands: [Tour.self, Migrate.self, Seed.self, Query.self, Watch.self, History.self, Track.self, Untrack.self, Sync.self, Demo.self]
     )
 
     /// This release of Sluice.

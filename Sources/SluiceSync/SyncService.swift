@@ -34,6 +34,9 @@ public struct SyncService: Sendable {
         public var pullBytes: Int = 8 << 20
         /// Most transactions in one push.
         public var maximumPushTransactions: Int = 10_000
+        /// How long a request may wait on PostgreSQL before it is answered 503 (the device
+        /// retries); a long poll gets this on top of its own timeout.
+        public var databaseDeadline: Duration = .seconds(15)
 
         /// A configuration with the default limits.
         public init(schema: SyncSchema) { self.schema = schema }
@@ -56,12 +59,14 @@ public struct SyncService: Sendable {
         router.get("v1/health") { _, _ in "ok" }
         router.post("v1/push") { request, _ in await self.respond(request) { space in try await self.push(request, space: space) } }
         router.get("v1/pull") { request, _ in await self.respond(request) { space in try await self.pull(request, space: space) } }
-        router.get("v1/wait") { request, _ in await self.respond(request) { space in try await self.wait(request, space: space) } }
+        router.get("v1/wait") { request, _ in
+            await self.respond(request, longPoll: true) { space in try await self.wait(request, space: space) }
+        }
         return router
     }
 
     /// Authenticates and rate-limits, then runs `body`; turns errors into JSON responses.
-    private func respond(_ request: Request, _ body: (Int64) async throws -> Response) async -> Response {
+    private func respond(_ request: Request, longPoll: Bool = false, _ body: @escaping @Sendable (Int64) async throws -> Response) async -> Response {
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
               case let token = String(header.dropFirst("Bearer ".count)), !token.isEmpty, token.utf8.count <= 200 else {
             return Self.error(.unauthorized, "unauthorized", "a bearer token is required (Authorization: Bearer <token>)")
@@ -75,7 +80,8 @@ public struct SyncService: Sendable {
                 response.headers[.retryAfter] = "1"
                 return response
             }
-            return try await body(space)
+            let deadline = configuration.databaseDeadline + (longPoll ? .seconds(Self.longestWait) : .zero)
+            return try await Self.withDeadline(deadline) { try await body(space) }
         } catch is NIOTooManyBytesError {
             return Self.error(.contentTooLarge, "too_large", "the body is larger than \(configuration.maximumBodyBytes) bytes")
         } catch let error as SyncErrorBody {
@@ -125,7 +131,7 @@ public struct SyncService: Sendable {
 
     private func wait(_ request: Request, space: Int64) async throws -> Response {
         let since = try Self.integer(request, "since") ?? 0
-        let timeout = min(max(try Self.integer(request, "timeout") ?? 25, 0), 30)
+        let timeout = min(max(try Self.integer(request, "timeout") ?? 25, 0), Int64(Self.longestWait))
         let deadline = ContinuousClock.now + .seconds(timeout)
         var head = try await storage.head(space: space)
         while head <= since, ContinuousClock.now < deadline {
@@ -136,6 +142,29 @@ public struct SyncService: Sendable {
     }
 
     // MARK: - Helpers
+
+    /// The longest long poll, in seconds.
+    static let longestWait = 30
+
+    /// The request's work took longer than ``Configuration/databaseDeadline``.
+    struct DeadlineExceeded: Error {}
+
+    /// Runs `body`, or throws `DeadlineExceeded` after `deadline` (cancelling `body`, and not
+    /// waiting for it: a query stuck on a connection PostgreSQL dropped must not hold the
+    /// device's request; the device retries).
+    static func withDeadline<T: Sendable>(_ deadline: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let state = DeadlineState<T>()
+        return try await withCheckedThrowingContinuation { continuation in
+            state.start(continuation)
+            let work = Task {
+                do { state.finish(.success(try await body())) } catch { state.finish(.failure(error)) }
+            }
+            Task {
+                try? await Task.sleep(for: deadline)
+                if state.finish(.failure(DeadlineExceeded())) { work.cancel() }
+            }
+        }
+    }
 
     static func isValidDevice(_ device: String) -> Bool {
         !device.isEmpty && device.utf8.count <= 64
@@ -172,5 +201,36 @@ public struct SyncService: Sendable {
         default:
             return "\(error)"
         }
+    }
+}
+
+/// The one answer of ``SyncService/withDeadline(_:_:)``: the work's or the deadline's, whichever comes first.
+private final class DeadlineState<T: Sendable>: @unchecked Sendable {
+    // @unchecked Sendable: guarded by `lock`.
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<T, any Error>?
+    private var pending: Result<T, any Error>?
+
+    func start(_ continuation: CheckedContinuation<T, any Error>) {
+        let result: Result<T, any Error>? = lock.withLock {
+            if let pending { return pending }
+            self.continuation = continuation
+            return nil
+        }
+        if let result { continuation.resume(with: result) }
+    }
+
+    /// Delivers `result` unless an answer was given already; true when it was delivered.
+    @discardableResult
+    func finish(_ result: Result<T, any Error>) -> Bool {
+        let (continuation, first): (CheckedContinuation<T, any Error>?, Bool) = lock.withLock {
+            guard pending == nil else { return (nil, false) }
+            pending = result
+            let continuation = self.continuation
+            self.continuation = nil
+            return (continuation, true)
+        }
+        continuation?.resume(with: result)
+        return first
     }
 }

@@ -41,6 +41,39 @@ public actor SyncClient {
         public var cursor: Int64
     }
 
+    /// What one ``SyncClient/sync()`` did.
+    public struct Report: Sendable, Equatable {
+        /// Transactions this device pushed (the service may have had some already).
+        public var pushed: Int
+        /// Transactions other devices wrote that were applied here.
+        public var pulled: Int
+        /// The last history sequence pulled.
+        public var cursor: Int64
+    }
+
+    /// A store's sync state as saved in the store, read without contacting the service.
+    public struct SavedState: Sendable, Equatable {
+        /// This device's id.
+        public var deviceID: String
+        /// Local transactions not pushed yet.
+        public var pendingChangeCount: Int
+        /// When the last sync completed (nil if none has).
+        public var lastSync: Date?
+        /// The last history sequence pulled.
+        public var cursor: Int64
+    }
+
+    /// The sync state saved in `store` (nil when it has never been synced); changes nothing.
+    public static func savedState(of store: Store, configuration: SyncConfiguration) throws -> SavedState? {
+        let engine = SyncEngine(configuration: configuration)
+        return try store.read { db in
+            guard let state = try engine.loadState(db) else { return nil }
+            try engine.loadTables(db)
+            return SavedState(deviceID: state.device, pendingChangeCount: try engine.pendingCount(db),
+                              lastSync: try engine.lastSync(db), cursor: state.cursor)
+        }
+    }
+
     private let store: Store
     private let engine: SyncEngine
     private let transport: SyncTransport
@@ -50,7 +83,9 @@ public actor SyncClient {
     public nonisolated let updates: AsyncStream<Snapshot>
     private let continuation: AsyncStream<Snapshot>.Continuation
 
-    /// A client for `store`; creates the sync tables (and a device id) on first use.
+    /// A client for `store`; creates the sync tables (and a device id) on first use, and
+    /// installs the change-log triggers of the synced tables (`trackForeignWriters`), so
+    /// that changes other programs write are synced too.
     ///
     /// - Throws: `.unknownTable` / `.unsupportedTable` for a synced table this store
     ///   cannot sync (it must have an `INTEGER PRIMARY KEY` or none).
@@ -61,7 +96,13 @@ public actor SyncClient {
         (updates, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         let engine = engine
         let state = try store.write { db in try engine.prepare(db) }
+        // Writers that are not Sluice (the sqlite3 shell, another tool) fill the log too, so
+        // their changes are pushed like the app's own.
+        let tracked = Set(try store.foreignTrackedTables().map { $0.lowercased() })
+        let untracked = configuration.tables.filter { !tracked.contains($0.lowercased()) }
+        if !untracked.isEmpty { try store.trackForeignWriters(tables: untracked) }
         snapshot.cursor = state.cursor
+        snapshot.lastSync = try store.read { db in try engine.lastSync(db) }
         snapshot.pendingChangeCount = try store.read { db in try engine.pendingCount(db) }
         continuation.yield(snapshot)
     }
@@ -85,26 +126,35 @@ public actor SyncClient {
     /// Pulls everything new, then pushes everything unpushed (pulling again when another
     /// device pushed in between), until the service and this store agree.
     ///
+    /// - Returns: how many transactions went each way.
     /// - Throws: `SyncClientError` (`.offline` when the service cannot be reached:
     ///   nothing is lost, call again later), or a `StoreError` from the store.
-    public func sync() async throws {
+    @discardableResult
+    public func sync() async throws -> Report {
         publish(.syncing)
         do {
+            let engine = engine
+            // Merge results recorded by a pull that was interrupted before writing them.
+            try await store.write { db in try engine.writeMerges(db) }
+            var report = Report(pushed: 0, pulled: 0, cursor: 0)
             var rounds = 0
             while true {
                 rounds += 1
-                try await pullAll()
-                let engine = engine
+                report.pulled += try await pullAll()
                 guard let (push, last) = try await store.write({ db in try engine.makePush(db) }) else { break }
                 switch try await transport.push(push) {
                 case .accepted(let response):
+                    report.pushed += push.transactions.count
                     try await store.write { db in try engine.pushed(through: last, head: response.appended > 0 ? response.head : nil, db) }
                 case .behind:
                     guard rounds < 50 else { throw SyncClientError.protocolViolation("still behind after 50 pulls") }
                 }
             }
+            try await store.write { db in try engine.syncCompleted(db) }
             snapshot.lastSync = Date()
             publish(.idle)
+            report.cursor = snapshot.cursor
+            return report
         } catch let error as SyncClientError {
             if case .offline(let reason) = error { publish(.offline(reason)) } else { publish(.error(error.description)) }
             throw error
@@ -114,21 +164,22 @@ public actor SyncClient {
         }
     }
 
-    private func pullAll() async throws {
+    /// Pulls and applies pages until the cursor reaches the head; returns how many
+    /// transactions of other devices it applied.
+    private func pullAll() async throws -> Int {
         let engine = engine
+        var applied = 0
+        let device = try await store.read { db in try engine.loadState(db)?.device }
         while true {
             let cursor = try await store.read { db in try engine.loadState(db)?.cursor ?? 0 }
             let page = try await transport.pull(since: cursor)
             for transaction in page.transactions {
-                let merges = try await store.write { db in try engine.apply(transaction, db) }
-                if !merges.isEmpty {
-                    try await store.write { db in
-                        db.transactionAuthor = SyncEngine.mergeAuthor
-                        for (table, local, column, value) in merges { try engine.update(table, local, [(column, value)], db) }
-                    }
+                if transaction.device != device { applied += 1 }
+                if try await store.write({ db in try engine.apply(transaction, db) }) {
+                    try await store.write { db in try engine.writeMerges(db) }
                 }
             }
-            guard let last = page.transactions.last?.seq, last < page.head else { return }
+            guard let last = page.transactions.last?.seq, last < page.head else { return applied }
         }
     }
 
@@ -144,11 +195,17 @@ public actor SyncClient {
             group.addTask {
                 // Something new on the service.
                 var pause: Duration = .milliseconds(200)
+                // The head already announced: waiting again since it (not since the cursor,
+                // which moves only when the sync it kicked has pulled) does not spin.
+                var announced: Int64 = 0
                 while !Task.isCancelled {
                     do {
                         let cursor = try await store.read { db in try engine.loadState(db)?.cursor ?? 0 }
-                        let head = try await transport.wait(since: cursor, timeout: 20)
-                        if head > cursor { kick.yield() }
+                        let head = try await transport.wait(since: max(cursor, announced), timeout: 20)
+                        if head > cursor, head > announced {
+                            announced = head
+                            kick.yield()
+                        }
                         pause = .milliseconds(200)
                     } catch is CancellationError {
                         return

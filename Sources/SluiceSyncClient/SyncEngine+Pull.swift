@@ -6,9 +6,13 @@ extension SyncEngine {
     // MARK: - Pull
 
     /// Applies one pulled transaction as one local transaction (author `"sync"`), settling
-    /// conflicts with unpushed local values; returns merge results to write next.
-    func apply(_ transaction: SyncTransaction, _ db: Database) throws -> [(LocalTable, Int64, String, SQLiteValue)] {
-        guard var state = try loadState(db), let seq = transaction.seq, seq > state.cursor else { return [] }
+    /// conflicts with unpushed local values. Merge results are recorded in
+    /// `sluice_sync_merge` in the same transaction (so a crash cannot lose them) and
+    /// written by ``writeMerges(_:)``, as a local change that is pushed. Returns whether
+    /// it recorded any.
+    @discardableResult
+    func apply(_ transaction: SyncTransaction, _ db: Database) throws -> Bool {
+        guard var state = try loadState(db), let seq = transaction.seq, seq > state.cursor else { return false }
         db.transactionAuthor = Self.syncAuthor
         state.cursor = seq
         state.clock = state.clock.receiving(transaction.clock)
@@ -16,12 +20,12 @@ extension SyncEngine {
             // Our own push, accepted although we never heard back: no longer pending.
             try save(state, db)
             try pushed(through: transaction.local, head: nil, db)
-            return []
+            return false
         }
         let unpushed = try unpushed(state, db)
         let stamps = try stamp(unpushed, state: &state, db)
         var pending = pendingRows(unpushed, stamps: stamps)
-        var merges: [(LocalTable, Int64, String, SQLiteValue)] = []
+        var merged = false
         for change in transaction.changes {
             guard let table = tables[change.table.lowercased()] else {
                 throw StoreError(code: .invalidInput, message: "sync: pulled a change to '\(change.table)', which this device does not sync")
@@ -70,10 +74,12 @@ extension SyncEngine {
                     case .deviceWins:
                         break
                     case .merge(let merge):
-                        let merged = merge(MergeConflict(table: table.name, column: column, base: mine.base, local: mine.value, remote: remote))
+                        let value = merge(MergeConflict(table: table.name, column: column, base: mine.base, local: mine.value, remote: remote))
                         applied.append((column, remote))
                         pending[key]?.columns[column.lowercased()] = nil
-                        merges.append((table, local, column, merged))
+                        try db.execute(sql: "INSERT OR REPLACE INTO sluice_sync_merge (tbl, local, col, value) VALUES (?, ?, ?, ?)",
+                                       arguments: [.text(name), .integer(local), .text(column), value])
+                        merged = true
                     }
                 }
                 if !applied.isEmpty { try update(table, local, applied, db) }
@@ -90,7 +96,23 @@ extension SyncEngine {
             }
         }
         try save(state, db)
-        return merges
+        return merged
+    }
+
+    /// Writes the recorded merge results as one local transaction (author `"sync-merge"`,
+    /// pushed like any local change); false when there were none.
+    @discardableResult
+    func writeMerges(_ db: Database) throws -> Bool {
+        let rows = try db.fetchRows(sql: "SELECT tbl, local, col, value FROM sluice_sync_merge")
+        guard !rows.isEmpty else { return false }
+        db.transactionAuthor = Self.mergeAuthor
+        for row in rows {
+            guard case .text(let name)? = row["tbl"], case .integer(let local)? = row["local"], case .text(let column)? = row["col"],
+                  let table = tables[name], try currentRow(table, local, db) != nil else { continue }
+            try update(table, local, [(column, row["value"] ?? .null)], db)
+        }
+        try db.execute(sql: "DELETE FROM sluice_sync_merge")
+        return true
     }
 
     /// Wire values → local values, checked against this device's schema; nil when a

@@ -12,6 +12,8 @@ import Store
 /// - `sluice_sync_id`: `(table, local id) ↔ global id`, one logical row per local id.
 /// - `sluice_sync_stamp`: the clock of each unpushed local transaction.
 /// - `sluice_sync_resurrect`: rows whose pending update beat a pulled delete.
+/// - `sluice_sync_merge`: merge results recorded with the pulled transaction they settle,
+///   written (and pushed) by the next local transaction.
 // @unchecked Sendable: `tables` and `order` are set once, by `prepare` in the client's
 // initializer, before the engine is shared; every other call only reads them, and each
 // step runs inside one store transaction.
@@ -98,6 +100,8 @@ final class SyncEngine: @unchecked Sendable {
                 pulled INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (tbl, local), UNIQUE (tbl, gid));
             CREATE TABLE IF NOT EXISTS sluice_sync_stamp (seq INTEGER PRIMARY KEY, clock INTEGER NOT NULL);
             CREATE TABLE IF NOT EXISTS sluice_sync_resurrect (tbl TEXT NOT NULL, local INTEGER NOT NULL, PRIMARY KEY (tbl, local));
+            CREATE TABLE IF NOT EXISTS sluice_sync_merge (tbl TEXT NOT NULL, local INTEGER NOT NULL, col TEXT NOT NULL, value,
+                PRIMARY KEY (tbl, local, col));
             """)
         try loadTables(db)
         if let state = try loadState(db) { return state }
@@ -109,7 +113,7 @@ final class SyncEngine: @unchecked Sendable {
         return state
     }
 
-    private func loadTables(_ db: Database) throws {
+    func loadTables(_ db: Database) throws {
         let infos = try configuration.tables.map { try db.tableInfo($0) }
         let synced = Set(infos.map { $0.name.lowercased() })
         var found: [String: LocalTable] = [:]
@@ -140,6 +144,7 @@ final class SyncEngine: @unchecked Sendable {
     }
 
     func loadState(_ db: Database) throws -> State? {
+        guard try Self.hasStateTable(db) else { return nil }
         var values: [String: SQLiteValue] = [:]
         for row in try db.fetchRows(sql: "SELECT key, value FROM sluice_sync_state") {
             if case .text(let key)? = row["key"] { values[key] = row["value"] }
@@ -159,6 +164,19 @@ final class SyncEngine: @unchecked Sendable {
             try db.execute(sql: "INSERT INTO sluice_sync_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                            arguments: [.text(key), value])
         }
+    }
+
+    /// When a sync last completed (saved by ``syncCompleted(_:)``).
+    func lastSync(_ db: Database) throws -> Date? {
+        guard try Self.hasStateTable(db),
+              case .integer(let milliseconds)? = try db.fetchRows(sql: "SELECT value FROM sluice_sync_state WHERE key = 'last_sync'").first?[0]
+        else { return nil }
+        return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+    }
+
+    func syncCompleted(_ db: Database) throws {
+        try db.execute(sql: "INSERT INTO sluice_sync_state (key, value) VALUES ('last_sync', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                       arguments: [.integer(Int64(Date().timeIntervalSince1970 * 1000))])
     }
 
     // MARK: - Global ids
@@ -279,6 +297,10 @@ final class SyncEngine: @unchecked Sendable {
     /// The row with this rowid, or nil.
     func currentRow(_ table: LocalTable, _ local: Int64, _ db: Database) throws -> Row? {
         try db.fetchRows(sql: "SELECT * FROM \(Self.quote(table.name)) WHERE rowid = ?", arguments: [.integer(local)]).first
+    }
+
+    static func hasStateTable(_ db: Database) throws -> Bool {
+        try !db.fetchRows(sql: "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sluice_sync_state'").isEmpty
     }
 
     // MARK: - SQL text

@@ -37,7 +37,7 @@ struct SyncTransport: Sendable {
     let token: String
     let session: URLSession
 
-    init(server: URL, token: String, timeout: TimeInterval = 60) {
+    init(server: URL, token: String, timeout: TimeInterval = 30) {
         self.server = server
         self.token = token
         let configuration = URLSessionConfiguration.ephemeral
@@ -98,7 +98,7 @@ struct SyncTransport: Sendable {
             ?? SyncErrorBody(error: "http_\(status)", message: String(decoding: data.prefix(500), as: UTF8.self))
         switch status {
         case 401: throw SyncClientError.unauthorized(body.message)
-        case 502, 503, 504: throw SyncClientError.offline("the service answered \(status): \(body.message)")
+        case 429, 502, 503, 504: throw SyncClientError.offline("the service answered \(status): \(body.message)")
         default: throw SyncClientError.rejected(status: status, body)
         }
     }

@@ -27,11 +27,28 @@ final class PostgresCluster: Sendable {
         }
     }
 
+    /// A cluster of its own, for a test that restarts it (never `SLUICE_TEST_POSTGRES`'s).
+    static func dedicated() throws -> PostgresCluster {
+        try lock.withLock { try PostgresCluster(dedicated: true) }
+    }
+
+    /// True when the tests use a server they did not start (which they cannot restart).
+    static var external: Bool { ProcessInfo.processInfo.environment["SLUICE_TEST_POSTGRES"] != nil }
+
     private static let lock = NSLock()
     nonisolated(unsafe) private static var cluster: PostgresCluster?
+    /// pg_ctl's command line for this cluster (nil for an external server).
+    private let control: [String]?
 
-    private init() throws {
-        if let url = ProcessInfo.processInfo.environment["SLUICE_TEST_POSTGRES"], let components = URLComponents(string: url) {
+    /// Restarts the server (fast shutdown: open connections are cut), on the same port.
+    func restart() throws {
+        guard let control else { return }
+        try Self.run(control[0], Array(control.dropFirst()) + ["-w", "-t", "60", "-m", "fast", "restart"], capture: false)
+    }
+
+    private init(dedicated: Bool = false) throws {
+        if !dedicated, let url = ProcessInfo.processInfo.environment["SLUICE_TEST_POSTGRES"], let components = URLComponents(string: url) {
+            control = nil
             host = components.host ?? "127.0.0.1"
             port = components.port ?? 5432
             user = components.user ?? "postgres"
@@ -56,27 +73,29 @@ final class PostgresCluster: Sendable {
         let port = Int.random(in: 20_000...40_000)
         try command("pg_ctl", ["-D", "\(directory)/data", "-l", "\(directory)/log", "-w", "-t", "60", "start",
                                "-o", "-c listen_addresses=127.0.0.1 -p \(port) -k \(directory) -c fsync=off -c max_connections=200"])
-        PostgresCluster.stopCommand = asPostgres
-            ? ["/usr/sbin/runuser", "-u", "postgres", "--", "\(binaries)/pg_ctl", "-D", "\(directory)/data", "-m", "immediate", "stop"]
-            : ["\(binaries)/pg_ctl", "-D", "\(directory)/data", "-m", "immediate", "stop"]
-        PostgresCluster.directory = directory
-        atexit {
-            guard let stop = PostgresCluster.stopCommand else { return }
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: stop[0])
-            process.arguments = Array(stop.dropFirst())
-            try? process.run()
-            process.waitUntilExit()
-            if let directory = PostgresCluster.directory { try? FileManager.default.removeItem(atPath: directory) }
+        let control = (asPostgres ? ["/usr/sbin/runuser", "-u", "postgres", "--"] : []) + ["\(binaries)/pg_ctl", "-D", "\(directory)/data"]
+        self.control = control
+        if PostgresCluster.started.isEmpty {
+            atexit {
+                for (control, directory) in PostgresCluster.started {
+                    let process = Process()
+                    process.executableURL = URL(fileURLWithPath: control[0])
+                    process.arguments = Array(control.dropFirst()) + ["-m", "immediate", "stop"]
+                    try? process.run()
+                    process.waitUntilExit()
+                    try? FileManager.default.removeItem(atPath: directory)
+                }
+            }
         }
+        PostgresCluster.started.append((control, directory))
         host = "127.0.0.1"
         self.port = port
         user = "sluice"
         base = "postgres://sluice@127.0.0.1:\(port)"
     }
 
-    nonisolated(unsafe) static var stopCommand: [String]?
-    nonisolated(unsafe) static var directory: String?
+    /// The clusters this process started, stopped at exit (guarded by `lock`).
+    nonisolated(unsafe) static var started: [([String], String)] = []
 
     /// A new, empty database; returns its URL.
     func makeDatabase() throws -> String {

@@ -8,10 +8,11 @@ final class SyncServiceProcess: @unchecked Sendable {
     let url: URL
     let postgres: String
 
-    init(postgres: String, extraArguments: [String] = []) throws {
+    /// Starts a service on `port` (0: any free port; the URL says which).
+    init(postgres: String, port: Int = 0, extraArguments: [String] = []) throws {
         self.postgres = postgres
         process.executableURL = CommandRunner.executable(named: "sluice-sync")
-        process.arguments = ["serve", "--postgres", postgres, "--port", "0"] + extraArguments
+        process.arguments = ["serve", "--postgres", postgres, "--port", String(port)] + extraArguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.standardError
@@ -33,11 +34,13 @@ final class SyncServiceProcess: @unchecked Sendable {
         throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "sluice-sync serve did not start: \(String(decoding: buffer, as: UTF8.self))"])
     }
 
+    /// SIGTERM, then SIGKILL after two seconds (a graceful shutdown waits for open long polls).
     func stop() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        guard process.isRunning else { return }
+        process.terminate()
+        let deadline = Date().addingTimeInterval(2)
+        while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        kill()
     }
 
     func kill() {

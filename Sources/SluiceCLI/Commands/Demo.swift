@@ -4,6 +4,7 @@ import Foundation
 import OpenCombineShim
 import Store
 import SluiceDemo
+import SluiceSyncClient
 import ViewModels
 
 /// `sluice demo`: the view models in a terminal.
@@ -12,27 +13,56 @@ struct Demo: AsyncParsableCommand {
         abstract: "An interactive terminal front end over the view models: people, a package editor and a chat.",
         discussion: """
             The screen redraws whenever the view models change, including when another process writes to \
-            the database (try `sluice seed` or the sqlite3 shell in another terminal). Type `help` for commands.
+            the database (try `sluice seed` or the sqlite3 shell in another terminal). Type `help` for commands. \
+            With --sync-server (and --sync-token or $SLUICE_SYNC_TOKEN) the store follows a sluice-sync service: \
+            run two demos on two files against one service and a change made in one appears in the other.
             """)
 
     @OptionGroup var options: StoreOptions
 
-    @Option(help: "How many people to generate when the store is empty.")
+    @Option(help: "How many people to generate when the store is empty (not when it syncs: it pulls them).")
     var people = 40
+
+    @Option(help: ArgumentHelp("Follow this sync service while the demo runs.", valueName: "url"))
+    var syncServer: String?
+
+    @Option(help: ArgumentHelp("The bearer token for --sync-server.", discussion: "Default: $SLUICE_SYNC_TOKEN.", valueName: "token"))
+    var syncToken: String?
 
     func run() async throws {
         let store = try options.openOrCreate()
         try store.migrate(DemoSchema.migrations)
-        if try await store.read({ db in try db.fetchCount(Person.self) }) == 0 {
+        var client: SyncClient?
+        if let syncServer {
+            guard let url = URL(string: syncServer), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme) else {
+                throw ValidationError("--sync-server '\(syncServer)' is not an http:// or https:// URL")
+            }
+            guard let token = syncToken ?? ProcessInfo.processInfo.environment["SLUICE_SYNC_TOKEN"], !token.isEmpty else {
+                throw ValidationError("--sync-server needs --sync-token (or SLUICE_SYNC_TOKEN)")
+            }
+            client = try SyncClient(store: store, server: url, token: token, configuration: SyncConfiguration(tables: DemoSchema.syncedTables))
+        } else if try await store.read({ db in try db.fetchCount(Person.self) }) == 0 {
             _ = try Seed.generate(people: people, seed: 7, into: store)
         }
         let lines = StandardInputLines.start()
-        try await runApp(store: store, path: options.path, lines: lines)
+        try await runApp(store: store, path: options.path, lines: lines, client: client)
     }
 
     @MainActor
-    private func runApp(store: Store, path: String, lines: AsyncStream<String>) async throws {
+    private func runApp(store: Store, path: String, lines: AsyncStream<String>, client: SyncClient?) async throws {
         let app = try DemoApp(store: store, path: path)
+        var tasks: [Task<Void, Never>] = []
+        if let client {
+            app.syncStatus = "sync: starting"
+            tasks.append(Task { _ = try? await client.follow() })
+            tasks.append(Task { @MainActor in
+                for await snapshot in client.updates {
+                    app.syncStatus = "sync: \(SyncStores.describe(snapshot.status)) · pending \(snapshot.pendingChangeCount) · cursor \(snapshot.cursor)"
+                    app.render()
+                }
+            })
+        }
+        defer { tasks.forEach { $0.cancel() } }
         app.render()
         for await line in lines {
             guard await app.handle(line) else { break }
@@ -68,6 +98,8 @@ final class DemoApp {
     static let replyDelay: Duration = .milliseconds(Int(ProcessInfo.processInfo.environment["SLUICE_DEMO_REPLY_MS"] ?? "") ?? 2_000)
     private var screen = Screen.people
     private var message = ""
+    /// The sync client's state, shown under the screen when the demo follows a service.
+    var syncStatus = ""
     private var watching = Set<AnyCancellable>()
     private var redrawScheduled = false
     private let isTerminal = Terminal.stdoutIsTerminal
@@ -211,6 +243,7 @@ final class DemoApp {
             for item in chatModel.messages.items.suffix(20) { lines.append("  \(item.sender): \(item.text)") }
         }
         if !message.isEmpty { lines.append(message) }
+        if !syncStatus.isEmpty { lines.append(syncStatus) }
         lines.append("> (help for commands)")
         let text = lines.joined(separator: "\n")
         let output = isTerminal ? "\u{1B}[2J\u{1B}[H" + text + "\n" : "\n---\n" + text + "\n"

@@ -1,5 +1,6 @@
 import Foundation
 import Store
+import SluiceTestSupport
 
 /// Random write transactions on the demo `person` table: inserts, updates,
 /// deletes and bulk statements, with non-ASCII names, case variants and NULLs.

@@ -4,10 +4,10 @@ import Store
 
 /// A plain SQLite connection through the C API, independent of Sluice:
 /// what the tests compare delivered results with.
-final class PlainConnection {
+public final class PlainConnection {
     private var handle: OpaquePointer?
 
-    init(path: String) {
+    public init(path: String) {
         sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE, nil)
         sqlite3_busy_timeout(handle, 5_000)
     }
@@ -15,7 +15,7 @@ final class PlainConnection {
     deinit { sqlite3_close_v2(handle) }
 
     /// Runs SQL (several statements allowed); fails the caller with SQLite's message.
-    func execute(_ sql: String) throws {
+    public func execute(_ sql: String) throws {
         var message: UnsafeMutablePointer<CChar>?
         if sqlite3_exec(handle, sql, nil, nil, &message) != SQLITE_OK {
             defer { sqlite3_free(message) }
@@ -24,7 +24,7 @@ final class PlainConnection {
     }
 
     /// Every row of a query, values as SQLite returns them.
-    func rows(_ sql: String) throws -> [[SQLiteValue]] {
+    public func rows(_ sql: String) throws -> [[SQLiteValue]] {
         var statement: OpaquePointer?
         guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK else {
             throw PlainError(message: String(cString: sqlite3_errmsg(handle)), sql: sql)
@@ -48,9 +48,9 @@ final class PlainConnection {
         return rows
     }
 
-    struct PlainError: Error, CustomStringConvertible {
-        let message: String
-        let sql: String
-        var description: String { "\(message) in \(sql)" }
+    public struct PlainError: Error, CustomStringConvertible {
+        public let message: String
+        public let sql: String
+        public var description: String { "\(message) in \(sql)" }
     }
 }

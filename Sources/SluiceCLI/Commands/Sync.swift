@@ -1,0 +1,146 @@
+import ArgumentParser
+import Foundation
+import SluiceDemo
+import SluiceSyncClient
+import Store
+
+/// `sluice sync`: pushes and pulls the demo tables through a sync service, once or following.
+struct Sync: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Sync the store with a sluice-sync service: push local changes, pull other devices' changes.",
+        discussion: """
+            Syncs the demo's tables (\(DemoSchema.syncedTables.joined(separator: ", "))). A database that does not exist yet \
+            is created with the demo schema (a new device that pulls everything). The token comes from --token or \
+            $SLUICE_SYNC_TOKEN (`sluice-sync token add` prints one), the service from --server or $SLUICE_SYNC_SERVER. \
+            `sluice sync status` prints what is pending without contacting the service.
+            """,
+        subcommands: [SyncNow.self, SyncStatus.self],
+        defaultSubcommand: SyncNow.self)
+}
+
+/// `sluice sync [--follow]`.
+struct SyncNow: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "now",
+        abstract: "Push and pull once (the default), or keep following with --follow.")
+
+    @OptionGroup var options: StoreOptions
+
+    @Option(help: ArgumentHelp("The sync service.", discussion: "Default: $SLUICE_SYNC_SERVER.", valueName: "url"))
+    var server: String?
+
+    @Option(help: ArgumentHelp("The bearer token of this device's space.", discussion: "Default: $SLUICE_SYNC_TOKEN.", valueName: "token"))
+    var token: String?
+
+    @Flag(help: "Keep syncing: after every local commit and whenever the service has something new, until interrupted.")
+    var follow = false
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        guard let text = server ?? environment["SLUICE_SYNC_SERVER"], !text.isEmpty else {
+            throw ValidationError("--server URL is missing (or set SLUICE_SYNC_SERVER), as in: sluice sync --server http://127.0.0.1:8080 --token slt_...")
+        }
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme), url.host != nil else {
+            throw ValidationError("--server '\(text)' is not an http:// or https:// URL")
+        }
+        guard let token = token ?? environment["SLUICE_SYNC_TOKEN"], !token.isEmpty else {
+            throw ValidationError("--token is missing (or set SLUICE_SYNC_TOKEN); `sluice-sync token add --space NAME` prints one")
+        }
+        let created = !FileManager.default.fileExists(atPath: options.path)
+        let store = try SyncStores.open(options)
+        let client = try SyncClient(store: store, server: url, token: token,
+                                    configuration: SyncConfiguration(tables: DemoSchema.syncedTables))
+        guard follow else {
+            do {
+                let report = try await client.sync()
+                print("synced \(options.path): pushed \(report.pushed), pulled \(report.pulled) transaction\(report.pulled == 1 ? "" : "s"); cursor \(report.cursor)")
+            } catch let error as SyncClientError {
+                // A database this command created for nothing is not left behind.
+                if created, try SyncClient.savedState(of: store, configuration: SyncConfiguration(tables: DemoSchema.syncedTables))?.lastSync == nil {
+                    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: options.path + suffix) }
+                }
+                throw SyncStores.failure(error, server: text)
+            }
+            return
+        }
+        let printer = Task {
+            // A line when the status, the pending count or the cursor changes.
+            var last: (SyncClient.Status, Int, Int64)?
+            for await snapshot in client.updates where snapshot.status != .syncing {
+                let now = (snapshot.status, snapshot.pendingChangeCount, snapshot.cursor)
+                if let last, last == now { continue }
+                last = now
+                let at = snapshot.lastSync.map { SyncStores.format($0) } ?? "never"
+                let line = "\(SyncStores.describe(snapshot.status)) · pending \(snapshot.pendingChangeCount) · cursor \(snapshot.cursor) · last sync \(at)\n"
+                FileHandle.standardOutput.write(Data(line.utf8))
+            }
+        }
+        defer { printer.cancel() }
+        do {
+            try await client.follow()
+        } catch let error as SyncClientError {
+            throw SyncStores.failure(error, server: text)
+        }
+    }
+}
+
+/// `sluice sync status`.
+struct SyncStatus: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Print this store's sync state: device, pending changes, last sync, cursor (without contacting the service).")
+
+    @OptionGroup var options: StoreOptions
+
+    func run() throws {
+        let store = try options.openExisting(readOnly: true)
+        guard let state = try SyncClient.savedState(of: store, configuration: SyncConfiguration(tables: DemoSchema.syncedTables)) else {
+            print("\(options.path) has never been synced (sluice sync --server URL --token TOKEN)")
+            return
+        }
+        print("device \(state.deviceID)")
+        print("pending \(state.pendingChangeCount) transaction\(state.pendingChangeCount == 1 ? "" : "s")")
+        print("last sync \(state.lastSync.map(SyncStores.format) ?? "never")")
+        print("cursor \(state.cursor)")
+    }
+}
+
+enum SyncStores {
+    /// The store to sync: an existing one as it is, or a new one with the demo schema.
+    static func open(_ options: StoreOptions) throws -> Store {
+        guard FileManager.default.fileExists(atPath: options.path) else {
+            let store = try options.openOrCreate()
+            try store.migrate(DemoSchema.migrations)
+            return store
+        }
+        return try options.openExisting()
+    }
+
+    /// A failed sync, as the command reports it (exit status 1, no usage text).
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static func failure(_ error: SyncClientError, server: String) -> Error {
+        switch error {
+        case .offline(let reason): Failure(description: "cannot reach the sync service at \(server): \(reason) (local changes stay pending)")
+        case .unauthorized(let message): Failure(description: "the service at \(server) refused the token: \(message)")
+        default: Failure(description: "sync with \(server) failed: \(error)")
+        }
+    }
+
+    static func describe(_ status: SyncClient.Status) -> String {
+        switch status {
+        case .idle: "synced"
+        case .syncing: "syncing"
+        case .offline(let reason): "offline (\(reason))"
+        case .error(let message): "error (\(message))"
+        }
+    }
+
+    static func format(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
+    }
+}

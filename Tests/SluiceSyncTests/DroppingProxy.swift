@@ -1,0 +1,110 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A TCP proxy on loopback that forwards to the service and, when told, cuts the
+/// connection of the next responses after the request reached the service but before
+/// any byte of the answer reached the device: the dropped connection of the fault tests.
+final class DroppingProxy: @unchecked Sendable {
+    // @unchecked Sendable: the counters are guarded by `lock`; sockets belong to their threads.
+    let url: URL
+    private let listener: Int32
+    private let upstreamPort: UInt16
+    private let lock = NSLock()
+    private var dropsLeft = 0
+    private var droppedCount = 0
+
+    init(upstream: URL) throws {
+        upstreamPort = UInt16(upstream.port ?? 80)
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.listener = listener
+        var yes: Int32 = 1
+        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = Self.loopback(port: 0)
+        let bound = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(listener, 64) == 0 else { throw CocoaError(.fileWriteUnknown) }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        guard let url = URL(string: "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))") else { throw CocoaError(.fileWriteUnknown) }
+        self.url = url
+        Thread { [weak self] in
+            while true {
+                let client = accept(listener, nil, nil)
+                guard client >= 0, let self else { return }
+                self.connect(client)
+            }
+        }.start()
+    }
+
+    deinit {
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
+    /// Cuts the next `count` responses.
+    func dropNextResponses(_ count: Int) { lock.withLock { dropsLeft = count } }
+
+    /// How many responses were cut.
+    var dropped: Int { lock.withLock { droppedCount } }
+
+    private static func loopback(port: UInt16) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return address
+    }
+
+    private func connect(_ client: Int32) {
+        let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = Self.loopback(port: upstreamPort)
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(server)
+            close(client)
+            return
+        }
+        let finished = DispatchGroup()
+        finished.enter()
+        finished.enter()
+        Thread { Self.pump(from: client, to: server, cut: nil); finished.leave() }.start()
+        Thread { [weak self] in Self.pump(from: server, to: client, cut: self); finished.leave() }.start()
+        finished.notify(queue: .global()) {
+            close(client)
+            close(server)
+        }
+    }
+
+    private func shouldCut() -> Bool {
+        lock.withLock {
+            guard dropsLeft > 0 else { return false }
+            dropsLeft -= 1
+            droppedCount += 1
+            return true
+        }
+    }
+
+    private static func pump(from source: Int32, to target: Int32, cut: DroppingProxy?) {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        outer: while true {
+            let count = read(source, &buffer, buffer.count)
+            guard count > 0 else { break }
+            if let cut, cut.shouldCut() { break }
+            var sent = 0
+            while sent < count {
+                let written = buffer.withUnsafeBytes { write(target, $0.baseAddress! + sent, count - sent) }
+                guard written > 0 else { break outer }
+                sent += written
+            }
+        }
+        shutdown(source, Int32(SHUT_RDWR))
+        shutdown(target, Int32(SHUT_RDWR))
+    }
+}
