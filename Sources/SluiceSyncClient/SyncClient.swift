@@ -141,11 +141,11 @@ public actor SyncClient {
             while true {
                 rounds += 1
                 report.pulled += try await pullAll()
-                guard let (push, last) = try await store.write({ db in try engine.makePush(db) }) else { break }
+                guard let (push, last, fixUps) = try await store.write({ db in try engine.makePush(db) }) else { break }
                 switch try await transport.push(push) {
                 case .accepted(let response):
                     report.pushed += push.transactions.count
-                    try await store.write { db in try engine.pushed(through: last, head: response.appended > 0 ? response.head : nil, db) }
+                    try await store.write { db in try engine.pushed(through: last, head: response.appended > 0 ? response.head : nil, fixUps: fixUps, db) }
                 case .behind:
                     guard rounds < 50 else { throw SyncClientError.protocolViolation("still behind after 50 pulls") }
                 }

@@ -25,6 +25,14 @@ extension SyncEngine {
         let unpushed = try unpushed(state, db)
         let stamps = try stamp(unpushed, state: &state, db)
         var pending = pendingRows(unpushed, stamps: stamps)
+        // Row ids the unpushed changes name (rows deleted here among them): a pulled new row
+        // must not take one, or it would pass for the row the unpushed change is about.
+        var reserved: [String: Int64] = [:]
+        for (_, changes) in unpushed {
+            for change in changes {
+                reserved[change.table.lowercased()] = max(reserved[change.table.lowercased()] ?? 0, change.rowID, change.oldRowID ?? 0)
+            }
+        }
         var merged = false
         for change in transaction.changes {
             guard let table = tables[change.table.lowercased()] else {
@@ -34,18 +42,30 @@ extension SyncEngine {
             let local = try localID(name, change.id, db)
             switch change.op {
             case .insert:
-                guard let values = try localValues(change.values ?? [:], table, db) else { continue }
+                guard let values = try localValues(change.values ?? [:], table, gid: change.id, db) else {
+                    // Its parent is gone here (deleted by this device, not pushed yet): the row
+                    // goes too, everywhere, as the parent's cascade takes it on every device.
+                    try fixUp(name, change.id, column: nil, db)
+                    continue
+                }
                 if let local, try currentRow(table, local, db) != nil {
                     try update(table, local, values, db)
                 } else {
-                    try insert(table, local: local, values, gid: change.id, db)
+                    var id = local
+                    if id == nil, let floor = reserved[name] {
+                        let rows = try db.fetchRows(sql: "SELECT max(rowid) FROM \(Self.quote(table.name))")
+                        let highest: Int64 = if case .integer(let value)? = rows.first?[0] { value } else { 0 }
+                        id = max(floor, highest) + 1
+                        reserved[name] = id
+                    }
+                    try insert(table, local: id, values, gid: change.id, db)
                 }
             case .update:
                 guard let local else { continue }
                 let key = RowKey(table: name, rowID: local)
                 guard try currentRow(table, local, db) != nil else {
                     if configuration.deleteRule == .updateWins, let deleted = pending[key]?.deleted,
-                       let values = try localValues(change.values ?? [:], table, db) {
+                       let values = try localValues(change.values ?? [:], table, gid: change.id, db) {
                         // The update brings back the row this device deleted.
                         var all = Dictionary(uniqueKeysWithValues: zip(deleted.columns, deleted.values).map { ($0.0, $0.1) })
                         for (column, value) in values { all[column] = value }
@@ -55,7 +75,13 @@ extension SyncEngine {
                     }
                     continue
                 }
-                guard let values = try localValues(change.values ?? [:], table, db) else { continue }
+                guard let values = try localValues(change.values ?? [:], table, gid: change.id, db) else {
+                    // It now points at a parent this device deleted: it goes, as the cascade takes it.
+                    try db.execute(sql: "DELETE FROM \(Self.quote(table.name)) WHERE rowid = ?", arguments: [.integer(local)])
+                    try fixUp(name, change.id, column: nil, db)
+                    pending[key] = nil
+                    continue
+                }
                 var applied: [(String, SQLiteValue)] = []
                 for (column, remote) in values {
                     guard let mine = pending[key]?.columns[column.lowercased()] else {
@@ -116,9 +142,9 @@ extension SyncEngine {
     }
 
     /// Wire values → local values, checked against this device's schema; nil when a
-    /// NOT NULL foreign key points at a row this device does not have (deleted here:
-    /// the delete's push removes the row everywhere).
-    func localValues(_ values: [String: SyncValue], _ table: LocalTable, _ db: Database) throws -> [(String, SQLiteValue)]? {
+    /// NOT NULL foreign key points at a row this device does not have (deleted here). A
+    /// nullable one becomes NULL, and the row `gid` is fixed up the same way everywhere.
+    func localValues(_ values: [String: SyncValue], _ table: LocalTable, gid row: String, _ db: Database) throws -> [(String, SQLiteValue)]? {
         var result: [(String, SQLiteValue)] = []
         for (name, value) in values {
             guard let column = table.info.column(named: name) else {
@@ -140,10 +166,18 @@ extension SyncEngine {
                     return nil
                 } else {
                     result.append((column.name, .null))
+                    try fixUp(table.name.lowercased(), row, column: column.name, db)
                 }
             }
         }
         return result
+    }
+
+    /// Records a change to push for a row whose reference this device cannot resolve:
+    /// its deletion (`column` nil), or NULL for `column`.
+    func fixUp(_ table: String, _ gid: String, column: String?, _ db: Database) throws {
+        try db.execute(sql: "INSERT OR IGNORE INTO sluice_sync_fixup (tbl, gid, col) VALUES (?, ?, ?)",
+                       arguments: [.text(table), .text(gid), .text(column ?? "")])
     }
 
     func insert(_ table: LocalTable, local: Int64?, _ values: [(String, SQLiteValue)], gid: String, _ db: Database) throws {

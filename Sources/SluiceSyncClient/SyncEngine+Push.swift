@@ -6,9 +6,9 @@ extension SyncEngine {
     // MARK: - Push
 
     /// The push for everything unpushed (nil when there is nothing), with the last local
-    /// sequence it covers. Assigns global ids and clocks and saves them before anything
+    /// sequence it covers, and whether it carries fix-ups. Assigns global ids and clocks and saves them before anything
     /// is sent, so that a retried push sends the same transactions.
-    func makePush(_ db: Database) throws -> (PushRequest, Int64)? {
+    func makePush(_ db: Database) throws -> (PushRequest, Int64, Bool)? {
         guard var state = try loadState(db) else { return nil }
         var transactions: [SyncTransaction] = []
         var floor = state.pushed
@@ -64,12 +64,42 @@ extension SyncEngine {
             }
         }
         try save(state, db)
-        let last = max(floor, unpushed.last?.0.token.sequence ?? floor)
+        var last = max(floor, unpushed.last?.0.token.sequence ?? floor)
+        // Rows written elsewhere pointing at a parent this device deleted: fixed up with its
+        // last transaction, or in one of their own numbered as the last logged transaction
+        // (a pulled one: never pushed, so the number is free).
+        let fixUps = try self.fixUps(db)
+        if transactions.isEmpty, !fixUps.isEmpty, case let current = try db.currentHistoryToken().sequence, current > last {
+            state.clock = state.clock.tick(at: Date())
+            try save(state, db)
+            transactions.append(SyncTransaction(device: state.device, local: current, clock: state.clock, changes: []))
+            last = current
+        }
         guard !transactions.isEmpty else {
             try pushed(through: last, head: nil, db)
             return nil
         }
-        return (PushRequest(device: state.device, base: state.cursor, transactions: transactions), last)
+        transactions[transactions.count - 1].changes += fixUps
+        return (PushRequest(device: state.device, base: state.cursor, transactions: transactions), last, !fixUps.isEmpty)
+    }
+
+    /// The recorded fix-ups as changes: NULLs first, then deletions.
+    func fixUps(_ db: Database) throws -> [SyncChange] {
+        var nulls: [String: (LocalTable, [String: SyncValue])] = [:]
+        var deletions: [SyncChange] = []
+        for row in try db.fetchRows(sql: "SELECT tbl, gid, col FROM sluice_sync_fixup ORDER BY tbl, gid, col") {
+            guard case .text(let name)? = row["tbl"], case .text(let gid)? = row["gid"], case .text(let column)? = row["col"],
+                  let table = tables[name] else { continue }
+            if column.isEmpty {
+                deletions.append(SyncChange(table: table.name, id: gid, op: .delete))
+            } else {
+                nulls[name + " " + gid, default: (table, [:])].1[column] = .null
+            }
+        }
+        let updates = nulls.sorted { $0.key < $1.key }.map { key, value in
+            SyncChange(table: value.0.name, id: String(key.split(separator: " ").last ?? ""), op: .update, values: value.1)
+        }
+        return updates + deletions
     }
 
     func hasPushedBefore(_ db: Database) throws -> Bool {
@@ -93,8 +123,9 @@ extension SyncEngine {
 
     /// Records a successful push: what it covered is no longer pending; `head` is the new
     /// cursor (nothing can come between the push's base and its own transactions).
-    func pushed(through last: Int64, head: Int64?, _ db: Database) throws {
+    func pushed(through last: Int64, head: Int64?, fixUps: Bool = false, _ db: Database) throws {
         guard var state = try loadState(db) else { return }
+        if fixUps { try db.execute(sql: "DELETE FROM sluice_sync_fixup") }
         state.pushed = max(state.pushed, last)
         if let head { state.cursor = max(state.cursor, head) }
         try save(state, db)

@@ -12,6 +12,9 @@ import Store
 /// - `sluice_sync_id`: `(table, local id) ↔ global id`, one logical row per local id.
 /// - `sluice_sync_stamp`: the clock of each unpushed local transaction.
 /// - `sluice_sync_resurrect`: rows whose pending update beat a pulled delete.
+/// - `sluice_sync_fixup`: rows other devices wrote pointing at a parent this device
+///   deleted: pushed as deletes (a NOT NULL reference) or as NULL (a nullable one), so the
+///   service ends as every device's ON DELETE action leaves them.
 /// - `sluice_sync_merge`: merge results recorded with the pulled transaction they settle,
 ///   written (and pushed) by the next local transaction.
 // @unchecked Sendable: `tables` and `order` are set once, by `prepare` in the client's
@@ -100,6 +103,7 @@ final class SyncEngine: @unchecked Sendable {
                 pulled INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (tbl, local), UNIQUE (tbl, gid));
             CREATE TABLE IF NOT EXISTS sluice_sync_stamp (seq INTEGER PRIMARY KEY, clock INTEGER NOT NULL);
             CREATE TABLE IF NOT EXISTS sluice_sync_resurrect (tbl TEXT NOT NULL, local INTEGER NOT NULL, PRIMARY KEY (tbl, local));
+            CREATE TABLE IF NOT EXISTS sluice_sync_fixup (tbl TEXT NOT NULL, gid TEXT NOT NULL, col TEXT NOT NULL, PRIMARY KEY (tbl, gid, col));
             CREATE TABLE IF NOT EXISTS sluice_sync_merge (tbl TEXT NOT NULL, local INTEGER NOT NULL, col TEXT NOT NULL, value,
                 PRIMARY KEY (tbl, local, col));
             """)
@@ -215,7 +219,8 @@ final class SyncEngine: @unchecked Sendable {
         let names = order.compactMap { tables[$0]?.name }
         let transactions = try db.loggedTransactions(after: HistoryToken(databaseID: state.databaseID, sequence: state.pushed), tables: names)
         var rowsOverwritten: Set<RowKey> = []
-        var columnsOverwritten: [RowKey: Set<String>] = [:]
+        // Columns a later pulled transaction wrote, with the last value it wrote.
+        var columnsOverwritten: [RowKey: [String: SQLiteValue]] = [:]
         var result: [(LoggedTransaction, [LocalChange])] = []
         for transaction in transactions.reversed() {
             let pulled = transaction.author == Self.syncAuthor
@@ -225,13 +230,25 @@ final class SyncEngine: @unchecked Sendable {
                 if pulled {
                     switch change.operation {
                     case .insert, .delete: rowsOverwritten.insert(key)
-                    case .update: columnsOverwritten[key, default: []].formUnion(change.changedColumns.map { $0.lowercased() })
+                    case .update:
+                        for column in change.changedColumns where columnsOverwritten[key]?[column.lowercased()] == nil {
+                            columnsOverwritten[key, default: [:]][column.lowercased()] = change.new?[column] ?? .null
+                        }
                     }
                     continue
                 }
                 if rowsOverwritten.contains(key) { continue }
+                if change.operation == .insert, let overwritten = columnsOverwritten[key], let new = change.new {
+                    // Inserted here, then changed by a pulled transaction (another device's
+                    // update, or this device's own ON DELETE action applying a pulled delete):
+                    // the insert carries the value that transaction left.
+                    var part = LocalChange(change)
+                    part.new = Row(columns: new.columns, values: zip(new.columns, new.values).map { overwritten[$0.lowercased()] ?? $1 })
+                    kept.append(part)
+                    continue
+                }
                 if change.operation == .update, let overwritten = columnsOverwritten[key], let new = change.new {
-                    let keep = new.columns.indices.filter { !overwritten.contains(new.columns[$0].lowercased()) }
+                    let keep = new.columns.indices.filter { overwritten[new.columns[$0].lowercased()] == nil }
                     guard !keep.isEmpty else { continue }
                     if keep.count < new.columns.count {
                         var part = LocalChange(change)

@@ -164,6 +164,27 @@ extension SyncTests {
         try await mine.client.sync()
         #expect(try mine.rows("SELECT first_name, last_name FROM person") == ["A|B"])
     }
+
+    @Test func referencesToARowDeletedElsewhereEndAsItsOnDeleteActionLeavesThem() async throws {
+        // B deletes P offline while A files packages with P as sender (SET NULL) and as recipient (CASCADE).
+        let space = try SyncSpace()
+        let a = try space.device()
+        let b = try space.device()
+        let p = try a.sql("INSERT INTO person (first_name, last_name) VALUES ('P', 'P')")
+        let r = try a.sql("INSERT INTO person (first_name, last_name) VALUES ('R', 'R')")
+        try await a.client.sync()
+        try await b.client.sync()
+        try b.sql("DELETE FROM person WHERE first_name = 'P'")
+        try a.sql("INSERT INTO package (recipient_id, sender_id, created_at) VALUES (?, ?, 'sent by P')", [.integer(r), .integer(p)])
+        try a.sql("INSERT INTO package (recipient_id, sender_id, created_at) VALUES (?, ?, 'for P')", [.integer(p), .integer(r)])
+        try await a.client.sync()
+        try await b.client.sync()
+        try await a.client.sync()
+        #expect(try a.rows("SELECT created_at, sender_id IS NULL FROM package") == ["sent by P|1"])
+        #expect(try a.content() == b.content())
+        let service = try SyncContent.ofService(space.postgres)
+        #expect(service == (try a.content()), "service: \(service)")
+    }
 }
 
 /// Changes recorded from an observation callback, awaited by count.
