@@ -24,6 +24,7 @@ let package = Package(
                 "BenchSQLite",
                 .product(name: "Store", package: root),
                 .product(name: "SluiceDemo", package: root),
+                .product(name: "SluiceSyncClient", package: root),
             ]
         ),
     ],

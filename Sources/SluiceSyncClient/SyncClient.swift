@@ -79,9 +79,10 @@ public actor SyncClient {
     private let transport: SyncTransport
     /// The latest snapshot.
     public private(set) var snapshot = Snapshot(status: .idle, pendingChangeCount: 0, lastSync: nil, cursor: 0)
-    /// Every snapshot as the client's state changes (the latest one first).
-    public nonisolated let updates: AsyncStream<Snapshot>
-    private let continuation: AsyncStream<Snapshot>.Continuation
+    /// Every snapshot as the client's state changes, the latest one first (each access
+    /// gives a stream of its own: several observers each see every change; see ``SyncStatus``).
+    public nonisolated var updates: AsyncStream<Snapshot> { broadcast.subscribe() }
+    private nonisolated let broadcast = SnapshotBroadcast()
 
     /// A client for `store`; creates the sync tables (and a device id) on first use, and
     /// installs the change-log triggers of the synced tables (`trackForeignWriters`), so
@@ -93,7 +94,6 @@ public actor SyncClient {
         self.store = store
         engine = SyncEngine(configuration: configuration)
         transport = SyncTransport(server: server, token: token)
-        (updates, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         let engine = engine
         let state = try store.write { db in try engine.prepare(db) }
         // Writers that are not Sluice (the sqlite3 shell, another tool) fill the log too, so
@@ -104,10 +104,10 @@ public actor SyncClient {
         snapshot.cursor = state.cursor
         snapshot.lastSync = try store.read { db in try engine.lastSync(db) }
         snapshot.pendingChangeCount = try store.read { db in try engine.pendingCount(db) }
-        continuation.yield(snapshot)
+        broadcast.yield(snapshot)
     }
 
-    deinit { continuation.finish() }
+    deinit { broadcast.finish() }
 
     /// This device's id (a UUID, made on first use).
     public var deviceID: String {
@@ -245,6 +245,48 @@ public actor SyncClient {
         let engine = engine
         if let state = try? store.read({ db in try engine.loadState(db) }) { snapshot.cursor = state.cursor }
         if let count = try? store.read({ db in try engine.pendingCount(db) }) { snapshot.pendingChangeCount = count }
-        continuation.yield(snapshot)
+        broadcast.yield(snapshot)
+    }
+}
+
+/// Every `updates` stream of a client: each gets the latest snapshot first, then each new one.
+final class SnapshotBroadcast: @unchecked Sendable {
+    // @unchecked Sendable: guarded by `lock`.
+    private let lock = NSLock()
+    private var latest: SyncClient.Snapshot?
+    private var continuations: [UUID: AsyncStream<SyncClient.Snapshot>.Continuation] = [:]
+    private var finished = false
+
+    func subscribe() -> AsyncStream<SyncClient.Snapshot> {
+        let (stream, continuation) = AsyncStream.makeStream(of: SyncClient.Snapshot.self, bufferingPolicy: .bufferingNewest(1))
+        let id = UUID()
+        let (latest, finished) = lock.withLock {
+            if !self.finished { continuations[id] = continuation }
+            return (self.latest, self.finished)
+        }
+        if let latest { continuation.yield(latest) }
+        if finished { continuation.finish() }
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            _ = self.lock.withLock { self.continuations.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    func yield(_ snapshot: SyncClient.Snapshot) {
+        let targets = lock.withLock {
+            latest = snapshot
+            return Array(continuations.values)
+        }
+        for continuation in targets { continuation.yield(snapshot) }
+    }
+
+    func finish() {
+        let targets = lock.withLock {
+            finished = true
+            defer { continuations = [:] }
+            return Array(continuations.values)
+        }
+        for continuation in targets { continuation.finish() }
     }
 }

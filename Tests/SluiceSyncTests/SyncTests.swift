@@ -1,4 +1,5 @@
 import Foundation
+import Observation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -184,6 +185,33 @@ extension SyncTests {
         #expect(try a.content() == b.content())
         let service = try SyncContent.ofService(space.postgres)
         #expect(service == (try a.content()), "service: \(service)")
+    }
+
+    @MainActor @Test func syncStatusIsObservable() async throws {
+        let space = try SyncSpace()
+        let a = try space.device()
+        let status = SyncStatus(a.client)
+        let other = SyncStatus(a.client)   // a second observer sees the same changes
+        try a.sql("INSERT INTO person (first_name, last_name) VALUES ('A', 'B')")
+        let changed = Locked(false)
+        func poll(_ condition: () -> Bool) async throws {
+            let deadline = ContinuousClock.now + .seconds(20)
+            while !condition(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(condition(), "the condition did not hold within 20 s")
+        }
+        withObservationTracking { _ = (status.status, status.pendingChangeCount, status.lastSync) } onChange: { changed.withLock { $0 = true } }
+        try await a.client.sync()
+        try await poll { status.lastSync != nil && other.lastSync != nil }
+        #expect(changed.withLock { $0 })
+        #expect(status.status == .idle && status.pendingChangeCount == 0 && status.cursor == 1)
+        #expect(other.cursor == 1)
+        // A device whose service is down: offline, its change pending.
+        let offline = try Device(server: URL(string: "http://127.0.0.1:1")!, token: space.token)
+        let offlineStatus = SyncStatus(offline.client)
+        try offline.sql("INSERT INTO person (first_name, last_name) VALUES ('C', 'D')")
+        await #expect(throws: SyncClientError.self) { try await offline.client.sync() }
+        try await poll { if case .offline = offlineStatus.status { true } else { false } }
+        #expect(offlineStatus.pendingChangeCount == 1)
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 
-// Usage: swift run -c release --package-path Benchmarks sluice-benchmarks [--quick] [--only=records|live|log|scale|features|log-bulk|log-fallback]
+// Usage: swift run -c release --package-path Benchmarks sluice-benchmarks [--quick] [--only=records|live|log|scale|features|sync|log-bulk|log-fallback]
+// (sync needs the release sluice-sync: swift build -c release --product sluice-sync at the repository root)
 let quick = CommandLine.arguments.contains("--quick")
 var harness = Harness()
 print("Sluice benchmarks (release build; medians of \(quick ? 3 : 7) runs; raw = SQLite C API in the same process)")
@@ -37,6 +38,9 @@ do {
     }
     if only == nil || only == "features" {
         try FeaturesBenchmark.run(&harness, quick: quick)
+    }
+    if only == nil || only == "sync" {
+        try await SyncBenchmark.run(&harness, quick: quick)
     }
     if only == "log-bulk" || only == "log-fallback" {
         try ChangeLogBenchmark.run(&harness, quick: quick, only: only)

@@ -1,0 +1,198 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import SluiceDemo
+import SluiceSyncClient
+import Store
+
+/// Sync through a real `sluice-sync` and PostgreSQL on loopback: a commit on device A → the
+/// changeset on device B, the initial sync of 100,000 people to an empty device, and push
+/// throughput. Uses `$SLUICE_BENCH_POSTGRES` (postgres://user@host:port/db) or starts a
+/// throwaway cluster from Debian's packages; the service is the release `sluice-sync` of the
+/// main package (`swift build -c release --product sluice-sync` at the repository root,
+/// or `$SLUICE_SYNC_BINARY`).
+enum SyncBenchmark {
+    struct Failure: Error, CustomStringConvertible { let description: String }
+
+    static func run(_ harness: inout Harness, quick: Bool) async throws {
+        let postgres = try Cluster.database()
+        let binary = ProcessInfo.processInfo.environment["SLUICE_SYNC_BINARY"]
+            ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent(".build/release/sluice-sync").path
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            throw Failure(description: "no sluice-sync at \(binary): run `swift build -c release --product sluice-sync` at the repository root")
+        }
+        let token = try Cluster.output(binary, ["token", "add", "--postgres", postgres, "--space", "bench"]).split(separator: "\n").last.map(String.init) ?? ""
+        let (service, server) = try startService(binary, postgres: postgres)
+        defer { kill(service, SIGKILL); var status: Int32 = 0; waitpid(service, &status, 0) }
+        let configuration = SyncConfiguration(tables: DemoSchema.syncedTables)
+
+        // Initial sync: 100,000 people on A, pushed; then pulled by an empty device.
+        let count = quick ? 20_000 : 100_000
+        let pathA = freshDatabasePath("sync-a"), pathB = freshDatabasePath("sync-b")
+        defer { removeDatabase(at: pathA); removeDatabase(at: pathB) }
+        let a = try Store(path: pathA)
+        try a.migrate(DemoSchema.migrations)
+        try a.write { db in
+            for index in 0..<count {
+                try db.execute(sql: "INSERT INTO person (first_name, last_name, age, city) VALUES (?, ?, ?, ?)",
+                               arguments: [.text("First\(index)"), .text("Last\(index % 997)"), .integer(Int64(index % 90)), .text(index % 3 == 0 ? "Oslo" : "Bergen")])
+            }
+        }
+        let clientA = try SyncClient(store: a, server: server, token: token, configuration: configuration)
+        let push = try await seconds { try await clientA.sync() }
+        let b = try Store(path: pathB)
+        try b.migrate(DemoSchema.migrations)
+        let clientB = try SyncClient(store: b, server: server, token: token, configuration: configuration)
+        let initial = try await seconds { try await clientB.sync() }
+        let pulled = try b.read { db in try db.fetchCount(Person.self) }
+        guard pulled == count else { throw Failure(description: "B has \(pulled) people after the initial sync, not \(count)") }
+
+        // Push throughput of logged transactions: 100 transactions of 100 updates each.
+        for batch in 0..<100 {
+            try a.write { db in
+                try db.execute(sql: "UPDATE person SET age = age + 1 WHERE id > ? AND id <= ?", arguments: [.integer(Int64(batch * 100)), .integer(Int64(batch * 100 + 100))])
+            }
+        }
+        let logged = try await seconds { try await clientA.sync() }
+        _ = try await clientB.sync()
+
+        // Latency: a commit on A → the changeset on B, both following the service.
+        let arrivals = Arrivals()
+        let token = b.rows(in: "person").filter("id <= 50").sorted(by: [Ordering("id")]).observe(on: DispatchQueue(label: "bench-b")) { change in
+            if case .update = change { arrivals.arrived() }
+        }
+        defer { token.invalidate() }
+        let followers = [Task { try await clientA.follow() }, Task { try await clientB.follow() }]
+        defer { followers.forEach { $0.cancel() } }
+        try await Task.sleep(for: .milliseconds(500))
+        var latencies: [Double] = []
+        for sample in 0..<(quick ? 15 : 41) {
+            let start = DispatchTime.now().uptimeNanoseconds
+            let before = arrivals.count
+            try await a.write { db in
+                try db.execute(sql: "UPDATE person SET city = ? WHERE id = ?", arguments: [.text("City\(sample)"), .integer(Int64(1 + sample % 50))])
+            }
+            let deadline = start + 10_000_000_000
+            while arrivals.count == before, DispatchTime.now().uptimeNanoseconds < deadline { try await Task.sleep(for: .microseconds(200)) }
+            guard arrivals.count > before else { throw Failure(description: "B saw no changeset within 10 s") }
+            latencies.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+            try await Task.sleep(for: .milliseconds(30))
+        }
+        let latency = Harness.median(latencies)
+        let lines = [
+            "| **sync:** a commit on device A → the changeset on device B (service and PostgreSQL on loopback; median of \(latencies.count)) | | \(Harness.format(latency)) | | ≤ 100 ms | \(latency <= 0.1 ? "ok" : "MISSED") |",
+            "| **sync:** initial sync of \(count) people to an empty device | | \(Harness.format(initial)) (\(Int(Double(count) / initial)) rows/s) | | ≤ 10 s at 100,000 | \(initial <= 10 * Double(count) / 100_000 ? "ok" : "MISSED") |",
+            "| **sync:** push of a store's \(count) existing people (first sync) / of 100 logged transactions × 100 updates | | \(Harness.format(push)) (\(Int(Double(count) / push)) rows/s) / \(Harness.format(logged)) (\(Int(10_000 / logged)) rows/s) | | rows per second | |",
+        ]
+        for line in lines {
+            print(line)
+            harness.noteLine(line)
+        }
+    }
+
+    static func seconds(_ body: () async throws -> Void) async rethrows -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try await body()
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
+
+    /// Starts `sluice-sync serve --port 0`; returns its pid and URL.
+    static func startService(_ binary: String, postgres: String) throws -> (pid_t, URL) {
+        var pipe: [Int32] = [0, 0]
+        guard Glibc.pipe(&pipe) == 0 else { throw Failure(description: "pipe failed") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, pipe[1], 1)
+        posix_spawn_file_actions_addclose(&actions, pipe[0])
+        let arguments = [binary, "serve", "--postgres", postgres, "--port", "0", "--rate-limit", "10000"]
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        guard posix_spawn(&pid, binary, &actions, nil, argv, environ) == 0 else { throw Failure(description: "cannot start \(binary)") }
+        close(pipe[1])
+        var text = ""
+        var buffer = [UInt8](repeating: 0, count: 256)
+        while !text.contains("\n") {
+            let count = read(pipe[0], &buffer, buffer.count)
+            guard count > 0 else { break }
+            text += String(decoding: buffer[0..<count], as: UTF8.self)
+        }
+        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening on ") }),
+              let url = URL(string: String(line.dropFirst("listening on ".count))) else {
+            throw Failure(description: "sluice-sync did not start: \(text)")
+        }
+        return (pid, url)
+    }
+
+    /// Changesets counted from the observer's queue.
+    final class Arrivals: @unchecked Sendable {
+        // @unchecked Sendable: guarded by `lock`.
+        private let lock = NSLock()
+        private var stored = 0
+        var count: Int { lock.withLock { stored } }
+        func arrived() { lock.withLock { stored += 1 } }
+    }
+
+    /// PostgreSQL for the benchmark: `$SLUICE_BENCH_POSTGRES`, or a throwaway cluster.
+    enum Cluster {
+        static func database() throws -> String {
+            if let url = ProcessInfo.processInfo.environment["SLUICE_BENCH_POSTGRES"] { return url }
+            let root = "/usr/lib/postgresql"
+            guard let version = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).compactMap(Int.init).max() else {
+                throw Failure(description: "PostgreSQL is not installed (apt-get install postgresql), or set SLUICE_BENCH_POSTGRES")
+            }
+            let bin = "\(root)/\(version)/bin"
+            let directory = "/tmp/sluice-bench-pg-\(getpid())"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let prefix = getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--"] : []
+            if getuid() == 0 { _ = try output("/bin/chown", ["postgres:postgres", directory]) }
+            try spawn(prefix + ["\(bin)/initdb", "-D", "\(directory)/data", "-U", "sluice", "--auth=trust", "--no-sync", "-E", "UTF8"])
+            let port = Int.random(in: 41_000...49_000)
+            try spawn(prefix + ["\(bin)/pg_ctl", "-D", "\(directory)/data", "-l", "\(directory)/log", "-w", "start",
+                                "-o", "-c listen_addresses=127.0.0.1 -p \(port) -k \(directory)"])
+            stop = prefix + ["\(bin)/pg_ctl", "-D", "\(directory)/data", "-m", "immediate", "stop"]
+            atexit {
+                if let stop = Cluster.stop { try? Cluster.spawn(stop) }
+                try? FileManager.default.removeItem(atPath: "/tmp/sluice-bench-pg-\(getpid())")
+            }
+            _ = try output("/usr/bin/psql", ["-h", "127.0.0.1", "-p", String(port), "-U", "sluice", "-d", "postgres", "-c", "CREATE DATABASE bench"])
+            return "postgres://sluice@127.0.0.1:\(port)/bench"
+        }
+
+        nonisolated(unsafe) static var stop: [String]?
+
+        /// Runs a command with its output discarded (posix_spawn: pg_ctl leaves a server running).
+        static func spawn(_ arguments: [String]) throws {
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            defer { posix_spawn_file_actions_destroy(&actions) }
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+            let argv = arguments.map { strdup($0) } + [nil]
+            defer { argv.forEach { free($0) } }
+            var pid: pid_t = 0
+            guard posix_spawn(&pid, arguments[0], &actions, nil, argv, environ) == 0 else { throw Failure(description: "cannot start \(arguments[0])") }
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+            guard status == 0 else { throw Failure(description: "\(arguments.joined(separator: " ")) failed (\(status))") }
+        }
+
+        static func output(_ executable: String, _ arguments: [String]) throws -> String {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = pipe
+            try process.run()
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            let text = String(decoding: data, as: UTF8.self)
+            guard process.terminationStatus == 0 else { throw Failure(description: "\(executable) failed: \(text)") }
+            return text
+        }
+    }
+}
