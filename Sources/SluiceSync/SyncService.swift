@@ -35,7 +35,7 @@ public struct SyncService: Sendable {
         /// Most transactions in one push.
         public var maximumPushTransactions: Int = 10_000
         /// How long a request may wait on PostgreSQL before it is answered 503 (the device
-        /// retries); a long poll gets this on top of its own timeout.
+        /// retries); a long poll gets this on top of its own timeout, a push eight times this.
         public var databaseDeadline: Duration = .seconds(15)
 
         /// A configuration with the default limits.
@@ -57,7 +57,10 @@ public struct SyncService: Sendable {
     public func router() -> Router<BasicRequestContext> {
         let router = Router()
         router.get("v1/health") { _, _ in "ok" }
-        router.post("v1/push") { request, _ in await self.respond(request) { space in try await self.push(request, space: space) } }
+        router.post("v1/push") { request, _ in
+            // A push writes as many rows as it carries: its deadline is eight times longer.
+            await self.respond(request, deadline: configuration.databaseDeadline * 8) { space in try await self.push(request, space: space) }
+        }
         router.get("v1/pull") { request, _ in await self.respond(request) { space in try await self.pull(request, space: space) } }
         router.get("v1/wait") { request, _ in
             await self.respond(request, longPoll: true) { space in try await self.wait(request, space: space) }
@@ -66,7 +69,7 @@ public struct SyncService: Sendable {
     }
 
     /// Authenticates and rate-limits, then runs `body`; turns errors into JSON responses.
-    private func respond(_ request: Request, longPoll: Bool = false, _ body: @escaping @Sendable (Int64) async throws -> Response) async -> Response {
+    private func respond(_ request: Request, longPoll: Bool = false, deadline: Duration? = nil, _ body: @escaping @Sendable (Int64) async throws -> Response) async -> Response {
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
               case let token = String(header.dropFirst("Bearer ".count)), !token.isEmpty, token.utf8.count <= 200 else {
             return Self.error(.unauthorized, "unauthorized", "a bearer token is required (Authorization: Bearer <token>)")
@@ -80,7 +83,7 @@ public struct SyncService: Sendable {
                 response.headers[.retryAfter] = "1"
                 return response
             }
-            let deadline = configuration.databaseDeadline + (longPoll ? .seconds(Self.longestWait) : .zero)
+            let deadline = (deadline ?? configuration.databaseDeadline) + (longPoll ? .seconds(Self.longestWait) : .zero)
             return try await Self.withDeadline(deadline) { try await body(space) }
         } catch is NIOTooManyBytesError {
             return Self.error(.contentTooLarge, "too_large", "the body is larger than \(configuration.maximumBodyBytes) bytes")

@@ -50,6 +50,8 @@ struct SyncTransport: Sendable {
         request.httpMethod = "POST"
         request.httpBody = try JSONEncoder().encode(push)
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        // The service may take a while to write a large push before it answers.
+        request.timeoutInterval = 300
         let (status, data) = try await send(request)
         if status == 409 { return .behind }
         try check(status, data)

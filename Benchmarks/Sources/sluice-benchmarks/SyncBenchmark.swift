@@ -15,7 +15,8 @@ import Store
 enum SyncBenchmark {
     struct Failure: Error, CustomStringConvertible { let description: String }
 
-    static func run(_ harness: inout Harness, quick: Bool) async throws {
+    /// Runs the sync rows; returns the table lines (printed as they come too).
+    static func run(quick: Bool) async throws -> [String] {
         let postgres = try Cluster.database()
         let binary = ProcessInfo.processInfo.environment["SLUICE_SYNC_BINARY"]
             ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -34,7 +35,7 @@ enum SyncBenchmark {
         defer { removeDatabase(at: pathA); removeDatabase(at: pathB) }
         let a = try Store(path: pathA)
         try a.migrate(DemoSchema.migrations)
-        try a.write { db in
+        try await a.write { db in
             for index in 0..<count {
                 try db.execute(sql: "INSERT INTO person (first_name, last_name, age, city) VALUES (?, ?, ?, ?)",
                                arguments: [.text("First\(index)"), .text("Last\(index % 997)"), .integer(Int64(index % 90)), .text(index % 3 == 0 ? "Oslo" : "Bergen")])
@@ -46,12 +47,12 @@ enum SyncBenchmark {
         try b.migrate(DemoSchema.migrations)
         let clientB = try SyncClient(store: b, server: server, token: token, configuration: configuration)
         let initial = try await seconds { try await clientB.sync() }
-        let pulled = try b.read { db in try db.fetchCount(Person.self) }
+        let pulled = try await b.read { db in try db.fetchCount(Person.self) }
         guard pulled == count else { throw Failure(description: "B has \(pulled) people after the initial sync, not \(count)") }
 
         // Push throughput of logged transactions: 100 transactions of 100 updates each.
         for batch in 0..<100 {
-            try a.write { db in
+            try await a.write { db in
                 try db.execute(sql: "UPDATE person SET age = age + 1 WHERE id > ? AND id <= ?", arguments: [.integer(Int64(batch * 100)), .integer(Int64(batch * 100 + 100))])
             }
         }
@@ -60,10 +61,10 @@ enum SyncBenchmark {
 
         // Latency: a commit on A → the changeset on B, both following the service.
         let arrivals = Arrivals()
-        let token = b.rows(in: "person").filter("id <= 50").sorted(by: [Ordering("id")]).observe(on: DispatchQueue(label: "bench-b")) { change in
+        let observation = b.rows(in: "person").filter("id <= 50").sorted(by: [Ordering("id")]).observe(on: DispatchQueue(label: "bench-b")) { change in
             if case .update = change { arrivals.arrived() }
         }
-        defer { token.invalidate() }
+        defer { observation.invalidate() }
         let followers = [Task { try await clientA.follow() }, Task { try await clientB.follow() }]
         defer { followers.forEach { $0.cancel() } }
         try await Task.sleep(for: .milliseconds(500))
@@ -86,10 +87,8 @@ enum SyncBenchmark {
             "| **sync:** initial sync of \(count) people to an empty device | | \(Harness.format(initial)) (\(Int(Double(count) / initial)) rows/s) | | ≤ 10 s at 100,000 | \(initial <= 10 * Double(count) / 100_000 ? "ok" : "MISSED") |",
             "| **sync:** push of a store's \(count) existing people (first sync) / of 100 logged transactions × 100 updates | | \(Harness.format(push)) (\(Int(Double(count) / push)) rows/s) / \(Harness.format(logged)) (\(Int(10_000 / logged)) rows/s) | | rows per second | |",
         ]
-        for line in lines {
-            print(line)
-            harness.noteLine(line)
-        }
+        for line in lines { print(line) }
+        return lines
     }
 
     static func seconds(_ body: () async throws -> Void) async rethrows -> Double {

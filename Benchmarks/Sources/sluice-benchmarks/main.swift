@@ -40,7 +40,7 @@ do {
         try FeaturesBenchmark.run(&harness, quick: quick)
     }
     if only == nil || only == "sync" {
-        try await SyncBenchmark.run(&harness, quick: quick)
+        for line in try await SyncBenchmark.run(quick: quick) { harness.noteLine(line) }
     }
     if only == "log-bulk" || only == "log-fallback" {
         try ChangeLogBenchmark.run(&harness, quick: quick, only: only)
