@@ -34,13 +34,11 @@ struct Demo: AsyncParsableCommand {
         try store.migrate(DemoSchema.migrations)
         var client: SyncClient?
         if let syncServer {
-            guard let url = URL(string: syncServer), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme) else {
-                throw ValidationError("--sync-server '\(syncServer)' is not an http:// or https:// URL")
-            }
+            let url = try SyncStores.serviceURL(syncServer, option: "--sync-server")
             guard let token = syncToken ?? ProcessInfo.processInfo.environment["SLUICE_SYNC_TOKEN"], !token.isEmpty else {
                 throw ValidationError("--sync-server needs --sync-token (or SLUICE_SYNC_TOKEN)")
             }
-            client = try SyncClient(store: store, server: url, token: token, configuration: SyncConfiguration(tables: DemoSchema.syncedTables))
+            client = try SyncClient(store: store, server: url, token: token, configuration: SyncStores.configuration)
         } else if try await store.read({ db in try db.fetchCount(Person.self) }) == 0 {
             _ = try Seed.generate(people: people, seed: 7, into: store)
         }

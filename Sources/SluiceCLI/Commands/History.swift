@@ -68,9 +68,7 @@ struct History: ParsableCommand {
     private static func print(_ transaction: LoggedTransaction, wanted: Set<String>, format: Watch.WatchFormat) {
         let changes = transaction.changes.filter { wanted.isEmpty || wanted.contains($0.table.lowercased()) }
         guard !changes.isEmpty else { return }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        let at = formatter.string(from: transaction.date)
+        let at = Timestamps.iso8601(transaction.date)
         let text: String
         switch format {
         case .json:

@@ -67,3 +67,12 @@ struct ProgressBar {
         Terminal.printError("\r\u{1B}[2K", terminator: "")
     }
 }
+
+/// Times as the CLI prints them: ISO 8601 with milliseconds, in UTC.
+enum Timestamps {
+    static func iso8601(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
+    }
+}

@@ -40,23 +40,21 @@ struct SyncNow: AsyncParsableCommand {
         guard let text = server ?? environment["SLUICE_SYNC_SERVER"], !text.isEmpty else {
             throw ValidationError("--server URL is missing (or set SLUICE_SYNC_SERVER), as in: sluice sync --server http://127.0.0.1:8080 --token slt_...")
         }
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme), url.host != nil else {
-            throw ValidationError("--server '\(text)' is not an http:// or https:// URL")
-        }
+        let url = try SyncStores.serviceURL(text, option: "--server")
         guard let token = token ?? environment["SLUICE_SYNC_TOKEN"], !token.isEmpty else {
             throw ValidationError("--token is missing (or set SLUICE_SYNC_TOKEN); `sluice-sync token add --space NAME` prints one")
         }
         let created = !FileManager.default.fileExists(atPath: options.path)
         let store = try SyncStores.open(options)
         let client = try SyncClient(store: store, server: url, token: token,
-                                    configuration: SyncConfiguration(tables: DemoSchema.syncedTables))
+                                    configuration: SyncStores.configuration)
         guard follow else {
             do {
                 let report = try await client.sync()
                 print("synced \(options.path): pushed \(report.pushed), pulled \(report.pulled) transaction\(report.pulled == 1 ? "" : "s"); cursor \(report.cursor)")
             } catch let error as SyncClientError {
                 // A database this command created for nothing is not left behind.
-                if created, try SyncClient.savedState(of: store, configuration: SyncConfiguration(tables: DemoSchema.syncedTables))?.lastSync == nil {
+                if created, try SyncClient.savedState(of: store, configuration: SyncStores.configuration)?.lastSync == nil {
                     for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: options.path + suffix) }
                 }
                 throw SyncStores.failure(error, server: text)
@@ -94,7 +92,7 @@ struct SyncStatus: ParsableCommand {
 
     func run() throws {
         let store = try options.openExisting(readOnly: true)
-        guard let state = try SyncClient.savedState(of: store, configuration: SyncConfiguration(tables: DemoSchema.syncedTables)) else {
+        guard let state = try SyncClient.savedState(of: store, configuration: SyncStores.configuration) else {
             print("\(options.path) has never been synced (sluice sync --server URL --token TOKEN)")
             return
         }
@@ -106,6 +104,17 @@ struct SyncStatus: ParsableCommand {
 }
 
 enum SyncStores {
+    /// What the CLI syncs: the demo's tables.
+    static var configuration: SyncConfiguration { SyncConfiguration(tables: DemoSchema.syncedTables) }
+
+    /// The sync service's URL from an option's value: http or https, with a host.
+    static func serviceURL(_ text: String, option: String) throws -> URL {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme), url.host != nil else {
+            throw ValidationError("\(option) '\(text)' is not an http:// or https:// URL")
+        }
+        return url
+    }
+
     /// The store to sync: an existing one as it is, or a new one with the demo schema.
     static func open(_ options: StoreOptions) throws -> Store {
         guard FileManager.default.fileExists(atPath: options.path) else {
@@ -138,9 +147,5 @@ enum SyncStores {
         }
     }
 
-    static func format(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: date)
-    }
+    static func format(_ date: Date) -> String { Timestamps.iso8601(date) }
 }
