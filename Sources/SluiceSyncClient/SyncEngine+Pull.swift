@@ -121,8 +121,18 @@ extension SyncEngine {
                 pending[key] = nil
             }
         }
+        if !merged, try !hasLocalTransactions(after: state.pushed, db), try !hasFixUps(db) {
+            // Nothing local since the last push: what the log holds up to here is pushed or
+            // pulled, so later scans can start here. (Not with fix-ups waiting: their
+            // transaction takes the number of the last logged one, which must stay above.)
+            state.pushed = try db.currentHistoryToken().sequence
+        }
         try save(state, db)
         return merged
+    }
+
+    func hasFixUps(_ db: Database) throws -> Bool {
+        try !db.fetchRows(sql: "SELECT 1 FROM sluice_sync_fixup LIMIT 1").isEmpty
     }
 
     /// Writes the recorded merge results as one local transaction (author `"sync-merge"`,

@@ -205,8 +205,8 @@ final class SyncEngine: @unchecked Sendable {
     }
 
     func map(_ table: String, local: Int64, to gid: String, pulled: Bool, _ db: Database) throws {
-        try db.execute(sql: "DELETE FROM sluice_sync_id WHERE tbl = ? AND (local = ? OR gid = ?)", arguments: [.text(table), .integer(local), .text(gid)])
-        try db.execute(sql: "INSERT INTO sluice_sync_id (tbl, local, gid, pulled) VALUES (?, ?, ?, ?)",
+        // REPLACE drops the rows that held this local id or this global id (both are unique).
+        try db.execute(sql: "INSERT OR REPLACE INTO sluice_sync_id (tbl, local, gid, pulled) VALUES (?, ?, ?, ?)",
                        arguments: [.text(table), .integer(local), .text(gid), .integer(pulled ? 1 : 0)])
     }
 
@@ -216,6 +216,10 @@ final class SyncEngine: @unchecked Sendable {
     /// changes overwrote left out (a pulled delete or insert of a row drops the row's
     /// earlier local changes; a pulled update drops the columns it wrote).
     func unpushed(_ state: State, _ db: Database) throws -> [(LoggedTransaction, [LocalChange])] {
+        // Pulled transactions alone since the last push (the usual case while a device
+        // follows): nothing to read. Without this, every pulled transaction re-read the
+        // whole history pulled since the last push.
+        guard try hasLocalTransactions(after: state.pushed, db) else { return [] }
         let names = order.compactMap { tables[$0]?.name }
         let transactions = try db.loggedTransactions(after: HistoryToken(databaseID: state.databaseID, sequence: state.pushed), tables: names)
         var rowsOverwritten: Set<RowKey> = []
@@ -263,6 +267,13 @@ final class SyncEngine: @unchecked Sendable {
             if !pulled, !kept.isEmpty { result.append((transaction, kept.reversed())) }
         }
         return result.reversed()
+    }
+
+    /// Whether the log has a transaction after `sequence` that was not written by applying a
+    /// pulled one (an app's, a foreign writer's, a merge result).
+    func hasLocalTransactions(after sequence: Int64, _ db: Database) throws -> Bool {
+        try !db.fetchRows(sql: "SELECT 1 FROM sluice_transaction WHERE seq > ? AND author IS NOT ? LIMIT 1",
+                          arguments: [.integer(sequence), .text(Self.syncAuthor)]).isEmpty
     }
 
     private static func subset(_ row: Row, _ columns: [String]) -> Row {
@@ -323,6 +334,9 @@ final class SyncEngine: @unchecked Sendable {
     // MARK: - SQL text
 
     /// A double-quoted identifier (names come from this device's schema, never from the wire).
-    static func quote(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+    static func quote(_ name: String) -> String {
+        guard name.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + name + "\"" }
+        return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
 
 }

@@ -146,5 +146,8 @@ public struct TableInfo: Sendable, Hashable {
 
 /// Quotes an identifier for SQL: `person` → `"person"`.
 func quoteIdentifier(_ name: String) -> String {
-    "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    // The usual name has no quote: skip Foundation's replacingOccurrences (slow on Linux,
+    // and hot when SQL is built per row).
+    guard name.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + name + "\"" }
+    return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
 }
