@@ -29,6 +29,7 @@ let package = Package(
         .package(url: "https://github.com/pointfreeco/swift-macro-testing", from: "0.7.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         .systemLibrary(
@@ -82,6 +83,7 @@ let package = Package(
                 "SluiceSyncProtocol",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
@@ -109,7 +111,10 @@ let package = Package(
         .testTarget(name: "SluiceAPITests", dependencies: ["Store", "ViewModels", "SluiceMacros", "SluiceDemo"]),
         .testTarget(
             name: "SluiceSyncTests",
-            dependencies: ["Store", "SluiceDemo", "SluiceSyncClient", "SluiceSyncProtocol", "SluiceTestSupport", "sluice-sync", "sluice"]
+            dependencies: [
+                "Store", "SluiceDemo", "SluiceSyncClient", "SluiceSyncProtocol", "SluiceSync", "SluiceTestSupport", "sluice-sync", "sluice",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
         ),
         .testTarget(
             name: "SluiceMacrosTests",

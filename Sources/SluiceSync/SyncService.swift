@@ -35,7 +35,8 @@ public struct SyncService: Sendable {
         /// Most transactions in one push.
         public var maximumPushTransactions: Int = 10_000
         /// How long a request may wait on PostgreSQL before it is answered 503 (the device
-        /// retries); a long poll gets this on top of its own timeout, a push eight times this.
+        /// retries); a long poll gets this on top of its own timeout, a push two seconds more
+        /// per megabyte of body.
         public var databaseDeadline: Duration = .seconds(15)
 
         /// A configuration with the default limits.
@@ -45,6 +46,7 @@ public struct SyncService: Sendable {
     let storage: SyncStorage
     let configuration: Configuration
     let limiter: RateLimiter
+    let signal = HeadSignal()
 
     /// A service over `storage`.
     public init(storage: SyncStorage, configuration: Configuration) {
@@ -53,13 +55,21 @@ public struct SyncService: Sendable {
         limiter = RateLimiter(rate: configuration.requestsPerSecond, burst: configuration.burst)
     }
 
+    /// The live channel's listener: run it with the `PostgresClient` (a `Service`), and
+    /// long polls answer as soon as a push commits on any instance. Without it they read
+    /// the head every 20 ms.
+    public var listener: HeadListener { HeadListener(storage: storage, signal: signal) }
+
     /// The routes.
     public func router() -> Router<BasicRequestContext> {
         let router = Router()
         router.get("v1/health") { _, _ in "ok" }
         router.post("v1/push") { request, _ in
-            // A push writes as many rows as it carries: its deadline is eight times longer.
-            await self.respond(request, deadline: configuration.databaseDeadline * 8) { space in try await self.push(request, space: space) }
+            // A push writes as many rows as it carries: two seconds more per megabyte of body.
+            let megabytes = request.headers[.contentLength].flatMap { Int($0) }.map { $0 >> 20 } ?? 0
+            return await self.respond(request, deadline: configuration.databaseDeadline + .seconds(2 * megabytes)) { space in
+                try await self.push(request, space: space)
+            }
         }
         router.get("v1/pull") { request, _ in await self.respond(request) { space in try await self.pull(request, space: space) } }
         router.get("v1/wait") { request, _ in
@@ -75,7 +85,10 @@ public struct SyncService: Sendable {
             return Self.error(.unauthorized, "unauthorized", "a bearer token is required (Authorization: Bearer <token>)")
         }
         do {
-            guard let space = try await storage.space(forToken: token) else {
+            // Every PostgreSQL call, the token's lookup included, answers 503 by its deadline
+            // (after a PostgreSQL restart a query on the client's pool has hung for longer than
+            // a device waits for its answer).
+            guard let space = try await Self.withDeadline(configuration.databaseDeadline, { [storage] in try await storage.space(forToken: token) }) else {
                 return Self.error(.unauthorized, "unauthorized", "the token is unknown or revoked")
             }
             guard await limiter.allow(token) else {
@@ -136,12 +149,18 @@ public struct SyncService: Sendable {
         let since = try Self.integer(request, "since") ?? 0
         let timeout = min(max(try Self.integer(request, "timeout") ?? 25, 0), Int64(Self.longestWait))
         let deadline = ContinuousClock.now + .seconds(timeout)
-        var head = try await storage.head(space: space)
-        while head <= since, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-            head = try await storage.head(space: space)
+        while true {
+            // The ticket before the read: a push committing after the read still wakes us.
+            let ticket = signal.ticket(space)
+            let head = try await storage.head(space: space)
+            let now = ContinuousClock.now
+            guard head <= since, now < deadline else { return try Self.json(["head": head]) }
+            // Woken by a notification; the head is read again every second in case one was
+            // lost (a dropped listening connection), every 20 ms while nobody listens.
+            let pause: Duration = signal.isListening ? .seconds(1) : .milliseconds(20)
+            await signal.wait(space: space, after: ticket, upTo: min(pause, deadline - now))
+            try Task.checkCancellation()
         }
-        return try Self.json(["head": head])
     }
 
     // MARK: - Helpers

@@ -142,7 +142,25 @@ public struct SyncStorage: Sendable {
                 try await Self.fold(transaction.changes, seq: seq, space: space, connection: connection, logger: logger, encoder: encoder)
             }
             try await connection.query("UPDATE sluice_space SET head = \(seq) WHERE id = \(space)", logger: logger)
+            // Delivered at commit, to every instance listening (``HeadListener``).
+            try await connection.query("SELECT pg_notify(\(Self.headChannel), \("\(space):\(seq)"))", logger: logger)
             return .success(PushResponse(head: seq, appended: fresh.count))
+        }
+    }
+
+    /// The channel pushes notify: the payload is `<space id>:<head>`.
+    static let headChannel = "sluice_head"
+
+    /// Listens on one connection for pushes (any instance's), calling `notify` with the
+    /// space of each, and `connected` once listening; returns or throws when the connection ends.
+    func listenForHeads(_ notify: @escaping @Sendable (Int64) -> Void, connected: @escaping @Sendable () -> Void) async throws {
+        try await client.withConnection { connection in
+            try await connection.listen(on: Self.headChannel) { notifications in
+                connected()
+                for try await notification in notifications {
+                    if let space = notification.payload.split(separator: ":").first.flatMap({ Int64($0) }) { notify(space) }
+                }
+            }
         }
     }
 

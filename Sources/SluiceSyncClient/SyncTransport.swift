@@ -84,13 +84,38 @@ struct SyncTransport: Sendable {
         var request = request
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         do {
-            let (data, response) = try await session.data(for: request)
+            let (data, response) = try await data(for: request)
             guard let http = response as? HTTPURLResponse else { throw SyncClientError.protocolViolation("not an HTTP response") }
             return (http.statusCode, data)
         } catch let error as SyncClientError {
             throw error
         } catch {
+            if Task.isCancelled { throw CancellationError() }
             throw SyncClientError.offline("\(request.url?.absoluteString ?? "?"): \(error.localizedDescription)")
+        }
+    }
+
+    /// `session.data(for:)`, cancelled with the calling task, through the completion-handler
+    /// API: cancelling the async one in swift-corelibs-foundation can deadlock (its cancel
+    /// waits for the session's queue while that queue waits for the cancel's lock; a test
+    /// that cancelled two following clients hung for 30 minutes).
+    private func data(for request: URLRequest) async throws -> (Data, URLResponse) {
+        let handle = RequestHandle()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
+                let task = session.dataTask(with: request) { data, response, error in
+                    if let error {
+                        continuation.resume(throwing: error)
+                    } else if let response {
+                        continuation.resume(returning: (data ?? Data(), response))
+                    } else {
+                        continuation.resume(throwing: URLError(.badServerResponse))
+                    }
+                }
+                handle.start(task)
+            }
+        } onCancel: {
+            handle.cancel()
         }
     }
 
@@ -111,5 +136,31 @@ struct SyncTransport: Sendable {
         } catch {
             throw SyncClientError.protocolViolation("cannot read the service's answer as \(T.self): \(error)")
         }
+    }
+}
+
+/// A request's `URLSessionTask`, cancelled at most once, whether the cancellation comes
+/// before or after it starts.
+private final class RequestHandle: @unchecked Sendable {
+    // @unchecked Sendable: guarded by `lock`.
+    private let lock = NSLock()
+    private var task: URLSessionDataTask?
+    private var cancelled = false
+
+    func start(_ task: URLSessionDataTask) {
+        let cancelled = lock.withLock {
+            self.task = task
+            return self.cancelled
+        }
+        task.resume()
+        if cancelled { task.cancel() }
+    }
+
+    func cancel() {
+        let task: URLSessionDataTask? = lock.withLock {
+            cancelled = true
+            return self.task
+        }
+        task?.cancel()
     }
 }

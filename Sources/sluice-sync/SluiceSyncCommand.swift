@@ -100,7 +100,7 @@ struct Serve: AsyncParsableCommand {
         var app = Application(
             router: service.router(),
             configuration: .init(address: .hostname(host, port: port), serverName: "sluice-sync"),
-            services: [client],
+            services: [client, service.listener],
             onServerRunning: { channel in
                 // Unbuffered: a supervisor (or a test) reads this line to learn the port.
                 FileHandle.standardOutput.write(Data("listening on http://\(host):\(channel.localAddress?.port ?? 0)\n".utf8))
