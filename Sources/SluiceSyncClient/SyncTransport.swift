@@ -95,27 +95,28 @@ struct SyncTransport: Sendable {
         }
     }
 
-    /// `session.data(for:)`, cancelled with the calling task, through the completion-handler
-    /// API: cancelling the async one in swift-corelibs-foundation can deadlock (its cancel
-    /// waits for the session's queue while that queue waits for the cancel's lock; a test
-    /// that cancelled two following clients hung for 30 minutes).
+    /// `session.data(for:)`, except that cancelling the calling task returns at once with
+    /// `CancellationError` and leaves the request to finish on its own (its answer is dropped;
+    /// every request is safe to repeat). Cancelling the `URLSessionTask` on Linux is not safe:
+    /// swift-corelibs-foundation deadlocked in the async API's cancel (a CI run hung 30
+    /// minutes) and crashed in libdispatch's event loop after the completion-handler API's.
     private func data(for request: URLRequest) async throws -> (Data, URLResponse) {
-        let handle = RequestHandle()
+        let answer = RequestAnswer()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
-                let task = session.dataTask(with: request) { data, response, error in
+                guard answer.wait(continuation) else { return }
+                session.dataTask(with: request) { data, response, error in
                     if let error {
-                        continuation.resume(throwing: error)
+                        answer.finish(.failure(error))
                     } else if let response {
-                        continuation.resume(returning: (data ?? Data(), response))
+                        answer.finish(.success((data ?? Data(), response)))
                     } else {
-                        continuation.resume(throwing: URLError(.badServerResponse))
+                        answer.finish(.failure(URLError(.badServerResponse)))
                     }
-                }
-                handle.start(task)
+                }.resume()
             }
         } onCancel: {
-            handle.cancel()
+            answer.finish(.failure(CancellationError()))
         }
     }
 
@@ -139,28 +140,37 @@ struct SyncTransport: Sendable {
     }
 }
 
-/// A request's `URLSessionTask`, cancelled at most once, whether the cancellation comes
-/// before or after it starts.
-private final class RequestHandle: @unchecked Sendable {
+/// The one answer a request gives its caller: the response, or the cancellation if it
+/// comes first.
+private final class RequestAnswer: @unchecked Sendable {
     // @unchecked Sendable: guarded by `lock`.
     private let lock = NSLock()
-    private var task: URLSessionDataTask?
-    private var cancelled = false
+    private var continuation: CheckedContinuation<(Data, URLResponse), any Error>?
+    private var early: Result<(Data, URLResponse), any Error>?
+    private var answered = false
 
-    func start(_ task: URLSessionDataTask) {
-        let cancelled = lock.withLock {
-            self.task = task
-            return self.cancelled
+    /// Registers the caller; false (and the caller already resumed) when cancelled before.
+    func wait(_ continuation: CheckedContinuation<(Data, URLResponse), any Error>) -> Bool {
+        let early: Result<(Data, URLResponse), any Error>? = lock.withLock {
+            if let early = self.early { return early }
+            self.continuation = continuation
+            return nil
         }
-        task.resume()
-        if cancelled { task.cancel() }
+        if let early { continuation.resume(with: early) }
+        return early == nil
     }
 
-    func cancel() {
-        let task: URLSessionDataTask? = lock.withLock {
-            cancelled = true
-            return self.task
+    func finish(_ result: Result<(Data, URLResponse), any Error>) {
+        let continuation: CheckedContinuation<(Data, URLResponse), any Error>? = lock.withLock {
+            guard !answered else { return nil }
+            answered = true
+            guard let continuation = self.continuation else {
+                early = result
+                return nil
+            }
+            self.continuation = nil
+            return continuation
         }
-        task?.cancel()
+        continuation?.resume(with: result)
     }
 }

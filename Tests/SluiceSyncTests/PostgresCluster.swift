@@ -132,6 +132,10 @@ final class PostgresCluster: Sendable {
             defer { posix_spawn_file_actions_destroy(&actions) }
             posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+            // Nothing else of ours goes with it: the server pg_ctl starts lives on, and an
+            // inherited pipe of a psql another test runs at the same time would never reach
+            // end of file (a convergence test hung reading one while PostgreSQL was restarted).
+            _ = posix_spawn_file_actions_addclosefrom_np(&actions, 3)
             let code = posix_spawn(&pid, executable, &actions, nil, argv, environ)
             guard code == 0 else {
                 throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "cannot start \(executable): \(code)"])
@@ -160,3 +164,7 @@ final class PostgresCluster: Sendable {
         return text
     }
 }
+
+/// glibc's (2.34+) `posix_spawn_file_actions_addclosefrom_np`, which the Glibc module does not export.
+@_silgen_name("posix_spawn_file_actions_addclosefrom_np")
+private func posix_spawn_file_actions_addclosefrom_np(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ from: Int32) -> Int32
