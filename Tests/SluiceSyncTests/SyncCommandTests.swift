@@ -1,4 +1,5 @@
 import Foundation
+import SluiceDemo
 import SluiceTestSupport
 import Store
 import Testing
@@ -51,6 +52,38 @@ struct SyncCommandTests {
         #expect(noServer.status != 0 && noServer.stderr.contains("--server URL is missing"), "\(noServer)")
         let badURL = try cli.run(["sync", "--db", "new.sqlite", "--server", "ftp://x", "--token", space.token])
         #expect(badURL.status != 0 && badURL.stderr.contains("is not an http:// or https:// URL"), "\(badURL)")
+    }
+
+    /// A new device's file left part-made by a killed `sluice sync` (stopped before the demo's
+    /// first migration, or between two of them) is finished by the next run, which then pulls;
+    /// a database of someone else's schema is never given the demo's.
+    @Test func aDatabaseLeftPartMadeByAKilledRunIsFinished() throws {
+        let space = try SyncSpace()
+        let cli = CommandRunner()
+        let server = space.service.url.absoluteString
+        #expect(try cli.run(["tour", "--db", "a.sqlite"]).status == 0)
+        #expect(try cli.run(["sync", "--db", "a.sqlite", "--server", server, "--token", space.token]).status == 0)
+        let people = try cli.run(["query", "person", "--db", "a.sqlite", "--format", "json"]).stdout
+        for applied in 0..<DemoSchema.migrations.count {
+            let file = "part\(applied).sqlite"
+            do {
+                let store = try Store(path: cli.path(file))
+                try store.migrate(Array(DemoSchema.migrations.prefix(applied)))
+            }
+            let run = try cli.run(["sync", "--db", file, "--server", server, "--token", space.token])
+            #expect(run.status == 0 && run.stdout.contains("pushed 0, pulled 1 transaction"), "\(applied) applied: \(run)")
+            let store = try Store(path: cli.path(file))
+            #expect(try store.appliedMigrations().map(\.version) == DemoSchema.migrations.map(\.version))
+            #expect(try cli.run(["query", "person", "--db", file, "--format", "json"]).stdout == people)
+        }
+        try SQLiteShell.run(path: cli.path("notes.sqlite"), "CREATE TABLE note (id INTEGER PRIMARY KEY, text TEXT);")
+        let other = try cli.run(["sync", "--db", "notes.sqlite", "--server", server, "--token", space.token])
+        #expect(other.status != 0 && other.stderr.contains("unknown table 'person'"), "\(other)")
+        let tables = try Store(path: cli.path("notes.sqlite")).read { db in
+            try db.fetchRows(sql: "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sluice%' AND name NOT LIKE 'sqlite%'")
+                .map { try $0.value("name", as: String.self) }
+        }
+        #expect(tables == ["note"])
     }
 
     /// Two terminal demos on two files follow one service: a person added in one appears in the other.

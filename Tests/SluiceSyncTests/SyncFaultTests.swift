@@ -32,10 +32,22 @@ struct SyncFaultTests {
         }
     }
 
+    /// How long this machine takes, now, to start the command and open a store: the unit
+    /// of the kill pauses, so that they fall within the work on a fast machine and a loaded one.
+    static func startUpTime(_ path: String) throws -> Duration {
+        let clock = ContinuousClock()
+        let started = clock.now
+        for _ in 0..<3 { _ = try CommandRunner().run(["sync", "status", "--db", path]) }
+        return (clock.now - started) / 3
+    }
+
     /// Runs `sluice sync` on `path` and kills it with SIGKILL after a random pause, `times`
     /// times (some runs finish first); then once to completion. Returns how many runs were killed.
+    /// The pauses run from a fifth of the start-up time to 1.6 times it: from before the
+    /// store is open to after the request (a run's work takes about as long as its start-up).
     static func syncKilling(_ path: String, space: SyncSpace, times: Int, random: inout some RandomNumberGenerator) throws -> Int {
         var killed = 0
+        let unit = try startUpTime(path)
         for _ in 0..<times {
             let process = Process()
             process.executableURL = CommandRunner.executable(named: "sluice")
@@ -43,7 +55,8 @@ struct SyncFaultTests {
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            Thread.sleep(forTimeInterval: Double(Int.random(in: 30...400, using: &random)) / 1000)
+            let seconds = Double(unit.components.seconds) + Double(unit.components.attoseconds) / 1e18
+            Thread.sleep(forTimeInterval: seconds * Double.random(in: 0.2...1.6, using: &random))
             if process.isRunning {
                 kill(process.processIdentifier, SIGKILL)
                 killed += 1
@@ -63,10 +76,10 @@ struct SyncFaultTests {
         do {
             let store = try Store(path: a)
             try store.migrate(DemoSchema.migrations)
-            try Self.write(150, into: store, tag: "A")
+            try Self.write(300, into: store, tag: "A")
         }
         var random = SystemRandomNumberGenerator()
-        // A's push: 150 transactions, killed at random points (before, during, after the request).
+        // A's push: 300 transactions, killed at random points (before, during, after the request).
         let killedPushing = try Self.syncKilling(a, space: space, times: 6, random: &random)
         // B: a new device, killed while creating its store and while applying A's transactions one by one.
         let killedPulling = try Self.syncKilling(b, space: space, times: 6, random: &random)
@@ -78,10 +91,10 @@ struct SyncFaultTests {
         let storeA = try Store(path: a)
         let storeB = try Store(path: b)
         let content = try SyncContent.of(storeA)
-        #expect(content.count == 150 + 50 + 1)
+        #expect(content.count == 300 + 100 + 1)
         #expect(try SyncContent.of(storeB) == content)
         #expect(try SyncContent.ofService(space.postgres) == content)
-        #expect(try await storeB.read { db in try db.fetchCount(Person.self) } == 151)
+        #expect(try await storeB.read { db in try db.fetchCount(Person.self) } == 301)
         let history = try Self.history(space.postgres)
         #expect(history.count == history.distinct)
         let configuration = SyncConfiguration(tables: DemoSchema.syncedTables)

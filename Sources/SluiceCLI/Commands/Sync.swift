@@ -116,13 +116,35 @@ enum SyncStores {
     }
 
     /// The store to sync: an existing one as it is, or a new one with the demo schema.
+    ///
+    /// A database this command began to create and never finished (the run was killed
+    /// between the demo's migrations, each its own transaction, or before the first) is
+    /// finished: one with some of the demo's migrations and nothing else, or with no
+    /// tables but the store's own. Any other database is left as it is.
     static func open(_ options: StoreOptions) throws -> Store {
         guard FileManager.default.fileExists(atPath: options.path) else {
             let store = try options.openOrCreate()
             try store.migrate(DemoSchema.migrations)
             return store
         }
-        return try options.openExisting()
+        let store = try options.openExisting()
+        if try isUnfinishedDemo(store) { try store.migrate(DemoSchema.migrations) }
+        return store
+    }
+
+    /// Whether `store` is a demo database whose creation stopped part-way.
+    static func isUnfinishedDemo(_ store: Store) throws -> Bool {
+        let applied = try store.appliedMigrations()
+        let demo = DemoSchema.migrations.sorted { $0.version < $1.version }
+        guard applied.count < demo.count else { return false }
+        if !applied.isEmpty {
+            // The first versions of the demo's own migrations, by name: `migrate` checks the rest.
+            return zip(applied, demo).allSatisfy { $0.version == $1.version && $0.name == $1.name }
+        }
+        let tables = try store.read { db in
+            try db.fetchRows(sql: "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE 'sluice\\_%' ESCAPE '\\'")
+        }
+        return tables.isEmpty
     }
 
     /// A failed sync, as the command reports it (exit status 1, no usage text).
