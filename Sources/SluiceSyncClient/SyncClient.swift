@@ -184,8 +184,15 @@ public actor SyncClient {
     }
 
     /// Syncs now, then again after every local commit and whenever the service has
-    /// something new (a long poll), until the task is cancelled. Going offline is not an
-    /// error here: the client retries with a growing pause and reports `.offline`.
+    /// something new (a long poll), until the task is cancelled.
+    ///
+    /// Failures do not end it: offline, the client reports `.offline` and retries with a
+    /// growing pause (200 ms doubling to 5 s); any other failure (a refused request, such as
+    /// 429 when over the rate limit, an unexpected answer, a store error) is reported as
+    /// `.error` and retried the same way, up to 30 s apart, while the app decides what to do.
+    ///
+    /// - Throws: `SyncClientError.unauthorized` when the service refuses the token (retrying
+    ///   cannot help: a new token is needed); an error of the store's change feed.
     public func follow() async throws {
         let (kicks, kick) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let transport = transport
@@ -210,6 +217,8 @@ public actor SyncClient {
                     } catch is CancellationError {
                         return
                     } catch {
+                        // A refused token: the sync this kicks finds out and ends `follow`.
+                        if case SyncClientError.unauthorized = error { kick.yield() }
                         try? await Task.sleep(for: pause)
                         pause = min(pause * 2, .seconds(5))
                     }
@@ -229,10 +238,18 @@ public actor SyncClient {
                 do {
                     try await sync()
                     pause = .milliseconds(200)
+                } catch is CancellationError {
+                    break
                 } catch let error as SyncClientError {
-                    guard case .offline = error else { throw error }
+                    if case .unauthorized = error { throw error }
+                    // `sync` reported it (.offline or .error); try again after the pause.
+                    let longest: Duration = if case .offline = error { .seconds(5) } else { .seconds(30) }
+                    try await Task.sleep(for: min(pause, longest))
+                    pause = min(pause * 2, longest)
+                    kick.yield()
+                } catch {
                     try await Task.sleep(for: pause)
-                    pause = min(pause * 2, .seconds(5))
+                    pause = min(pause * 2, .seconds(30))
                     kick.yield()
                 }
             }

@@ -6,6 +6,7 @@ import Glibc
 /// A TCP proxy on loopback that forwards to the service and, when told, cuts the
 /// connection of the next responses after the request reached the service but before
 /// any byte of the answer reached the device: the dropped connection of the fault tests.
+/// Or it answers them with a page that is not the protocol's (a captive portal's "200 OK").
 final class DroppingProxy: @unchecked Sendable {
     // @unchecked Sendable: the counters are guarded by `lock`; sockets belong to their threads.
     let url: URL
@@ -14,6 +15,7 @@ final class DroppingProxy: @unchecked Sendable {
     private let lock = NSLock()
     private var dropsLeft = 0
     private var droppedCount = 0
+    private var garblesLeft = 0
 
     init(upstream: URL) throws {
         upstreamPort = UInt16(upstream.port ?? 80)
@@ -49,6 +51,12 @@ final class DroppingProxy: @unchecked Sendable {
     /// Cuts the next `count` responses.
     func dropNextResponses(_ count: Int) { lock.withLock { dropsLeft = count } }
 
+    /// Answers the next `count` requests (after they reached the service) with an HTML page.
+    func garbleNextResponses(_ count: Int) { lock.withLock { garblesLeft = count } }
+
+    /// The answer given instead of the service's.
+    static let garbled = Array("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 37\r\nConnection: close\r\n\r\n<html>Sign in to the Wi-Fi</html>\r\n\r\n".utf8)
+
     /// How many responses were cut.
     var dropped: Int { lock.withLock { droppedCount } }
 
@@ -82,12 +90,18 @@ final class DroppingProxy: @unchecked Sendable {
         }
     }
 
-    private func shouldCut() -> Bool {
+    private enum Action { case forward, cut, garble }
+
+    private func action() -> Action {
         lock.withLock {
-            guard dropsLeft > 0 else { return false }
+            if garblesLeft > 0 {
+                garblesLeft -= 1
+                return .garble
+            }
+            guard dropsLeft > 0 else { return .forward }
             dropsLeft -= 1
             droppedCount += 1
-            return true
+            return .cut
         }
     }
 
@@ -96,13 +110,16 @@ final class DroppingProxy: @unchecked Sendable {
         outer: while true {
             let count = read(source, &buffer, buffer.count)
             guard count > 0 else { break }
-            if let cut, cut.shouldCut() { break }
+            let action = cut?.action() ?? .forward
+            if action == .cut { break }
+            let chunk = action == .garble ? garbled : Array(buffer[0..<count])
             var sent = 0
-            while sent < count {
-                let written = buffer.withUnsafeBytes { write(target, $0.baseAddress! + sent, count - sent) }
+            while sent < chunk.count {
+                let written = chunk.withUnsafeBytes { write(target, $0.baseAddress! + sent, chunk.count - sent) }
                 guard written > 0 else { break outer }
                 sent += written
             }
+            if action == .garble { break }
         }
         shutdown(source, Int32(SHUT_RDWR))
         shutdown(target, Int32(SHUT_RDWR))

@@ -126,4 +126,55 @@ struct LiveChannelTests {
         try await b.client.sync()
         #expect(try b.rows("SELECT count(*) FROM person") == ["6"])
     }
+
+    @Test func followReportsErrorsAndKeepsGoingUntilTheTokenIsRevoked() async throws {
+        // Between the device and the service, something answers requests with an HTML page
+        // (a captive portal's 200 OK): follow() reports .error and retries until everything is
+        // pushed. A revoked token (401) ends it, its change still pending.
+        let space = try SyncSpace()
+        let proxy = try DroppingProxy(upstream: space.service.url)
+        let a = try Device(server: proxy.url, token: space.token)
+        let errors = Locked(0)
+        let watcher = Task {
+            for await snapshot in a.client.updates {
+                if case .error(let message) = snapshot.status, message.contains("protocol violation") { errors.withLock { $0 += 1 } }
+            }
+        }
+        defer { watcher.cancel() }
+        let outcome = Locked<String?>(nil)
+        proxy.garbleNextResponses(4)
+        let follower = Task {
+            do {
+                try await a.client.follow()
+                outcome.withLock { $0 = "returned" }
+            } catch SyncClientError.unauthorized {
+                outcome.withLock { $0 = "unauthorized" }
+            } catch {
+                outcome.withLock { $0 = "\(error)" }
+            }
+        }
+        defer { follower.cancel() }
+        for index in 0..<5 {
+            _ = try a.sql("INSERT INTO person (first_name, last_name) VALUES ('Limited', ?)", [.text("\(index)")])
+            try await Task.sleep(for: .milliseconds(30))
+        }
+        let pushed = try await Self.within(60, "pushing five people through the garbled answers") {
+            while try await a.client.pendingChangeCount() > 0 || SyncContent.ofService(space.postgres).count < 5 {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            return true
+        }
+        #expect(pushed == true)
+        #expect(errors.withLock { $0 } > 0, "no .error status was reported")
+        #expect(outcome.withLock { $0 } == nil, "follow() ended: \(outcome.withLock { $0 } ?? "")")
+        try SyncServiceProcess.revokeToken(postgres: space.postgres, space.token)
+        _ = try a.sql("INSERT INTO person (first_name, last_name) VALUES ('After', 'Revoke')")
+        let ended = try await Self.within(60, "follow() with a revoked token") {
+            while outcome.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(50)) }
+            return true
+        }
+        #expect(ended == true)
+        #expect(outcome.withLock { $0 } == "unauthorized")
+        #expect(try await a.client.pendingChangeCount() == 1)
+    }
 }

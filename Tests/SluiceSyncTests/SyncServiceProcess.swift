@@ -61,4 +61,9 @@ final class SyncServiceProcess: @unchecked Sendable {
         }
         return token
     }
+
+    /// Revokes `token` with `sluice-sync token revoke`.
+    static func revokeToken(postgres: String, _ token: String) throws {
+        _ = try PostgresCluster.run(CommandRunner.executable(named: "sluice-sync").path, ["token", "revoke", "--postgres", postgres, token])
+    }
 }
