@@ -175,15 +175,24 @@ public struct SyncService: Sendable {
     /// waiting for it: a query stuck on a connection PostgreSQL dropped must not hold the
     /// device's request; the device retries).
     static func withDeadline<T: Sendable>(_ deadline: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        let state = DeadlineState<T>()
+        let answer = FirstAnswer<T>()
         return try await withCheckedThrowingContinuation { continuation in
-            state.start(continuation)
-            let work = Task {
-                do { state.finish(.success(try await body())) } catch { state.finish(.failure(error)) }
-            }
+            answer.wait(continuation)
+            // Outside the caller's task, so that it is answered at the deadline even when the
+            // work does not end when cancelled; the loser is cancelled (the timer too, which
+            // would otherwise sleep out the deadline after every request).
             Task {
-                try? await Task.sleep(for: deadline)
-                if state.finish(.failure(DeadlineExceeded())) { work.cancel() }
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        do { answer.finish(.success(try await body())) } catch { answer.finish(.failure(error)) }
+                    }
+                    group.addTask {
+                        guard (try? await Task.sleep(for: deadline)) != nil else { return }
+                        answer.finish(.failure(DeadlineExceeded()))
+                    }
+                    await group.next()
+                    group.cancelAll()
+                }
             }
         }
     }
@@ -223,36 +232,5 @@ public struct SyncService: Sendable {
         default:
             return "\(error)"
         }
-    }
-}
-
-/// The one answer of ``SyncService/withDeadline(_:_:)``: the work's or the deadline's, whichever comes first.
-private final class DeadlineState<T: Sendable>: @unchecked Sendable {
-    // @unchecked Sendable: guarded by `lock`.
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<T, any Error>?
-    private var pending: Result<T, any Error>?
-
-    func start(_ continuation: CheckedContinuation<T, any Error>) {
-        let result: Result<T, any Error>? = lock.withLock {
-            if let pending { return pending }
-            self.continuation = continuation
-            return nil
-        }
-        if let result { continuation.resume(with: result) }
-    }
-
-    /// Delivers `result` unless an answer was given already; true when it was delivered.
-    @discardableResult
-    func finish(_ result: Result<T, any Error>) -> Bool {
-        let (continuation, first): (CheckedContinuation<T, any Error>?, Bool) = lock.withLock {
-            guard pending == nil else { return (nil, false) }
-            pending = result
-            let continuation = self.continuation
-            self.continuation = nil
-            return (continuation, true)
-        }
-        continuation?.resume(with: result)
-        return first
     }
 }

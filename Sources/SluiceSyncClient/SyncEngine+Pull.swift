@@ -53,7 +53,7 @@ extension SyncEngine {
                 } else {
                     var id = local
                     if id == nil, let floor = reserved[name] {
-                        let rows = try db.fetchRows(sql: "SELECT max(rowid) FROM \(Self.quote(table.name))")
+                        let rows = try db.fetchRows(sql: "SELECT max(rowid) FROM \(quoteIdentifier(table.name))")
                         let highest: Int64 = if case .integer(let value)? = rows.first?[0] { value } else { 0 }
                         id = max(floor, highest) + 1
                         reserved[name] = id
@@ -77,7 +77,7 @@ extension SyncEngine {
                 }
                 guard let values = try localValues(change.values ?? [:], table, gid: change.id, db) else {
                     // It now points at a parent this device deleted: it goes, as the cascade takes it.
-                    try db.execute(sql: "DELETE FROM \(Self.quote(table.name)) WHERE rowid = ?", arguments: [.integer(local)])
+                    try db.execute(sql: "DELETE FROM \(quoteIdentifier(table.name)) WHERE rowid = ?", arguments: [.integer(local)])
                     try fixUp(name, change.id, column: nil, db)
                     pending[key] = nil
                     continue
@@ -117,7 +117,7 @@ extension SyncEngine {
                     try db.execute(sql: "INSERT OR IGNORE INTO sluice_sync_resurrect (tbl, local) VALUES (?, ?)", arguments: [.text(name), .integer(local)])
                     continue
                 }
-                try db.execute(sql: "DELETE FROM \(Self.quote(table.name)) WHERE rowid = ?", arguments: [.integer(local)])
+                try db.execute(sql: "DELETE FROM \(quoteIdentifier(table.name)) WHERE rowid = ?", arguments: [.integer(local)])
                 pending[key] = nil
             }
         }
@@ -191,21 +191,21 @@ extension SyncEngine {
     }
 
     func insert(_ table: LocalTable, local: Int64?, _ values: [(String, SQLiteValue)], gid: String, _ db: Database) throws {
-        var columns = values.map { Self.quote($0.0) }
+        var columns = values.map { quoteIdentifier($0.0) }
         var arguments = values.map(\.1)
         if let local {
-            columns.append(table.keyColumn.map(Self.quote) ?? "rowid")
+            columns.append(table.keyColumn.map(quoteIdentifier) ?? "rowid")
             arguments.append(.integer(local))
         }
         let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-        try db.execute(sql: "INSERT INTO \(Self.quote(table.name)) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))", arguments: arguments)
+        try db.execute(sql: "INSERT INTO \(quoteIdentifier(table.name)) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))", arguments: arguments)
         try map(table.name.lowercased(), local: db.lastInsertedRowID, to: gid, pulled: true, db)
     }
 
     func update(_ table: LocalTable, _ local: Int64, _ values: [(String, SQLiteValue)], _ db: Database) throws {
         guard !values.isEmpty else { return }
-        let assignments = values.map { "\(Self.quote($0.0)) = ?" }.joined(separator: ", ")
-        try db.execute(sql: "UPDATE \(Self.quote(table.name)) SET \(assignments) WHERE rowid = ?", arguments: values.map(\.1) + [.integer(local)])
+        let assignments = values.map { "\(quoteIdentifier($0.0)) = ?" }.joined(separator: ", ")
+        try db.execute(sql: "UPDATE \(quoteIdentifier(table.name)) SET \(assignments) WHERE rowid = ?", arguments: values.map(\.1) + [.integer(local)])
     }
 
     /// How many local transactions wait to be pushed.

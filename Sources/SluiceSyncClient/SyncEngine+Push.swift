@@ -110,7 +110,7 @@ extension SyncEngine {
         var changes: [SyncChange] = []
         for name in order {
             guard let table = tables[name] else { continue }
-            let sql = "SELECT rowid AS sluice_rowid, * FROM \(Self.quote(table.name)) WHERE rowid NOT IN (SELECT local FROM sluice_sync_id WHERE tbl = ? AND pulled) ORDER BY rowid"
+            let sql = "SELECT rowid AS sluice_rowid, * FROM \(quoteIdentifier(table.name)) WHERE rowid NOT IN (SELECT local FROM sluice_sync_id WHERE tbl = ? AND pulled) ORDER BY rowid"
             for row in try db.fetchRows(sql: sql, arguments: [.text(name)]) {
                 guard case .integer(let local)? = row["sluice_rowid"] else { continue }
                 let values = Row(columns: Array(row.columns.dropFirst()), values: Array(row.values.dropFirst()))

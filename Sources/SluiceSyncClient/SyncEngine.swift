@@ -324,19 +324,10 @@ final class SyncEngine: @unchecked Sendable {
 
     /// The row with this rowid, or nil.
     func currentRow(_ table: LocalTable, _ local: Int64, _ db: Database) throws -> Row? {
-        try db.fetchRows(sql: "SELECT * FROM \(Self.quote(table.name)) WHERE rowid = ?", arguments: [.integer(local)]).first
+        try db.fetchRows(sql: "SELECT * FROM \(quoteIdentifier(table.name)) WHERE rowid = ?", arguments: [.integer(local)]).first
     }
 
     static func hasStateTable(_ db: Database) throws -> Bool {
         try !db.fetchRows(sql: "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sluice_sync_state'").isEmpty
     }
-
-    // MARK: - SQL text
-
-    /// A double-quoted identifier (names come from this device's schema, never from the wire).
-    static func quote(_ name: String) -> String {
-        guard name.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + name + "\"" }
-        return "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
-
 }

@@ -101,7 +101,7 @@ struct SyncTransport: Sendable {
     /// swift-corelibs-foundation deadlocked in the async API's cancel (a CI run hung 30
     /// minutes) and crashed in libdispatch's event loop after the completion-handler API's.
     private func data(for request: URLRequest) async throws -> (Data, URLResponse) {
-        let answer = RequestAnswer()
+        let answer = FirstAnswer<(Data, URLResponse)>()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
                 guard answer.wait(continuation) else { return }
@@ -137,40 +137,5 @@ struct SyncTransport: Sendable {
         } catch {
             throw SyncClientError.protocolViolation("cannot read the service's answer as \(T.self): \(error)")
         }
-    }
-}
-
-/// The one answer a request gives its caller: the response, or the cancellation if it
-/// comes first.
-private final class RequestAnswer: @unchecked Sendable {
-    // @unchecked Sendable: guarded by `lock`.
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<(Data, URLResponse), any Error>?
-    private var early: Result<(Data, URLResponse), any Error>?
-    private var answered = false
-
-    /// Registers the caller; false (and the caller already resumed) when cancelled before.
-    func wait(_ continuation: CheckedContinuation<(Data, URLResponse), any Error>) -> Bool {
-        let early: Result<(Data, URLResponse), any Error>? = lock.withLock {
-            if let early = self.early { return early }
-            self.continuation = continuation
-            return nil
-        }
-        if let early { continuation.resume(with: early) }
-        return early == nil
-    }
-
-    func finish(_ result: Result<(Data, URLResponse), any Error>) {
-        let continuation: CheckedContinuation<(Data, URLResponse), any Error>? = lock.withLock {
-            guard !answered else { return nil }
-            answered = true
-            guard let continuation = self.continuation else {
-                early = result
-                return nil
-            }
-            self.continuation = nil
-            return continuation
-        }
-        continuation?.resume(with: result)
     }
 }

@@ -145,7 +145,7 @@ public struct TableInfo: Sendable, Hashable {
 }
 
 /// Quotes an identifier for SQL: `person` → `"person"`.
-func quoteIdentifier(_ name: String) -> String {
+package func quoteIdentifier(_ name: String) -> String {
     // The usual name has no quote: skip Foundation's replacingOccurrences (slow on Linux,
     // and hot when SQL is built per row).
     guard name.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + name + "\"" }
