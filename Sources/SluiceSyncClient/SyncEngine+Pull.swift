@@ -151,12 +151,19 @@ extension SyncEngine {
         return true
     }
 
-    /// Wire values → local values, checked against this device's schema; nil when a
-    /// NOT NULL foreign key points at a row this device does not have (deleted here). A
-    /// nullable one becomes NULL, and the row `gid` is fixed up the same way everywhere.
+    /// Wire values → local values in the table's column order, checked against this
+    /// device's schema; nil when a NOT NULL foreign key points at a row this device does not
+    /// have (deleted here). A nullable one becomes NULL, and the row `gid` is fixed up the
+    /// same way everywhere.
+    ///
+    /// The order matters for speed: the statements built from these values are cached by
+    /// their text, and a dictionary's order differs from one instance to the next (with the
+    /// demo's 8 person columns, nearly every pulled row made a new statement to prepare).
     func localValues(_ values: [String: SyncValue], _ table: LocalTable, gid row: String, _ db: Database) throws -> [(String, SQLiteValue)]? {
         var result: [(String, SQLiteValue)] = []
-        for (name, value) in values {
+        result.reserveCapacity(values.count)
+        let ordered = values.map { (position: table.position($0.key), name: $0.key, value: $0.value) }.sorted { $0.position < $1.position }
+        for (_, name, value) in ordered {
             guard let column = table.info.column(named: name) else {
                 throw StoreError(code: .unknownColumn, message: "sync: pulled a value for \(table.name).\(name), a column this device does not have")
             }

@@ -68,6 +68,13 @@ final class SyncEngine: @unchecked Sendable {
         /// Foreign key columns (lowercased) → the synced table they point at.
         var references: [String: String]
         var name: String { info.name }
+
+        /// Where a column named `name` (as a device sends it) sits in the table: its index,
+        /// or past the end for a name this device does not know (reported by the caller).
+        func position(_ name: String) -> Int {
+            if let index = info.columns.firstIndex(where: { $0.name == name }) { return index }
+            return info.column(named: name).flatMap { column in info.columns.firstIndex(of: column) } ?? info.columns.count
+        }
     }
 
     /// An unpushed local column value.
