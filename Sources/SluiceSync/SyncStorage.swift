@@ -166,15 +166,20 @@ public struct SyncStorage: Sendable {
 
     /// Folds one transaction into `sluice_row`: net change per row first (a transaction may
     /// touch a row several times; one upsert may not), then one statement for all rows.
+    /// When every change names a row of its own (the usual case, and the first upload of a
+    /// device's rows) PostgreSQL reads the changes from the `sluice_txn` row just written,
+    /// so they are neither encoded nor sent a second time.
     private static func fold(_ changes: [SyncChange], seq: Int64, space: Int64, connection: PostgresConnection,
                              logger: Logger, encoder: JSONEncoder) async throws {
         struct Net { var table: String; var id: String; var op: SyncChange.Operation; var values: [String: SyncValue] }
         var order: [String] = []
         var net: [String: Net] = [:]
+        var repeated = false
         for change in changes {
             let key = change.table.lowercased() + "\u{0}" + change.id
             let values = change.values ?? [:]
             if var existing = net[key] {
+                repeated = true
                 switch (existing.op, change.op) {
                 case (_, .delete): existing = Net(table: change.table, id: change.id, op: .delete, values: [:])
                 case (_, .insert): existing = Net(table: change.table, id: change.id, op: .insert, values: values)
@@ -187,29 +192,49 @@ public struct SyncStorage: Sendable {
                 net[key] = Net(table: change.table, id: change.id, op: change.op, values: values)
             }
         }
-        let rows = order.compactMap { net[$0] }.map { entry in
-            RowFold(t: entry.table.lowercased(), id: entry.id, op: entry.op.rawValue, v: entry.values)
-        }
-        let json = String(decoding: try encoder.encode(rows), as: UTF8.self)
         // insert: the values replace the row (a delete before it in history is undone);
         // update: merged into a live row (an update of a deleted row changes nothing);
-        // delete: marks the row deleted.
-        try await connection.query("""
-            INSERT INTO sluice_row (space_id, tbl, id, vals, deleted, seq)
-            SELECT \(space), c.t, c.id, c.v, false, \(seq)
-            FROM jsonb_to_recordset(\(json)::jsonb) AS c (t TEXT, id TEXT, op TEXT, v JSONB) WHERE c.op = 'insert'
-            ON CONFLICT (space_id, tbl, id) DO UPDATE SET vals = excluded.vals, deleted = false, seq = excluded.seq
-            """, logger: logger)
-        try await connection.query("""
-            UPDATE sluice_row r SET vals = r.vals || c.v, seq = \(seq)
-            FROM jsonb_to_recordset(\(json)::jsonb) AS c (t TEXT, id TEXT, op TEXT, v JSONB)
-            WHERE c.op = 'update' AND r.space_id = \(space) AND r.tbl = c.t AND r.id = c.id AND NOT r.deleted
-            """, logger: logger)
-        try await connection.query("""
-            UPDATE sluice_row r SET deleted = true, seq = \(seq)
-            FROM jsonb_to_recordset(\(json)::jsonb) AS c (t TEXT, id TEXT, op TEXT, v JSONB)
-            WHERE c.op = 'delete' AND r.space_id = \(space) AND r.tbl = c.t AND r.id = c.id
-            """, logger: logger)
+        // delete: marks the row deleted. One statement: the changes are read once, and
+        // no two parts touch the same row (one net change per row).
+        let apply = """
+            , inserted AS (
+                INSERT INTO sluice_row (space_id, tbl, id, vals, deleted, seq)
+                SELECT c.space, c.t, c.id, c.v, false, c.seq FROM c WHERE c.op = 'insert'
+                ON CONFLICT (space_id, tbl, id) DO UPDATE SET vals = excluded.vals, deleted = false, seq = excluded.seq)
+            , updated AS (
+                UPDATE sluice_row r SET vals = r.vals || c.v, seq = c.seq FROM c
+                WHERE c.op = 'update' AND r.space_id = c.space AND r.tbl = c.t AND r.id = c.id AND NOT r.deleted)
+            , removed AS (
+                UPDATE sluice_row r SET deleted = true, seq = c.seq FROM c
+                WHERE c.op = 'delete' AND r.space_id = c.space AND r.tbl = c.t AND r.id = c.id)
+            SELECT 1
+            """
+        if repeated {
+            let rows = order.compactMap { net[$0] }.map { entry in
+                RowFold(t: entry.table.lowercased(), id: entry.id, op: entry.op.rawValue, v: entry.values)
+            }
+            let json = String(decoding: try encoder.encode(rows), as: UTF8.self)
+            try await connection.query("""
+                WITH c AS MATERIALIZED (
+                    SELECT \(space)::bigint AS space, \(seq)::bigint AS seq, c.t, c.id, c.op, c.v
+                    FROM jsonb_to_recordset(\(json)::jsonb) AS c (t TEXT, id TEXT, op TEXT, v JSONB))
+                \(unescaped: apply)
+                """, logger: logger)
+        } else {
+            // The rows' table names as stored (lowercased by Swift, as every other statement
+            // here has them), matched by the name each change carries.
+            let names = Array(Set(changes.map(\.table)))
+            let lowered = names.map { $0.lowercased() }
+            try await connection.query("""
+                WITH c AS MATERIALIZED (
+                    SELECT \(space)::bigint AS space, \(seq)::bigint AS seq, m.lowered AS t, c.id, c.op, coalesce(c."values", '{}'::jsonb) AS v
+                    FROM sluice_txn x
+                    CROSS JOIN jsonb_to_recordset(x.changes::jsonb) AS c ("table" TEXT, id TEXT, op TEXT, "values" JSONB)
+                    JOIN unnest(\(names)::text[], \(lowered)::text[]) AS m (name, lowered) ON m.name = c."table"
+                    WHERE x.space_id = \(space) AND x.seq = \(seq))
+                \(unescaped: apply)
+                """, logger: logger)
+        }
     }
 
     private struct RowFold: Encodable {

@@ -112,12 +112,13 @@ final class LiveMirror: @unchecked Sendable {
     private let store: Store
     private let plain: PlainConnection
     private let sql: String
+    private let queue = DispatchQueue(label: "mirror")
 
     init(_ device: Device, _ results: Results<Row>, sql: String) {
         store = device.store
         plain = PlainConnection(path: device.database.path)
         self.sql = sql
-        token = results.observe(on: DispatchQueue(label: "mirror")) { [weak self] change in
+        token = results.observe(on: queue) { [weak self] change in
             guard let self else { return }
             self.lock.withLock { self.events.append(change) }
         }
@@ -129,6 +130,8 @@ final class LiveMirror: @unchecked Sendable {
     /// then compares with the query re-run on the plain connection.
     func check(_ context: String) throws {
         store.waitForObservers()
+        // Deliveries to the mirror's own queue are asynchronous: wait for those under way.
+        queue.sync {}
         for event in lock.withLock({ defer { events = [] }; return events }) {
             event.apply(to: &array)
             switch event {
