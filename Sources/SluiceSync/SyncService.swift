@@ -32,7 +32,8 @@ public struct SyncService: Sendable {
         public var pullLimit: Int = 1_000
         /// A pull page stops growing past this many bytes (but has at least one transaction).
         public var pullBytes: Int = 8 << 20
-        /// Most transactions in one push.
+        /// Most transactions in one push (more are refused with 413, as a body over
+        /// ``maximumBodyBytes`` is: a device then pushes fewer at a time).
         public var maximumPushTransactions: Int = 10_000
         /// How long a request may wait on PostgreSQL before it is answered 503 (the device
         /// retries); a long poll gets this on top of its own timeout, a push two seconds more
@@ -121,7 +122,8 @@ public struct SyncService: Sendable {
             throw SyncErrorBody(error: "invalid", message: "device ids have 1 to 64 letters, digits, '.', '_' or '-'")
         }
         guard push.transactions.count <= configuration.maximumPushTransactions else {
-            throw SyncErrorBody(error: "invalid", message: "more than \(configuration.maximumPushTransactions) transactions in one push")
+            // 413, as a body over the size limit: the device splits its push and sends again.
+            return Self.error(.contentTooLarge, "too_large", "more than \(configuration.maximumPushTransactions) transactions in one push")
         }
         for (index, transaction) in push.transactions.enumerated() {
             for change in transaction.changes {

@@ -138,13 +138,24 @@ public actor SyncClient {
             try await store.write { db in try engine.writeMerges(db) }
             var report = Report(pushed: 0, pulled: 0, cursor: 0)
             var rounds = 0
+            var limit = engine.configuration.pushBatchSize
             while true {
                 rounds += 1
                 report.pulled += try await pullAll()
-                guard let (push, last, fixUps) = try await store.write({ db in try engine.makePush(db) }) else { break }
-                switch try await transport.push(push) {
+                guard let (push, last, fixUps) = try await store.write({ [limit] db in try engine.makePush(db, limit: limit) }) else { break }
+                let outcome: SyncTransport.PushOutcome
+                do {
+                    outcome = try await transport.push(push)
+                } catch SyncClientError.rejected(let status, _) where status == 413 && push.transactions.count > 1 {
+                    // Over the service's limits: send half as many at a time (a single
+                    // transaction over them cannot be split, and the error stands).
+                    limit = push.transactions.count / 2
+                    continue
+                }
+                switch outcome {
                 case .accepted(let response):
                     report.pushed += push.transactions.count
+                    rounds = 0
                     try await store.write { db in try engine.pushed(through: last, head: response.appended > 0 ? response.head : nil, fixUps: fixUps, db) }
                 case .behind:
                     guard rounds < 50 else { throw SyncClientError.protocolViolation("still behind after 50 pulls") }

@@ -54,6 +54,12 @@ public struct SyncConfiguration: Sendable {
     public var columnPolicies: [String: ConflictPolicy] = [:]
     /// Delete against concurrent update.
     public var deleteRule: DeleteRule = .deleteWins
+    /// Most local transactions in one push: a longer queue (a device offline for a while)
+    /// goes in several pushes, oldest first, each acknowledged before the next. When the
+    /// service refuses a push as too large (413: over its body size or transaction count),
+    /// the client sends half as many and goes on; one transaction over the limits cannot
+    /// be split, and its error is thrown.
+    public var pushBatchSize = 1_000
 
     /// A configuration for `tables`, last writer wins everywhere, deletes win.
     public init(tables: [String]) { self.tables = tables }

@@ -5,10 +5,12 @@ import Store
 extension SyncEngine {
     // MARK: - Push
 
-    /// The push for everything unpushed (nil when there is nothing), with the last local
-    /// sequence it covers, and whether it carries fix-ups. Assigns global ids and clocks and saves them before anything
-    /// is sent, so that a retried push sends the same transactions.
-    func makePush(_ db: Database) throws -> (PushRequest, Int64, Bool)? {
+    /// The push for what is unpushed, at most `limit` transactions of it, oldest first (nil
+    /// when there is nothing), with the last local sequence it covers, and whether it
+    /// carries fix-ups (only the push that empties the queue does). Assigns global ids and
+    /// clocks and saves them before anything is sent, so that a retried push sends the same
+    /// transactions.
+    func makePush(_ db: Database, limit: Int = .max) throws -> (PushRequest, Int64, Bool)? {
         guard var state = try loadState(db) else { return nil }
         var transactions: [SyncTransaction] = []
         var floor = state.pushed
@@ -29,7 +31,14 @@ extension SyncEngine {
         let unpushed = try unpushed(scan, db)
         let stamps = try stamp(unpushed, state: &state, db)
         var resurrect = try resurrections(db)
+        var covered = floor
+        var complete = true
         for (transaction, changes) in unpushed {
+            guard transactions.count < max(limit, 1) else {
+                complete = false
+                break
+            }
+            covered = transaction.token.sequence
             var out: [SyncChange] = []
             for (table, local) in resurrect {
                 guard let row = try currentRow(table, local, db) else { continue }
@@ -64,11 +73,11 @@ extension SyncEngine {
             }
         }
         try save(state, db)
-        var last = max(floor, unpushed.last?.0.token.sequence ?? floor)
+        var last = max(floor, covered)
         // Rows written elsewhere pointing at a parent this device deleted: fixed up with its
         // last transaction, or in one of their own numbered as the last logged transaction
         // (a pulled one: never pushed, so the number is free).
-        let fixUps = try self.fixUps(db)
+        let fixUps = complete ? try self.fixUps(db) : []
         if transactions.isEmpty, !fixUps.isEmpty, case let current = try db.currentHistoryToken().sequence, current > last {
             state.clock = state.clock.tick(at: Date())
             try save(state, db)

@@ -82,13 +82,23 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Largest request body, in bytes.")
     var maxBodyBytes = 64 << 20
 
+    @Option(help: "Most transactions in one push (devices send fewer at a time when refused).")
+    var maxPushTransactions = 10_000
+
     @Option(help: "Requests per second per token (each instance).")
     var rateLimit: Double = 200
+
+    func validate() throws {
+        guard maxBodyBytes > 0 else { throw ValidationError("--max-body-bytes: must be at least 1") }
+        guard maxPushTransactions > 0 else { throw ValidationError("--max-push-transactions: must be at least 1") }
+        guard rateLimit > 0 else { throw ValidationError("--rate-limit: must be more than 0") }
+    }
 
     func run() async throws {
         let registered = try loadSchema()
         var settings = SyncService.Configuration(schema: registered)
         settings.maximumBodyBytes = maxBodyBytes
+        settings.maximumPushTransactions = maxPushTransactions
         settings.requestsPerSecond = rateLimit
         settings.burst = rateLimit * 2
         var logger = Logger(label: "sluice-sync")

@@ -166,6 +166,49 @@ extension SyncTests {
         #expect(try mine.rows("SELECT first_name, last_name FROM person") == ["A|B"])
     }
 
+    @Test func aLongOfflineQueueIsPushedInBatchesTheServiceAccepts() async throws {
+        // The service takes at most 4 transactions per push and 6,000 bytes per body.
+        let space = try SyncSpace(serviceArguments: ["--max-push-transactions", "4", "--max-body-bytes", "6000"])
+        let a = try space.device()
+        let b = try space.device { $0.pushBatchSize = 3 }
+        // Both have synced once (a first sync uploads the rows a store holds, in one
+        // transaction, not its history); then 23 transactions on A while offline: inserts,
+        // updates, a delete and packages pointing at people made in earlier transactions.
+        try await a.client.sync()
+        try await b.client.sync()
+        var people: [Int64] = []
+        for index in 0..<12 {
+            people.append(try a.sql("INSERT INTO person (first_name, last_name, city) VALUES (?, 'Queue', 'Oslo')", [.text("p\(index)")]))
+        }
+        for index in 0..<5 { try a.sql("UPDATE person SET age = ? WHERE id = ?", [.integer(Int64(20 + index)), .integer(people[index])]) }
+        try a.sql("DELETE FROM person WHERE id = ?", [.integer(people[11])])
+        for index in 0..<5 { try a.sql("INSERT INTO package (recipient_id, created_at) VALUES (?, '2026-11-23')", [.integer(people[index])]) }
+        #expect(try await a.client.pendingChangeCount() == 23)
+        // A sends 1,000 at a time by default: refused (413), it halves until the service takes them.
+        let pushedByA = try await a.client.sync()
+        #expect(pushedByA.pushed == 23)
+        #expect(try await a.client.pendingChangeCount() == 0)
+        // B's batches of 3 fit at once; its 7 transactions follow A's.
+        for index in 0..<7 { try b.sql("INSERT INTO person (first_name, last_name) VALUES (?, 'B')", [.text("b\(index)")]) }
+        let pushedByB = try await b.client.sync()
+        #expect(pushedByB.pushed == 7 && pushedByB.pulled == 23)
+        try await a.client.sync()
+        #expect(try a.content() == b.content())
+        #expect(try SyncContent.ofService(space.postgres) == a.content())
+        #expect(try a.rows("SELECT count(*) FROM person") == ["18"])
+        #expect(try b.rows("SELECT count(*) FROM package k JOIN person p ON p.id = k.recipient_id WHERE p.last_name = 'Queue'") == ["5"])
+        // One transaction over the body limit cannot be split: its error stands, nothing is lost.
+        try a.sql("INSERT INTO person (first_name, last_name) VALUES (?, 'Big')", [.text(String(repeating: "x", count: 10_000))])
+        await #expect {
+            try await a.client.sync()
+        } throws: { error in
+            guard case SyncClientError.rejected(status: 413, _) = error else { return false }
+            return true
+        }
+        #expect(try await a.client.pendingChangeCount() == 1)
+        #expect(try SyncContent.ofService(space.postgres) == b.content())
+    }
+
     @Test func referencesToARowDeletedElsewhereEndAsItsOnDeleteActionLeavesThem() async throws {
         // B deletes P offline while A files packages with P as sender (SET NULL) and as recipient (CASCADE).
         let space = try SyncSpace()
