@@ -21,8 +21,17 @@ enum OpenMode {
 @usableFromInline
 final class Connection {
     /// Connections open in this process (for leak tests).
-    static var liveCount: Int { live.withLock { $0 } }
-    private static let live = Mutex(0)
+    static var liveCount: Int { live.withLock { $0.values.reduce(0, +) } }
+    /// Connections open on the database at `path` (for leak tests that run beside others).
+    static func liveCount(path: String) -> Int { live.withLock { $0[path] ?? 0 } }
+    private static let live = Mutex<[String: Int]>([:])
+
+    static func counted(_ path: String, _ change: Int) {
+        live.withLock { counts in
+            let count = (counts[path] ?? 0) + change
+            counts[path] = count == 0 ? nil : count
+        }
+    }
 
     let handle: SQLiteConnection
     let path: String
@@ -69,7 +78,7 @@ final class Connection {
             throw error
         }
         handle = db
-        Self.live.withLock { $0 += 1 }
+        Self.counted(path, 1)
         sqlite3_extended_result_codes(db, 1)
         // SQLite's own busy timeout backs off to 100 ms sleeps, and a writer
         // waiting that way almost never catches the short gap between
@@ -91,7 +100,7 @@ final class Connection {
         } catch var error as StoreError {
             statementCache.removeAll()
             sqlite3_close_v2(db)
-            Self.live.withLock { $0 -= 1 }
+            Self.counted(path, -1)
             if error.code == .notADatabase {
                 error.message = "\(path) is not an SQLite database (\(error.message))"
             }
@@ -162,7 +171,7 @@ final class Connection {
         sqlite3_set_authorizer(handle, nil, nil)
         sqlite3_busy_handler(handle, nil, nil)
         sqlite3_close_v2(handle)
-        Self.live.withLock { $0 -= 1 }
+        Self.counted(path, -1)
     }
 
     // MARK: - Executing
