@@ -68,9 +68,15 @@ public struct SyncService: Sendable {
         router.post("v1/push") { request, _ in
             // A push writes as many rows as it carries: two seconds more per megabyte of body.
             let megabytes = request.headers[.contentLength].flatMap { Int($0) }.map { $0 >> 20 } ?? 0
-            return await self.respond(request, deadline: configuration.databaseDeadline + .seconds(2 * megabytes)) { space in
-                try await self.push(request, space: space)
-            }
+            // The body is read in the handler's own task, before the database deadline starts:
+            // work the deadline gives up on goes on in the background, and a body still being
+            // read there was read a second time by Hummingbird after the 503 (a crash).
+            return await self.respond(request, deadline: configuration.databaseDeadline + .seconds(2 * megabytes), read: {
+                var request = request
+                return try await request.collectBody(upTo: configuration.maximumBodyBytes)
+            }, { space, body in
+                try await self.push(body, space: space)
+            })
         }
         router.get("v1/pull") { request, _ in await self.respond(request) { space in try await self.pull(request, space: space) } }
         router.get("v1/wait") { request, _ in
@@ -81,6 +87,15 @@ public struct SyncService: Sendable {
 
     /// Authenticates and rate-limits, then runs `body`; turns errors into JSON responses.
     private func respond(_ request: Request, longPoll: Bool = false, deadline: Duration? = nil, _ body: @escaping @Sendable (Int64) async throws -> Response) async -> Response {
+        await respond(request, longPoll: longPoll, deadline: deadline, read: {}, { space, _ in try await body(space) })
+    }
+
+    /// Authenticates and rate-limits, reads what `read` reads (in this task, with no
+    /// deadline), then runs `body` with it under the database deadline; turns errors into
+    /// JSON responses.
+    private func respond<Input: Sendable>(_ request: Request, longPoll: Bool = false, deadline: Duration? = nil,
+                                          read: () async throws -> Input,
+                                          _ body: @escaping @Sendable (Int64, Input) async throws -> Response) async -> Response {
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
               case let token = String(header.dropFirst("Bearer ".count)), !token.isEmpty, token.utf8.count <= 200 else {
             return Self.error(.unauthorized, "unauthorized", "a bearer token is required (Authorization: Bearer <token>)")
@@ -97,8 +112,9 @@ public struct SyncService: Sendable {
                 response.headers[.retryAfter] = "1"
                 return response
             }
+            let input = try await read()
             let deadline = (deadline ?? configuration.databaseDeadline) + (longPoll ? .seconds(Self.longestWait) : .zero)
-            return try await Self.withDeadline(deadline) { try await body(space) }
+            return try await Self.withDeadline(deadline) { try await body(space, input) }
         } catch is NIOTooManyBytesError {
             return Self.error(.contentTooLarge, "too_large", "the body is larger than \(configuration.maximumBodyBytes) bytes")
         } catch let error as SyncErrorBody {
@@ -109,9 +125,7 @@ public struct SyncService: Sendable {
         }
     }
 
-    private func push(_ request: Request, space: Int64) async throws -> Response {
-        var request = request
-        let buffer = try await request.collectBody(upTo: configuration.maximumBodyBytes)
+    private func push(_ buffer: ByteBuffer, space: Int64) async throws -> Response {
         let push: PushRequest
         do {
             push = try JSONDecoder().decode(PushRequest.self, from: Data(buffer.readableBytesView))

@@ -139,24 +139,40 @@ public actor SyncClient {
             var report = Report(pushed: 0, pulled: 0, cursor: 0)
             var rounds = 0
             var limit = engine.configuration.pushBatchSize
+            var rows = engine.configuration.uploadBatchRows
             while true {
                 rounds += 1
                 report.pulled += try await pullAll()
-                guard let (push, last, fixUps) = try await store.write({ [limit] db in try engine.makePush(db, limit: limit) }) else { break }
+                guard let push = try await store.write({ [limit, rows] db in try engine.makePush(db, limit: limit, rows: rows) }) else { break }
                 let outcome: SyncTransport.PushOutcome
                 do {
-                    outcome = try await transport.push(push)
-                } catch SyncClientError.rejected(let status, _) where status == 413 && push.transactions.count > 1 {
-                    // Over the service's limits: send half as many at a time (a single
-                    // transaction over them cannot be split, and the error stands).
-                    limit = push.transactions.count / 2
+                    outcome = try await transport.push(push.request)
+                } catch SyncClientError.rejected(let status, let body) where status == 413 {
+                    // Over the service's limits: send half as much at a time. A single
+                    // transaction, or row of the upload, over them cannot be split: the
+                    // error stands.
+                    let transactions = push.request.transactions
+                    if push.upload != nil, let count = transactions.first?.changes.count, count > 1 {
+                        rows = count / 2
+                    } else if push.upload == nil, transactions.count > 1 {
+                        limit = transactions.count / 2
+                    } else {
+                        throw SyncClientError.rejected(status: status, body)
+                    }
                     continue
                 }
                 switch outcome {
                 case .accepted(let response):
-                    report.pushed += push.transactions.count
+                    report.pushed += push.request.transactions.count
                     rounds = 0
-                    try await store.write { db in try engine.pushed(through: last, head: response.appended > 0 ? response.head : nil, fixUps: fixUps, db) }
+                    let head = response.appended > 0 ? response.head : nil
+                    try await store.write { db in
+                        if let progress = push.upload {
+                            try engine.uploaded(progress, head: head, db)
+                        } else if let last = push.last {
+                            try engine.pushed(through: last, head: head, fixUps: push.fixUps, db)
+                        }
+                    }
                 case .behind:
                     guard rounds < 50 else { throw SyncClientError.protocolViolation("still behind after 50 pulls") }
                 }

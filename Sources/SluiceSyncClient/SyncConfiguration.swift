@@ -60,6 +60,10 @@ public struct SyncConfiguration: Sendable {
     /// the client sends half as many and goes on; one transaction over the limits cannot
     /// be split, and its error is thrown.
     public var pushBatchSize = 1_000
+    /// Most rows in one part of a store's first upload (the rows it held before it first
+    /// synced, sent in parts, each a transaction of its own, and resumed after the last
+    /// part the service took if interrupted); halved, as ``pushBatchSize``, on a 413.
+    public var uploadBatchRows = 10_000
 
     /// A configuration for `tables`, last writer wins everywhere, deletes win.
     public init(tables: [String]) { self.tables = tables }

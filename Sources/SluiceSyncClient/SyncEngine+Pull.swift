@@ -20,6 +20,7 @@ extension SyncEngine {
             // Our own push, accepted although we never heard back: no longer pending.
             try save(state, db)
             try pushed(through: transaction.local, head: nil, db)
+            try uploadPartPulled(transaction, db)
             return false
         }
         let unpushed = try unpushed(state, db)

@@ -5,26 +5,44 @@ import Store
 extension SyncEngine {
     // MARK: - Push
 
-    /// The push for what is unpushed, at most `limit` transactions of it, oldest first (nil
-    /// when there is nothing), with the last local sequence it covers, and whether it
-    /// carries fix-ups (only the push that empties the queue does). Assigns global ids and
-    /// clocks and saves them before anything is sent, so that a retried push sends the same
-    /// transactions.
-    func makePush(_ db: Database, limit: Int = .max) throws -> (PushRequest, Int64, Bool)? {
+    /// A push to send, and what to record when the service accepts it.
+    struct Push {
+        var request: PushRequest
+        /// The last local sequence it covers (nil for a part of the first upload).
+        var last: Int64?
+        /// Whether it carries the recorded fix-ups.
+        var fixUps: Bool
+        /// For a part of the first upload: where the upload stands once it is accepted.
+        var upload: UploadProgress?
+    }
+
+    /// What is next to push (nil when there is nothing): while the store's first upload
+    /// of its rows is not over, its next part of at most `rows` rows; then at most `limit`
+    /// of the unpushed transactions, oldest first (fix-ups only with the push that empties
+    /// the queue). Assigns global ids and clocks and saves them before anything is sent,
+    /// so that a retried push sends the same transactions.
+    func makePush(_ db: Database, limit: Int = .max, rows: Int = .max) throws -> Push? {
         guard var state = try loadState(db) else { return nil }
         var transactions: [SyncTransaction] = []
         var floor = state.pushed
         if try !hasPushedBefore(db) {
-            // First push of this store: upload the rows it holds that did not come from the
-            // service (the log may not reach back to every row), then push only what the
-            // log has after that. Sent again until a push succeeds.
-            let token = try db.currentHistoryToken()
-            let upload = try initialUpload(db)
-            if !upload.isEmpty {
+            // The first pushes of this store upload the rows it holds that did not come
+            // from the service (the log may not reach back to every row), in parts, then
+            // only what the log has after the upload began.
+            let progress = try uploadProgress(db) ?? UploadProgress(floor: db.currentHistoryToken().sequence, table: 0, rowID: 0, part: 0)
+            try save(progress, db)
+            let (changes, next) = try uploadPart(from: progress, rows: rows, db)
+            if !changes.isEmpty {
                 state.clock = state.clock.tick(at: Date())
-                transactions.append(SyncTransaction(device: state.device, local: token.sequence, clock: state.clock, changes: upload))
+                try save(state, db)
+                let part = SyncTransaction(device: state.device, local: Self.uploadLocal(progress.part), clock: state.clock, changes: changes)
+                return Push(request: PushRequest(device: state.device, base: state.cursor, transactions: [part]), last: nil, fixUps: false, upload: next)
             }
-            floor = max(floor, token.sequence)
+            // Every row is on the service: the log after the upload's start follows.
+            try db.execute(sql: "INSERT INTO sluice_sync_state (key, value) VALUES ('uploaded', 1) ON CONFLICT (key) DO NOTHING")
+            floor = max(floor, progress.floor)
+            state.pushed = floor
+            try save(state, db)
         }
         var scan = state
         scan.pushed = floor
@@ -89,7 +107,8 @@ extension SyncEngine {
             return nil
         }
         transactions[transactions.count - 1].changes += fixUps
-        return (PushRequest(device: state.device, base: state.cursor, transactions: transactions), last, !fixUps.isEmpty)
+        return Push(request: PushRequest(device: state.device, base: state.cursor, transactions: transactions), last: last,
+                    fixUps: !fixUps.isEmpty, upload: nil)
     }
 
     /// The recorded fix-ups as changes: NULLs first, then deletions.
@@ -115,19 +134,96 @@ extension SyncEngine {
         try !db.fetchRows(sql: "SELECT 1 FROM sluice_sync_state WHERE key = 'uploaded'").isEmpty
     }
 
-    func initialUpload(_ db: Database) throws -> [SyncChange] {
+    /// Where a store's first upload of its rows stands: the log sequence when it began
+    /// (what the log has after it is pushed once the upload is over), the next row (by
+    /// table, in ``order``, and rowid) and the number of the next part.
+    struct UploadProgress: Sendable, Equatable {
+        var floor: Int64
+        var table: Int
+        var rowID: Int64
+        var part: Int64
+    }
+
+    /// The device's number for part `part` of the upload: below every log sequence (those
+    /// start at 1), increasing, and the same when the part is sent again, so the service
+    /// appends each part once.
+    static func uploadLocal(_ part: Int64) -> Int64 { part - (1 << 40) }
+
+    func uploadProgress(_ db: Database) throws -> UploadProgress? {
+        var values: [String: Int64] = [:]
+        for row in try db.fetchRows(sql: "SELECT key, value FROM sluice_sync_state WHERE key LIKE 'upload_%'") {
+            if case .text(let key)? = row["key"], case .integer(let value)? = row["value"] { values[key] = value }
+        }
+        guard let floor = values["upload_floor"] else { return nil }
+        return UploadProgress(floor: floor, table: Int(values["upload_table"] ?? 0), rowID: values["upload_rowid"] ?? 0, part: values["upload_part"] ?? 0)
+    }
+
+    func save(_ progress: UploadProgress, _ db: Database) throws {
+        let pairs: [(String, Int64)] = [("upload_floor", progress.floor), ("upload_table", Int64(progress.table)),
+                                        ("upload_rowid", progress.rowID), ("upload_part", progress.part)]
+        for (key, value) in pairs {
+            try db.execute(sql: "INSERT INTO sluice_sync_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                           arguments: [.text(key), .integer(value)])
+        }
+    }
+
+    /// The next part of the upload, at most `rows` rows from `progress` on, and where the
+    /// upload stands after it; no changes when every row is uploaded.
+    func uploadPart(from progress: UploadProgress, rows: Int, _ db: Database) throws -> ([SyncChange], UploadProgress) {
         var changes: [SyncChange] = []
-        for name in order {
-            guard let table = tables[name] else { continue }
-            let sql = "SELECT rowid AS sluice_rowid, * FROM \(quoteIdentifier(table.name)) WHERE rowid NOT IN (SELECT local FROM sluice_sync_id WHERE tbl = ? AND pulled) ORDER BY rowid"
-            for row in try db.fetchRows(sql: sql, arguments: [.text(name)]) {
+        var next = progress
+        let wanted = max(rows, 1)
+        while next.table < order.count, changes.count < wanted {
+            let name = order[next.table]
+            guard let table = tables[name] else {
+                next.table += 1
+                next.rowID = 0
+                continue
+            }
+            let asked = min(wanted - changes.count, 100_000)
+            let sql = """
+                SELECT rowid AS sluice_rowid, * FROM \(quoteIdentifier(table.name))
+                WHERE rowid > ? AND rowid NOT IN (SELECT local FROM sluice_sync_id WHERE tbl = ? AND pulled) ORDER BY rowid LIMIT ?
+                """
+            let found = try db.fetchRows(sql: sql, arguments: [.integer(next.rowID), .text(name), .integer(Int64(asked))])
+            for row in found {
                 guard case .integer(let local)? = row["sluice_rowid"] else { continue }
                 let values = Row(columns: Array(row.columns.dropFirst()), values: Array(row.values.dropFirst()))
                 changes.append(SyncChange(table: table.name, id: try globalIDCreating(name, local, db), op: .insert,
                                           values: try syncValues(values, table, db)))
+                next.rowID = local
+            }
+            if found.count < asked {
+                next.table += 1
+                next.rowID = 0
             }
         }
-        return changes
+        next.part += 1
+        return (changes, next)
+    }
+
+    /// Records that the service took a part of the upload: the upload goes on from
+    /// `progress`; `head` is the new cursor.
+    func uploaded(_ progress: UploadProgress, head: Int64?, _ db: Database) throws {
+        guard var state = try loadState(db) else { return }
+        try save(progress, db)
+        if let head { state.cursor = max(state.cursor, head) }
+        try save(state, db)
+    }
+
+    /// A part of this device's upload came back in a pull (the service took it, the
+    /// answer was lost): the upload goes on after its last row, whatever the next part
+    /// would now hold.
+    func uploadPartPulled(_ transaction: SyncTransaction, _ db: Database) throws {
+        guard transaction.local < 0, try !hasPushedBefore(db), var progress = try uploadProgress(db) else { return }
+        let part = transaction.local + (1 << 40)
+        guard part >= progress.part, let last = transaction.changes.last,
+              let table = order.firstIndex(of: last.table.lowercased()),
+              let local = try localID(last.table.lowercased(), last.id, db) else { return }
+        progress.table = table
+        progress.rowID = local
+        progress.part = part + 1
+        try save(progress, db)
     }
 
     /// Records a successful push: what it covered is no longer pending; `head` is the new
@@ -140,7 +236,6 @@ extension SyncEngine {
         try save(state, db)
         try db.execute(sql: "DELETE FROM sluice_sync_stamp WHERE seq <= ?", arguments: [.integer(state.pushed)])
         try db.execute(sql: "DELETE FROM sluice_sync_resurrect")
-        try db.execute(sql: "INSERT INTO sluice_sync_state (key, value) VALUES ('uploaded', 1) ON CONFLICT (key) DO NOTHING")
         try db.execute(sql: "UPDATE sluice_consumer SET acknowledged = max(acknowledged, ?), at = ? WHERE name = ?",
                        arguments: [.integer(state.pushed), .integer(Int64(Date().timeIntervalSince1970 * 1000)), .text(Self.consumer)])
     }

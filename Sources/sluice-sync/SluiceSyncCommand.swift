@@ -82,6 +82,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Largest request body, in bytes.")
     var maxBodyBytes = 64 << 20
 
+    @Option(help: "Seconds a connection may sit idle, or take to send a request, before it is closed.")
+    var idleTimeout = 30
+
     @Option(help: "Most transactions in one push (devices send fewer at a time when refused).")
     var maxPushTransactions = 10_000
 
@@ -91,6 +94,7 @@ struct Serve: AsyncParsableCommand {
     func validate() throws {
         guard maxBodyBytes > 0 else { throw ValidationError("--max-body-bytes: must be at least 1") }
         guard maxPushTransactions > 0 else { throw ValidationError("--max-push-transactions: must be at least 1") }
+        guard idleTimeout > 0 else { throw ValidationError("--idle-timeout: must be at least 1") }
         guard rateLimit > 0 else { throw ValidationError("--rate-limit: must be more than 0") }
     }
 
@@ -109,6 +113,9 @@ struct Serve: AsyncParsableCommand {
         let host = host
         var app = Application(
             router: service.router(),
+            // A request whose body stops arriving (a client retrying a request without its
+            // body: swift-corelibs-foundation does after a dropped connection) is closed.
+            server: .http1(configuration: .init(idleTimeout: .seconds(Int64(idleTimeout)))),
             configuration: .init(address: .hostname(host, port: port), serverName: "sluice-sync"),
             services: [client, service.listener],
             onServerRunning: { channel in

@@ -16,6 +16,7 @@ final class DroppingProxy: @unchecked Sendable {
     private var dropsLeft = 0
     private var droppedCount = 0
     private var garblesLeft = 0
+    private var pushSkips: Int?
 
     init(upstream: URL) throws {
         upstreamPort = UInt16(upstream.port ?? 80)
@@ -57,6 +58,10 @@ final class DroppingProxy: @unchecked Sendable {
     /// The answer given instead of the service's.
     static let garbled = Array("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 37\r\nConnection: close\r\n\r\n<html>Sign in to the Wi-Fi</html>\r\n\r\n".utf8)
 
+    /// Cuts the answer to one push, after letting `skipping` push answers through (other
+    /// answers pass): the service took that push, the device never hears it did.
+    func dropPushResponse(skipping: Int) { lock.withLock { pushSkips = skipping } }
+
     /// How many responses were cut.
     var dropped: Int { lock.withLock { droppedCount } }
 
@@ -92,8 +97,15 @@ final class DroppingProxy: @unchecked Sendable {
 
     private enum Action { case forward, cut, garble }
 
-    private func action() -> Action {
+    private func action(_ chunk: ArraySlice<UInt8>) -> Action {
         lock.withLock {
+            if let skips = pushSkips, String(decoding: chunk, as: UTF8.self).contains("\"appended\"") {
+                pushSkips = skips > 0 ? skips - 1 : nil
+                if skips == 0 {
+                    droppedCount += 1
+                    return .cut
+                }
+            }
             if garblesLeft > 0 {
                 garblesLeft -= 1
                 return .garble
@@ -110,7 +122,7 @@ final class DroppingProxy: @unchecked Sendable {
         outer: while true {
             let count = read(source, &buffer, buffer.count)
             guard count > 0 else { break }
-            let action = cut?.action() ?? .forward
+            let action = cut?.action(buffer[0..<count]) ?? .forward
             if action == .cut { break }
             let chunk = action == .garble ? garbled : Array(buffer[0..<count])
             var sent = 0

@@ -209,6 +209,51 @@ extension SyncTests {
         #expect(try SyncContent.ofService(space.postgres) == b.content())
     }
 
+    @Test func aStoresFirstUploadGoesInPartsAndResumesAfterTheLastPartTheServiceTook() async throws {
+        // A short idle timeout: after the dropped answer, URLSession (libcurl) sends the push
+        // again on a new connection without its body, which the service closes when idle.
+        let space = try SyncSpace(serviceArguments: ["--max-body-bytes", "9000", "--idle-timeout", "2"])
+        let proxy = try DroppingProxy(upstream: space.service.url)
+        let a = try Device(server: proxy.url, token: space.token) { $0.uploadBatchRows = 20 }
+        // 95 people and 30 packages before the first sync; the 50th person is too large for a push.
+        let people = try await a.store.write { db in
+            var people: [Int64] = []
+            for index in 0..<95 {
+                try db.execute(sql: "INSERT INTO person (first_name, last_name, city) VALUES (?, 'Upload', ?)",
+                               arguments: [.text(index == 49 ? String(repeating: "x", count: 12_000) : "u\(index)"), .text(index % 2 == 0 ? "Oslo" : "Riga")])
+                people.append(db.lastInsertedRowID)
+            }
+            for index in 0..<30 {
+                try db.execute(sql: "INSERT INTO package (recipient_id, created_at) VALUES (?, '2026-11-23')", arguments: [.integer(people[index * 3])])
+            }
+            return people
+        }
+        // Parts of 20 rows; the part holding the large row is refused (413) and halved down
+        // to that row alone, whose error stands. The 49 people before it are on the service.
+        await #expect {
+            try await a.client.sync()
+        } throws: { error in
+            guard case SyncClientError.rejected(status: 413, _) = error else { return false }
+            return true
+        }
+        #expect(try SyncContent.ofService(space.postgres).count == 49)
+        // The row shrinks; the service takes the next part but its answer is lost, and before
+        // the retry a row of that part is deleted, so the part would now end one row later.
+        try a.sql("UPDATE person SET first_name = 'u49' WHERE id = ?", [.integer(people[49])])
+        proxy.dropPushResponse(skipping: 0)
+        await #expect(throws: SyncClientError.self) { try await a.client.sync() }
+        #expect(proxy.dropped == 1)
+        try a.sql("DELETE FROM person WHERE id = ?", [.integer(people[55])])
+        try await a.client.sync()
+        #expect(try await a.client.pendingChangeCount() == 0)
+        let b = try space.device()
+        try await b.client.sync()
+        #expect(try b.content() == a.content())
+        #expect(try SyncContent.ofService(space.postgres) == a.content())
+        #expect(try b.rows("SELECT count(*), sum(first_name = 'u49') FROM person") == ["94|1"])
+        #expect(try b.rows("SELECT count(*) FROM package JOIN person ON person.id = package.recipient_id") == ["30"])
+    }
+
     @Test func referencesToARowDeletedElsewhereEndAsItsOnDeleteActionLeavesThem() async throws {
         // B deletes P offline while A files packages with P as sender (SET NULL) and as recipient (CASCADE).
         let space = try SyncSpace()
