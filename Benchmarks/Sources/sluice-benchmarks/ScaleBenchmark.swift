@@ -86,16 +86,16 @@ enum ScaleBenchmark {
         let livePeak = residentBytes().peak - livePeakBase
 
         // Single-row changes, half in place, half moving.
-        var latencies: [Double] = [], writes: [Double] = []
+        var latency = LiveQueryBenchmark.Latency()
         for sample in 0..<(quick ? 50 : 200) {
             let id = Int64(1 + (sample * 7_919) % count)
             let sql = sample % 2 == 0 ? "UPDATE person SET email = ? WHERE id = ?" : "UPDATE person SET last_name = ? WHERE id = ?"
             let value = sample % 2 == 0 ? "scale\(sample)@example.com" : "Moved\(sample)"
             let start = DispatchTime.now().uptimeNanoseconds
             try store.write { tx in try tx.execute(sql: sql, arguments: [.text(value), .integer(id)]) }
-            writes.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+            let written = DispatchTime.now().uptimeNanoseconds
             try arrivals.wait()
-            latencies.append(Double(arrivals.last() - start) / 1e9)
+            latency.add(start: start, written: written, arrived: arrivals.last())
         }
         token?.invalidate()
         withExtendedLifetime(fetched) {}
@@ -106,7 +106,7 @@ enum ScaleBenchmark {
         let lines = [
             "| \(label) people: the app's [Person] from fetch() | \(perRow(fetchBytes, count)) held, \(perRow(fetchPeak, count)) peak RSS | | | | |",
             "| \(label) people: a live query beside it | \(perRow(liveBytes, count)) held, \(perRow(livePeak, count)) peak RSS | | | ≤ 100 B/row | \(liveBytes <= 100 * count ? "ok" : "MISSED") |",
-            "| \(label) people: single-row change → changeset (median; `write` alone \(LiveQueryBenchmark.microseconds(Harness.median(writes))), WAL \(walSize(path) / 1_024) KiB after) | \(LiveQueryBenchmark.microseconds(Harness.median(latencies))) | | | ≤ 500 µs | \(Harness.median(latencies) <= 0.0005 ? "ok" : "MISSED") |",
+            "| \(label) people: single-row change → changeset (median; WAL \(walSize(path) / 1_024) KiB after) | \(latency.summary) | | | ≤ 500 µs | \(latency.verdict(0.0005)) |",
         ]
         for line in lines {
             print(line)

@@ -18,8 +18,7 @@ if CommandLine.arguments.contains("--profile-log") {
 if CommandLine.arguments.contains("--profile-update") {
     // Many single-row updates at 100,000 rows, for a profiler.
     let (latency, _) = try LiveQueryBenchmark.latency(count: 100_000, samples: 2_000)
-    print("after write returns: \(LiveQueryBenchmark.microseconds(Harness.median(latency.afterReturn.map { max(0, $0) }))), "
-          + "end to end: \(LiveQueryBenchmark.microseconds(Harness.median(latency.endToEnd)))")
+    print(latency.summary)
     exit(0)
 }
 do {
