@@ -51,25 +51,31 @@ enum LiveQueryBenchmark {
         private(set) var afterReturn: [Double] = []
         private(set) var writes: [Double] = []
 
-        mutating func add(start: UInt64, written: UInt64, arrived: UInt64) {
+        /// Commits `write` on `store`, waits for its change at `arrivals`, and records the times.
+        mutating func measure(_ store: Store, _ arrivals: Arrivals, _ write: (Database) throws -> Void) throws {
+            let start = DispatchTime.now().uptimeNanoseconds
+            try store.write { tx in try write(tx) }
+            let written = DispatchTime.now().uptimeNanoseconds
+            try arrivals.wait()
+            let arrived = arrivals.last()
             fromCalling.append(Double(arrived - start) / 1e9)
             afterReturn.append(max(0, Double(Int64(bitPattern: arrived &- written)) / 1e9))
             writes.append(Double(written - start) / 1e9)
         }
 
-        var fromWrite: Double { Harness.median(fromCalling) }
-        var afterWrite: Double { Harness.median(afterReturn) }
+        var medianFromCalling: Double { Harness.median(fromCalling) }
+        var medianAfterReturn: Double { Harness.median(afterReturn) }
 
         /// "601 µs from calling `write` (`write` alone 480 µs); 90 µs after it returned (12/200 before)".
         var summary: String {
             let early = afterReturn.filter { $0 == 0 }.count
-            return "\(microseconds(fromWrite)) from calling `write` (`write` alone \(microseconds(Harness.median(writes)))); "
-                + "\(microseconds(afterWrite)) after it returned (\(early)/\(afterReturn.count) arrived before)"
+            return "\(microseconds(medianFromCalling)) from calling `write` (`write` alone \(microseconds(Harness.median(writes)))); "
+                + "\(microseconds(medianAfterReturn)) after it returned (\(early)/\(afterReturn.count) arrived before)"
         }
 
         /// The target checked on both figures.
         func verdict(_ target: Double) -> String {
-            "from calling: \(fromWrite <= target ? "ok" : "MISSED"); after return: \(afterWrite <= target ? "ok" : "MISSED")"
+            "from calling: \(medianFromCalling <= target ? "ok" : "MISSED"); after return: \(medianAfterReturn <= target ? "ok" : "MISSED")"
         }
     }
 
@@ -110,11 +116,7 @@ enum LiveQueryBenchmark {
             // Alternate a modification in place and a move to another place.
             let sql = sample % 2 == 0 ? "UPDATE person SET email = ? WHERE id = ?" : "UPDATE person SET last_name = ? WHERE id = ?"
             let value = sample % 2 == 0 ? "sample\(sample)@example.com" : lastNames[sample % lastNames.count] + "\(sample)"
-            let start = DispatchTime.now().uptimeNanoseconds
-            try store.write { tx in try tx.execute(sql: sql, arguments: [.text(value), .integer(id)]) }
-            let returned = DispatchTime.now().uptimeNanoseconds
-            try arrivals.wait()
-            latency.add(start: start, written: returned, arrived: arrivals.last())
+            try latency.measure(store, arrivals) { tx in try tx.execute(sql: sql, arguments: [.text(value), .integer(id)]) }
         }
         token.invalidate()
         return (latency, rawRequery(path))
@@ -207,9 +209,9 @@ enum LiveQueryBenchmark {
         var afterReturnMedians: [Int: Double] = [:]
         for (count, samples) in [(1_000, quick ? 60 : 300), (10_000, quick ? 60 : 300), (100_000, quick ? 30 : 200)] {
             let (latency, raw) = try latency(count: count, samples: samples)
-            let afterReturn = latency.afterWrite
+            let afterReturn = latency.medianAfterReturn
             let early = latency.afterReturn.filter { $0 == 0 }.count
-            let endToEnd = latency.fromWrite
+            let endToEnd = latency.medianFromCalling
             medians[count] = endToEnd
             afterReturnMedians[count] = afterReturn
             let line = "| single-row update → changeset, \(count) rows: after `write` returns (median; \(early)/\(latency.afterReturn.count) arrived before it returned) "

@@ -91,11 +91,7 @@ enum ScaleBenchmark {
             let id = Int64(1 + (sample * 7_919) % count)
             let sql = sample % 2 == 0 ? "UPDATE person SET email = ? WHERE id = ?" : "UPDATE person SET last_name = ? WHERE id = ?"
             let value = sample % 2 == 0 ? "scale\(sample)@example.com" : "Moved\(sample)"
-            let start = DispatchTime.now().uptimeNanoseconds
-            try store.write { tx in try tx.execute(sql: sql, arguments: [.text(value), .integer(id)]) }
-            let written = DispatchTime.now().uptimeNanoseconds
-            try arrivals.wait()
-            latency.add(start: start, written: written, arrived: arrivals.last())
+            try latency.measure(store, arrivals) { tx in try tx.execute(sql: sql, arguments: [.text(value), .integer(id)]) }
         }
         token?.invalidate()
         withExtendedLifetime(fetched) {}
