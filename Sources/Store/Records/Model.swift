@@ -68,6 +68,7 @@ extension Model {
     public mutating func didInsert(rowID: Int64) {}
 
     /// Decodes the row with `Codable`.
+    @inlinable
     public init(row: RowReader) throws {
         self = try row.decode(Self.self)
     }
