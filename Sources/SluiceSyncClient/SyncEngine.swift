@@ -277,10 +277,28 @@ final class SyncEngine: @unchecked Sendable {
     }
 
     /// Whether the log has a transaction after `sequence` that was not written by applying a
-    /// pulled one (an app's, a foreign writer's, a merge result).
+    /// pulled one (an app's, a foreign writer's, a merge result) and changed a synced table.
+    ///
+    /// One that changed no synced table (a migration, the app's own unsynced tables) has
+    /// nothing to push. Counting it kept `pushed` from moving while a device pulled, so each
+    /// pulled transaction re-read every one pulled before it, which is quadratic: the initial
+    /// sync of 100,000 people (ten 10,000-row parts, the new device's migration the only
+    /// local transaction) took 5.3–6.6 s with it and 3.9–4.3 s without.
     func hasLocalTransactions(after sequence: Int64, _ db: Database) throws -> Bool {
-        try !db.fetchRows(sql: "SELECT 1 FROM sluice_transaction WHERE seq > ? AND author IS NOT ? LIMIT 1",
-                          arguments: [.integer(sequence), .text(Self.syncAuthor)]).isEmpty
+        let synced = order.compactMap { tables[$0]?.name.lowercased() }
+        guard !synced.isEmpty else { return false }
+        // A transaction's change rows are the ids from its first_change up to the next
+        // transaction's (the log's range rule); first_change is NULL only in logs older than
+        // that column, where the range then starts at 0 (slower, still right).
+        let sql = """
+            SELECT 1 FROM sluice_transaction t WHERE t.seq > ? AND t.author IS NOT ? AND EXISTS (
+                SELECT 1 FROM sluice_change c
+                WHERE c.id >= coalesce(t.first_change, 0)
+                  AND c.id < coalesce((SELECT u.first_change FROM sluice_transaction u WHERE u.seq > t.seq ORDER BY u.seq LIMIT 1), 9223372036854775807)
+                  AND c.seq = t.seq AND lower(c.tbl) IN (\(synced.map { _ in "?" }.joined(separator: ", "))))
+            LIMIT 1
+            """
+        return try !db.fetchRows(sql: sql, arguments: [.integer(sequence), .text(Self.syncAuthor)] + synced.map { .text($0) }).isEmpty
     }
 
     private static func subset(_ row: Row, _ columns: [String]) -> Row {
