@@ -118,44 +118,67 @@ enum RecordsBenchmark {
         }
     }
 
+    /// The fetch times of one kind of fetch, one sample per round.
+    struct FetchTimes {
+        var raw: [Double] = [], table: [Double] = [], codable: [Double] = []
+    }
+
+    /// One round of the three fetches of the same rows: raw C (through a new
+    /// connection, so it starts with a cold page cache as the store's reader
+    /// does with a table larger than its cache), the `@Table` model and the
+    /// Codable-only model. The order turns with `round`, and each fetch's
+    /// models are freed before the next starts: a fetch that ran while another
+    /// fetch's 100,000 models were still held took fresh pages from the system
+    /// (page faults), 5–10% of its time (measured with `--compare-fetch`).
+    static func fetchRound(_ round: Int, rawPath: String, store: Store, people: [Person], into times: inout FetchTimes) throws {
+        let count = people.count
+        for turn in 0..<3 {
+            switch (round + turn) % 3 {
+            case 0:
+                let reader = openRaw(rawPath)
+                var fetched: [Person] = []
+                times.raw.append(Harness.seconds { fetched = rawFetch(reader) })
+                sqlite3_close_v2(reader)
+                precondition(fetched.count == count && fetched[count / 2].firstName == people[count / 2].firstName)
+            case 1:
+                var typed: [Person] = []
+                times.table.append(try Harness.seconds { typed = try store.read { db in try db.fetchAll(Person.self) } })
+                precondition(typed.count == count && typed[count / 2].firstName == people[count / 2].firstName)
+            default:
+                var codable: [CodablePerson] = []
+                times.codable.append(try Harness.seconds { codable = try store.read { db in try db.fetchAll(CodablePerson.self) } })
+                precondition(codable.count == count && codable[count / 2].email == people[count / 2].email)
+            }
+        }
+    }
+
     static func run(_ harness: inout Harness, count: Int, repetitions: Int) throws {
         let people = people(count)
         let codablePeople = people.map(CodablePerson.init)
         var rawInserts: [Double] = [], macroInserts: [Double] = [], codableInserts: [Double] = [], loggedInserts: [Double] = []
-        var rawFetches: [Double] = [], macroFetches: [Double] = [], codableFetches: [Double] = []
+        var fetches = FetchTimes()
         // The raw C code keeps no change log; the store's comparable setting is the log off.
         var unlogged = Store.Configuration()
         unlogged.logsChanges = false
-        for _ in 0..<repetitions {
+        for repetition in 0..<repetitions {
             // Raw C API.
             let rawPath = freshDatabasePath("raw")
             let db = openRaw(rawPath)
             sqlite3_exec(db, personSchema, nil, nil, nil)
             rawInserts.append(Harness.seconds { rawInsert(db, people) })
-            var fetched: [Person] = []
-            // Read through a second connection, as the store's reader does,
-            // so both sides start with the same (cold) page cache.
-            let reader = openRaw(rawPath)
-            rawFetches.append(Harness.seconds { fetched = rawFetch(reader) })
-            sqlite3_close_v2(reader)
-            precondition(fetched.count == count)
-            sqlite3_close_v2(db)
-            removeDatabase(at: rawPath)
 
             // Sluice, the @Table model (Person).
             let path = freshDatabasePath("sluice")
             let store = try Store(path: path, configuration: unlogged)
             macroInserts.append(try timedInsert(people, into: store))
-            var typed: [Person] = []
-            macroFetches.append(try Harness.seconds {
-                typed = try store.read { db in try db.fetchAll(Person.self) }
-            })
-            precondition(typed.count == count && typed[count / 2].firstName == people[count / 2].firstName)
-            var codable: [CodablePerson] = []
-            codableFetches.append(try Harness.seconds {
-                codable = try store.read { db in try db.fetchAll(CodablePerson.self) }
-            })
-            precondition(codable.count == count && codable[count / 2].email == people[count / 2].email)
+
+            // Fetches of the same rows, interleaved: raw, @Table and Codable
+            // take turns, so a slow moment of the machine falls on all three.
+            for round in 0..<3 {
+                try fetchRound(repetition * 3 + round, rawPath: rawPath, store: store, people: people, into: &fetches)
+            }
+            sqlite3_close_v2(db)
+            removeDatabase(at: rawPath)
             removeDatabase(at: path)
 
             // Sluice, the Codable-only model.
@@ -171,8 +194,8 @@ enum RecordsBenchmark {
         harness.record("insert \(count) people, one transaction (@Table model, log off)", raw: rawInserts, sluice: macroInserts, target: 1.2)
         harness.record("insert \(count) people, one transaction (Codable only, log off)", raw: rawInserts, sluice: codableInserts, target: 1.5)
         harness.record("insert \(count) people, one transaction (@Table model, change log on; 1.2 × the log's 1.5)", raw: rawInserts, sluice: loggedInserts, target: 1.8)
-        harness.record("fetch + decode \(count) people (@Table model)", raw: rawFetches, sluice: macroFetches, target: 1.2)
-        harness.record("fetch + decode \(count) people (Codable only)", raw: rawFetches, sluice: codableFetches, target: 1.5)
+        harness.record("fetch + decode \(count) people (@Table model)", raw: fetches.raw, sluice: fetches.table, target: 1.2)
+        harness.record("fetch + decode \(count) people (Codable only)", raw: fetches.raw, sluice: fetches.codable, target: 1.5)
     }
 }
 
@@ -191,5 +214,107 @@ extension RecordsBenchmark {
             precondition(count == 100_000)
         }
         removeDatabase(at: path)
+    }
+}
+
+extension RecordsBenchmark {
+    /// Development aid (`--compare-fetch[=rounds]`): one raw database and one
+    /// store with the same 100,000 people, fetched in turn for many rounds.
+    /// Prints the medians and the median of each round's ratio, which moves
+    /// far less with a noisy machine than separate runs of `--only=records`.
+    static func compareFetch(rounds: Int) throws {
+        let people = people(100_000)
+        let rawPath = freshDatabasePath("compare-raw")
+        let db = openRaw(rawPath)
+        sqlite3_exec(db, personSchema, nil, nil, nil)
+        rawInsert(db, people)
+        var unlogged = Store.Configuration()
+        unlogged.logsChanges = false
+        let path = freshDatabasePath("compare")
+        let store = try Store(path: path, configuration: unlogged)
+        _ = try timedInsert(people, into: store)
+        var times = FetchTimes(), floor: [Double] = [], appends: [Double] = []
+        for round in 0..<rounds {
+            do {
+                // Its array is gone before the next fetch starts: a fetch that
+                // runs while another's 100,000 models are held takes fresh
+                // pages from the system (page faults) where it would reuse memory.
+                let decoder = NothingDecoder()
+                var decoded: [CodablePerson] = []
+                floor.append(try Harness.seconds {
+                    for _ in 0..<people.count { decoded.append(try CodablePerson(from: decoder)) }
+                })
+                precondition(decoded.count == people.count)
+            }
+            do {
+                // The same appends of the same values, without Codable: what
+                // the floor spends that any fetch spends too.
+                let one = try CodablePerson(from: NothingDecoder())
+                var copies: [CodablePerson] = []
+                appends.append(Harness.seconds {
+                    for _ in 0..<people.count { copies.append(one) }
+                })
+                precondition(copies.count == people.count)
+            }
+            try fetchRound(round, rawPath: rawPath, store: store, people: people, into: &times)
+        }
+        func ratios(_ values: [Double]) -> String {
+            String(format: "%.3f×", Harness.median(zip(values, times.raw).map { $0 / $1 }))
+        }
+        let (raw, table, codable) = (times.raw, times.table, times.codable)
+        print("raw \(Harness.format(Harness.median(raw))), @Table \(Harness.format(Harness.median(table))) (\(ratios(table))), Codable \(Harness.format(Harness.median(codable))) (\(ratios(codable))); Codable alone, decoding from a decoder that reads nothing: \(Harness.format(Harness.median(floor))) (\(ratios(floor)) of raw), of which appending the models \(Harness.format(Harness.median(appends))) (\(ratios(appends))); medians of \(rounds) rounds")
+        sqlite3_close_v2(db)
+        removeDatabase(at: rawPath)
+        removeDatabase(at: path)
+    }
+}
+
+/// A decoder that reads nothing: every string is "x", every number 1. Decoding
+/// a model through it times what `Codable` itself costs per row (the model's
+/// synthesized `init(from:)` and the standard library's container box), the
+/// floor under any Codable decoder (`--compare-fetch` prints it).
+final class NothingDecoder: Decoder {
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+    private var cached: AnyObject?
+    private var cachedKey: ObjectIdentifier?
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        // The same reuse as the store's decoder: one container for all rows.
+        if cachedKey == ObjectIdentifier(Key.self), let cached { return unsafeDowncast(cached, to: Box<Key>.self).container }
+        let box = Box(KeyedDecodingContainer(Container<Key>()))
+        (cached, cachedKey) = (box, ObjectIdentifier(Key.self))
+        return box.container
+    }
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer { throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "keyed only")) }
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "keyed only")) }
+
+    private final class Box<Key: CodingKey> {
+        let container: KeyedDecodingContainer<Key>
+        init(_ container: KeyedDecodingContainer<Key>) { self.container = container }
+    }
+
+    private struct Container<Key: CodingKey>: KeyedDecodingContainerProtocol {
+        var codingPath: [any CodingKey] { [] }
+        var allKeys: [Key] { [] }
+        func contains(_ key: Key) -> Bool { true }
+        func decodeNil(forKey key: Key) throws -> Bool { false }
+        func decode(_ type: String.Type, forKey key: Key) throws -> String { "x" }
+        func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { 1 }
+        func decode(_ type: Int.Type, forKey key: Key) throws -> Int { 1 }
+        func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { "x" }
+        func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { 1 }
+        func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { 1 }
+        func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+            throw DecodingError.typeMismatch(type, .init(codingPath: [key], debugDescription: "not needed here"))
+        }
+        func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+            throw DecodingError.typeMismatch(type, .init(codingPath: [key], debugDescription: "not needed here"))
+        }
+        func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+            throw DecodingError.typeMismatch(Int.self, .init(codingPath: [key], debugDescription: "not needed here"))
+        }
+        func superDecoder() throws -> any Decoder { NothingDecoder() }
+        func superDecoder(forKey key: Key) throws -> any Decoder { NothingDecoder() }
     }
 }

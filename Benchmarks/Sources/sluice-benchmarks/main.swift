@@ -2,10 +2,16 @@ import Foundation
 
 // Usage: swift run -c release --package-path Benchmarks sluice-benchmarks [--quick] [--only=records|live|log|scale|features|sync|log-bulk|log-fallback]
 // (sync needs the release sluice-sync: swift build -c release --product sluice-sync at the repository root)
+// Development aids: --compare-fetch[=rounds] (raw, @Table and Codable fetches of the same rows in turn,
+// with what Codable itself costs), --profile-fetch[-table], --profile-log, --profile-update (for a profiler).
 let quick = CommandLine.arguments.contains("--quick")
 var harness = Harness()
 print("Sluice benchmarks (release build; medians of \(quick ? 3 : 7) runs; raw = SQLite C API in the same process)")
 if CommandLine.arguments.contains("--profile-fetch") { try RecordsBenchmark.profileFetch(); exit(0) }
+if let compare = CommandLine.arguments.first(where: { $0.hasPrefix("--compare-fetch") }) {
+    try RecordsBenchmark.compareFetch(rounds: Int(compare.split(separator: "=").last ?? "") ?? 40)
+    exit(0)
+}
 if CommandLine.arguments.contains("--profile-fetch-table") { try RecordsBenchmark.profileFetch(table: true); exit(0) }
 if CommandLine.arguments.contains("--profile-log") {
     // Bulk inserts with the change log on, for a profiler.
