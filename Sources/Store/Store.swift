@@ -75,7 +75,7 @@ public final class Store: @unchecked Sendable {
 
     /// Opens the store, choosing how the writer's changes are captured
     /// (tests run both ways; by default, the preupdate hook when SQLite has it).
-    init(path requested: String, configuration: Configuration, capture: ChangeTracker.Capture?) throws {
+    init(path requested: String, configuration: Configuration, capture: ChangeCapture?) throws {
         let path: String
         if requested == ":memory:" {
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sluice-memory-\(UUID().uuidString)")
@@ -120,15 +120,14 @@ public final class Store: @unchecked Sendable {
                 throw StoreError(code: .cannotOpen, message: "cannot switch \(path) to WAL mode (journal mode is \(journal ?? "unknown"))")
             }
             try connection.execute(script: "PRAGMA foreign_keys = ON; PRAGMA synchronous = \(configuration.synchronous.rawValue)")
-            let writer = Database(connection: connection, isReadOnly: false)
+            let writer = Database(connection: connection, isReadOnly: false, capture: capture)
+            guard let broker = writer.broker else { throw StoreError(code: .internal, message: "the writer of \(path) has no hook broker") }
             self.writer = writer
-            let tracker = ChangeTracker(db: writer, capture: capture)
+            let tracker = ChangeTracker(db: writer, broker: broker)
             self.tracker = tracker
             if configuration.logsChanges {
                 if try !ChangeLog.exists(writer) || !ChangeLog.isCurrent(writer) { try writer.inTransaction { try ChangeLog.create(writer) } }
-                let log = LogWriter(db: writer, capture: tracker.capture == .preupdateHook ? .preupdateHook : .triggers)
-                if log.capture == .preupdateHook { tracker.log = log }
-                logWriter = log
+                logWriter = LogWriter(db: writer, broker: broker)
             } else {
                 logWriter = nil
             }
@@ -153,7 +152,7 @@ public final class Store: @unchecked Sendable {
 
     /// How this store captures its own changes: `.preupdateHook` when the
     /// SQLite library has one, else the update hook with the authorizer's help.
-    var changeCapture: ChangeTracker.Capture? { tracker?.capture }
+    var changeCapture: ChangeCapture? { tracker?.capture }
 
     /// Opens the database and applies pending migrations.
     ///
@@ -267,7 +266,7 @@ public final class Store: @unchecked Sendable {
     /// reaches observers through the transaction path, as every commit does.
     private func transaction<T>(_ writer: Database, silenced: Set<ObjectIdentifier>, _ body: (Database) throws -> T) throws -> T {
         checkExternalCommit()
-        tracker?.refreshFacts()
+        writer.broker?.prepareForTransaction()
         try writer.begin(immediate: true)
         writer.transactionAuthor = configuration.author
         tracker?.silenced = silenced

@@ -33,7 +33,7 @@ import SluiceDemo
     }
 
     @Test(arguments: captures)
-    func insertsUpdatesAndDeletesAreLoggedWithTheirValues(capture: ChangeTracker.Capture) throws {
+    func insertsUpdatesAndDeletesAreLoggedWithTheirValues(capture: ChangeCapture) throws {
         let (store, _) = try CommitPathTests.store(capture)
         let start = try store.currentToken
         try store.write { tx in
@@ -61,7 +61,7 @@ import SluiceDemo
     }
 
     @Test(arguments: captures)
-    func replaceCascadesAndTriggersAreLogged(capture: ChangeTracker.Capture) throws {
+    func replaceCascadesAndTriggersAreLogged(capture: ChangeCapture) throws {
         let (store, _) = try CommitPathTests.store(capture)
         try store.write { tx in try tx.execute(script: "INSERT INTO item (id, code, name, rank) VALUES (1, 'a', 'Ann', 1), (2, 'b', 'Bo', 2); INSERT INTO child VALUES (10, 2, 'of Bo')") }
         let start = try store.currentToken
@@ -80,7 +80,7 @@ import SluiceDemo
     }
 
     @Test(arguments: captures)
-    func rollbacksAndRolledBackSavepointsLeaveNothing(capture: ChangeTracker.Capture) throws {
+    func rollbacksAndRolledBackSavepointsLeaveNothing(capture: ChangeCapture) throws {
         let (store, _) = try CommitPathTests.store(capture)
         let start = try store.currentToken
         struct Refused: Error {}
@@ -107,7 +107,7 @@ import SluiceDemo
     /// table at commit: later changes in the same transaction, savepoints
     /// and schema changes must not change what is logged.
     @Test(arguments: captures)
-    func insertsKeepTheirValuesThroughLaterChangesAndSchemaChanges(capture: ChangeTracker.Capture) throws {
+    func insertsKeepTheirValuesThroughLaterChangesAndSchemaChanges(capture: ChangeCapture) throws {
         let (store, _) = try CommitPathTests.store(capture)
         let start = try store.currentToken
         struct Refused: Error {}
@@ -145,7 +145,7 @@ import SluiceDemo
     }
 
     @Test(arguments: captures)
-    func valuesKeepTheirStorageClasses(capture: ChangeTracker.Capture) throws {
+    func valuesKeepTheirStorageClasses(capture: ChangeCapture) throws {
         let (store, _) = try CommitPathTests.store(capture, schema: "CREATE TABLE v (id INTEGER PRIMARY KEY, x)")
         let start = try store.currentToken
         let values: [SQLiteValue] = [.integer(1), .real(1), .real(0.1 + 0.2), .real(-0.0), .real(.infinity), .real(-1e300),
@@ -234,7 +234,7 @@ import SluiceDemo
     }
 
     @Test(arguments: captures)
-    func revertWritesTheInverseAndRefusesConflicts(capture: ChangeTracker.Capture) throws {
+    func revertWritesTheInverseAndRefusesConflicts(capture: ChangeCapture) throws {
         // No user triggers here: a revert's own writes would fire them again.
         let (store, plain) = try CommitPathTests.store(capture, schema: """
             CREATE TABLE item (id INTEGER PRIMARY KEY, code TEXT UNIQUE, name TEXT, rank INTEGER, doubled INTEGER GENERATED ALWAYS AS (rank * 2) VIRTUAL);

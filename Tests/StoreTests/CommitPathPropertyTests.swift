@@ -40,9 +40,9 @@ import Testing
         }
     }
 
-    @Test(arguments: [(ChangeTracker.Capture.preupdateHook, Writer.own, UInt64(1)), (.updateHook, .own, 2),
+    @Test(arguments: [(ChangeCapture.preupdateHook, Writer.own, UInt64(1)), (.updateHook, .own, 2),
                       (.preupdateHook, .otherConnection, 3), (.updateHook, .otherConnection, 4)])
-    func everyDeliveredStateIsACommittedStateAndApplies(capture: ChangeTracker.Capture, writer: Writer, seed: UInt64) throws {
+    func everyDeliveredStateIsACommittedStateAndApplies(capture: ChangeCapture, writer: Writer, seed: UInt64) throws {
         let (store, plain) = try CommitPathTests.store(capture)
         let mirrors = Self.queries.map { CommitPathTests.RowMirror(store.rows(in: $0.table).sorted(by: $0.order)) }
         CommitPathTests.settle(store)

@@ -10,7 +10,7 @@ import OpenCombineShim
 /// columns, both ways of capturing changes. Expected results come from an
 /// independent plain connection, never from Sluice's own fetch.
 @Suite struct CommitPathTests {
-    static let captures: [ChangeTracker.Capture] = [.preupdateHook, .updateHook]
+    static let captures: [ChangeCapture] = [.preupdateHook, .updateHook]
 
     static let schema = """
         CREATE TABLE item (id INTEGER PRIMARY KEY, code TEXT UNIQUE, name TEXT, rank INTEGER,
@@ -22,7 +22,7 @@ import OpenCombineShim
         END;
         """
 
-    static func store(_ capture: ChangeTracker.Capture, schema: String = schema) throws -> (Store, PlainConnection) {
+    static func store(_ capture: ChangeCapture, schema: String = schema) throws -> (Store, PlainConnection) {
         let database = TemporaryDatabase()
         let store = try Store(path: database.path, configuration: Store.Configuration(), capture: capture)
         #expect(store.changeCapture == capture)
@@ -83,7 +83,7 @@ import OpenCombineShim
     // MARK: - Exact sequences
 
     @Test(arguments: captures)
-    func migrationEmitsItsOwnChangesetAndNothingLeaksIntoTheNextCommit(capture: ChangeTracker.Capture) throws {
+    func migrationEmitsItsOwnChangesetAndNothingLeaksIntoTheNextCommit(capture: ChangeCapture) throws {
         let (store, _) = try Self.store(capture)
         let mirror = RowMirror(store.rows(in: "item").sorted(byKeyPath: "rank"))
         mirror.wait(for: 1)
@@ -106,7 +106,7 @@ import OpenCombineShim
     }
 
     @Test(arguments: captures)
-    func columnAddedWhileObservedIsFollowed(capture: ChangeTracker.Capture) throws {
+    func columnAddedWhileObservedIsFollowed(capture: ChangeCapture) throws {
         let (store, plain) = try Self.store(capture)
         try store.write { tx in try tx.execute(sql: "INSERT INTO item (code, name, rank) VALUES ('a', 'A', 1), ('b', 'B', 2)") }
         let mirror = RowMirror(store.rows(in: "item").sorted(byKeyPath: "rank"))
@@ -134,7 +134,7 @@ import OpenCombineShim
     }
 
     @Test(arguments: captures)
-    func droppedTableIsAnErrorAndRecreatingItStartsOver(capture: ChangeTracker.Capture) throws {
+    func droppedTableIsAnErrorAndRecreatingItStartsOver(capture: ChangeCapture) throws {
         let (store, plain) = try Self.store(capture)
         try store.write { tx in try tx.execute(sql: "INSERT INTO tag (key, label) VALUES ('a', 'A')") }
         let mirror = RowMirror(store.rows(in: "tag").sorted(byKeyPath: "label"))
@@ -171,7 +171,7 @@ import OpenCombineShim
     }
 
     @Test(arguments: captures)
-    func updatingTheRowIDMovesTheRowAndDeletesTheOldObject(capture: ChangeTracker.Capture) throws {
+    func updatingTheRowIDMovesTheRowAndDeletesTheOldObject(capture: ChangeCapture) throws {
         let (store, plain) = try Self.store(capture, schema: DemoSchema.migrations.map(\.sql).joined(separator: ";\n"))
         try store.write { tx in
             for (id, name) in [(1, "A"), (2, "B"), (3, "C")] as [(Int64, String)] { try tx.insert(Person(id: id, firstName: name, lastName: "X")) }
@@ -193,7 +193,7 @@ import OpenCombineShim
     }
 
     @Test(arguments: captures)
-    func replaceThroughUniqueAndTextKeysLeavesNoDuplicates(capture: ChangeTracker.Capture) throws {
+    func replaceThroughUniqueAndTextKeysLeavesNoDuplicates(capture: ChangeCapture) throws {
         let (store, plain) = try Self.store(capture)
         try store.write { tx in
             try tx.execute(sql: "INSERT INTO item (code, name, rank) VALUES ('a', 'A', 1), ('b', 'B', 2)")
@@ -220,7 +220,7 @@ import OpenCombineShim
     }
 
     @Test(arguments: captures)
-    func deletingAndReinsertingATextKeyIsAModification(capture: ChangeTracker.Capture) throws {
+    func deletingAndReinsertingATextKeyIsAModification(capture: ChangeCapture) throws {
         let (store, _) = try Self.store(capture)
         try store.write { tx in try tx.execute(sql: "INSERT INTO tag (key, label, weight) VALUES ('a', 'A', 1), ('b', 'B', 2)") }
         let tags = RowMirror(store.rows(in: "tag").sorted(byKeyPath: "label"))
@@ -235,7 +235,7 @@ import OpenCombineShim
     }
 
     @Test(arguments: captures)
-    func generatedColumnsKeepPositionsRight(capture: ChangeTracker.Capture) throws {
+    func generatedColumnsKeepPositionsRight(capture: ChangeCapture) throws {
         let (store, plain) = try Self.store(capture)
         try store.write { tx in try tx.execute(sql: "INSERT INTO item (code, name, rank) VALUES ('a', 'A', 1), ('b', 'B', 2), ('c', 'C', 3)") }
         let mirror = RowMirror(store.rows(in: "item").sorted(byKeyPath: "doubled", ascending: false))
@@ -250,7 +250,7 @@ import OpenCombineShim
 
     /// Realm's example: [1,2,3] → [2,3,1] is one move, in-process as from another connection.
     @Test(arguments: captures)
-    func bothPathsGiveTheSameMinimalMoves(capture: ChangeTracker.Capture) throws {
+    func bothPathsGiveTheSameMinimalMoves(capture: ChangeCapture) throws {
         let (store, plain) = try Self.store(capture)
         try store.write { tx in try tx.execute(sql: "INSERT INTO item (id, code, rank) VALUES (1, 'a', 1), (2, 'b', 2), (3, 'c', 3)") }
         let mirror = RowMirror(store.rows(in: "item").sorted(byKeyPath: "rank"))

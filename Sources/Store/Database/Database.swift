@@ -22,25 +22,27 @@ public final class Database {
     public let isReadOnly: Bool
     /// What this connection knows of the schema.
     let schema: SchemaCache
-    /// Commit and rollback notifications (writers only).
-    let transactionPath: TransactionPath?
+    /// The owner of every hook: commits, rollbacks, captured row changes (writers only).
+    private(set) var broker: HookBroker?
     private var writePlans: [WritePlanKey: WritePlan] = [:]
     private var writePlansGeneration = 0
     private var savepointDepth = 0
 
-    init(connection: Connection, isReadOnly: Bool) {
+    /// - Parameter capture: how a writer captures its row changes (nil: the
+    ///   best the SQLite library offers); ignored for a reader.
+    init(connection: Connection, isReadOnly: Bool, capture: ChangeCapture? = nil) {
         self.connection = connection
         self.isReadOnly = isReadOnly
         schema = SchemaCache(connection: connection)
-        transactionPath = isReadOnly ? nil : TransactionPath(connection: connection)
-        connection.statementDidFinish = { [unowned self] notes in
+        if !isReadOnly { broker = HookBroker(db: self, capture: capture) }
+        connection.statementDidFinish = { [unowned self] notes, succeeded in
             if notes.changesSchema { schema.invalidate() }
-            transactionPath?.statementDidFinish(self, notes: notes)
+            broker?.statementDidFinish(notes: notes, succeeded: succeeded)
         }
     }
 
     deinit {
-        transactionPath?.uninstall()
+        broker?.uninstall()
         connection.statementDidFinish = nil
     }
 
@@ -130,16 +132,14 @@ public final class Database {
         savepointDepth += 1
         let name = "sluice_savepoint_\(savepointDepth)"
         defer { savepointDepth -= 1 }
+        // The hook broker sees these statements as any others (raw SQL too).
         try connection.execute(script: "SAVEPOINT \(name)")
-        transactionPath?.didBeginSavepoint()
         do {
             let result = try body(self)
             try connection.execute(script: "RELEASE SAVEPOINT \(name)")
-            transactionPath?.didEndSavepoint(rolledBack: false)
             return result
         } catch {
             try? connection.execute(script: "ROLLBACK TO SAVEPOINT \(name); RELEASE SAVEPOINT \(name)")
-            transactionPath?.didEndSavepoint(rolledBack: true)
             throw error
         }
     }
@@ -151,7 +151,7 @@ public final class Database {
     /// Commits, after letting transaction observers write their last
     /// (the change log); the transaction stays open when that fails.
     func commit() throws {
-        try transactionPath?.willCommitTransaction(self)
+        try broker?.willCommitTransaction(self)
         try connection.execute(script: "COMMIT")
         transactionAuthor = nil
     }

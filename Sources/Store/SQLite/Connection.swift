@@ -50,7 +50,7 @@ final class Connection {
     /// Called after every statement finishes (stepped to its end, failed,
     /// or a script ran), with what its preparation noted: the transaction
     /// path and the schema cache hang off this.
-    var statementDidFinish: ((StatementNotes) -> Void)?
+    var statementDidFinish: ((_ notes: StatementNotes, _ succeeded: Bool) -> Void)?
     /// Called before a statement's first step, with what its preparation noted.
     var statementWillRun: ((StatementNotes) -> Void)?
     /// Whether the foreign-writer triggers' guard (`sluice_foreign.active`)
@@ -124,6 +124,20 @@ final class Connection {
              SQLITE_DROP_TEMP_VIEW, SQLITE_DROP_TRIGGER, SQLITE_DROP_VIEW,
              SQLITE_ALTER_TABLE, SQLITE_CREATE_VTABLE, SQLITE_DROP_VTABLE:
             notes.changesSchema = true
+        case SQLITE_SAVEPOINT:
+            // > ... the 3rd parameter is the operation ("BEGIN", "RELEASE" or
+            // > "ROLLBACK") and the 4th the name of the savepoint.
+            if let first, let second {
+                let name = String(cString: second)
+                switch String(cString: first) {
+                case "BEGIN": notes.transactionEffect = .beginSavepoint(name)
+                case "RELEASE": notes.transactionEffect = .releaseSavepoint(name)
+                case "ROLLBACK": notes.transactionEffect = .rollbackToSavepoint(name)
+                default: break
+                }
+            }
+        case SQLITE_TRANSACTION:
+            if let first, strcmp(first, "BEGIN") == 0 { notes.transactionEffect = .beginTransaction }
         case SQLITE_READ where silencesForeignTriggers:
             // > If the action code is SQLITE_READ and the callback returns
             // > SQLITE_IGNORE then the prepared statement statement is constructed
@@ -158,9 +172,10 @@ final class Connection {
         statementWillRun?(statementNotes)
     }
 
-    /// Tells the connection's listeners that a statement finished.
-    func finished(_ statementNotes: StatementNotes) {
-        statementDidFinish?(statementNotes)
+    /// Tells the connection's listeners that a statement finished
+    /// (`succeeded`: it ran to its end; false: it failed).
+    func finished(_ statementNotes: StatementNotes, succeeded: Bool) {
+        statementDidFinish?(statementNotes, succeeded)
     }
 
     /// The pause between two attempts to take a lock another connection holds.
@@ -199,10 +214,10 @@ final class Connection {
                 guard code == SQLITE_DONE else {
                     let error = StoreError(sqliteCode: code, db: self.handle, sql: text)
                     sqlite3_reset(handle)
-                    finished(statementNotes)
+                    finished(statementNotes, succeeded: false)
                     throw error
                 }
-                finished(statementNotes)
+                finished(statementNotes, succeeded: true)
             }
         }
     }
@@ -280,8 +295,23 @@ struct StatementNotes {
     /// Tables whose row changes the hooks may not fully report (the change
     /// tracker's fallback without the preupdate hook fills this in).
     var untrackedTables: [String] = []
+    /// What it does to the transaction or its savepoints, if anything
+    /// (`COMMIT` and `ROLLBACK` are seen by the commit and rollback hooks).
+    var transactionEffect: TransactionEffect?
 
     var isEmpty: Bool { !changesSchema && untrackedTables.isEmpty }
+}
+
+/// What a statement does to the transaction, as the authorizer reports it
+/// (`SQLITE_TRANSACTION`, `SQLITE_SAVEPOINT`). Savepoint names are compared
+/// case-insensitively, as SQLite does.
+///
+/// Related SQLite documentation: <https://www.sqlite.org/lang_savepoint.html>
+enum TransactionEffect: Equatable {
+    case beginTransaction
+    case beginSavepoint(String)
+    case releaseSavepoint(String)
+    case rollbackToSavepoint(String)
 }
 
 // Connections are used only on their store's serial queues.

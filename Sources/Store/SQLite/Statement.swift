@@ -117,12 +117,12 @@ final class Statement {
         switch code {
         case SQLITE_ROW: return true
         case SQLITE_DONE:
-            connection.finished(notes)
+            connection.finished(notes, succeeded: true)
             return false
         default:
             let error = StoreError(sqliteCode: code, db: connection.handle, sql: sql)
             sqlite3_reset(handle)
-            connection.finished(notes)
+            connection.finished(notes, succeeded: false)
             throw error
         }
     }

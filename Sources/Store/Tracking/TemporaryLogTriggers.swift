@@ -38,6 +38,18 @@ final class TemporaryLogTriggers {
         }
     }
 
+    /// The sequence of the transaction row this transaction's triggers made,
+    /// if any (`logTablesGeneration`: the schema generation at which the
+    /// log's tables were last seen, kept by the caller).
+    func openTransaction(_ db: Database, logTablesGeneration: inout Int?) throws -> Int64? {
+        if logTablesGeneration != db.schema.generation {
+            guard try ChangeLog.exists(db) else { return nil }
+            logTablesGeneration = db.schema.generation
+        }
+        let rows = try db.fetchRows(sql: "SELECT seq FROM sluice_transaction WHERE seq = (SELECT max(seq) FROM sluice_transaction) AND token = sluice_txn()")
+        return rows.first.flatMap { Int64(sqliteValue: $0[0]) }
+    }
+
     /// `sluice_txn()`: this connection's current transaction, for the triggers.
     private func registerTokenFunction() {
         let context = Unmanaged.passUnretained(self).toOpaque()
