@@ -124,11 +124,19 @@ final class SchemaCache {
             default: kind = (Int64(sqliteValue: row[4]) ?? 0) != 0 ? .withoutRowID : .table
             }
         }
-        var hasUniqueIndex = false
+        var uniqueIndexes: [TableInfo.UniqueIndex] = []
         if kind == .table || kind == .withoutRowID {
-            // name, unique, origin, ...: any unique index (UNIQUE, a non-rowid
+            // seq, name, unique, ...: any unique index (UNIQUE, a non-rowid
             // PRIMARY KEY) can make INSERT or UPDATE replace another row.
-            hasUniqueIndex = try rows("PRAGMA index_list(\(quoted))").contains { $0.count >= 3 && (Int64(sqliteValue: $0[2]) ?? 0) != 0 }
+            for row in try rows("PRAGMA index_list(\(quoted))") where row.count >= 3 && (Int64(sqliteValue: row[2]) ?? 0) != 0 {
+                guard case .text(let index) = row[1] else { continue }
+                // seqno, cid, name, desc, coll, key: the key columns (cid -2 for an expression).
+                let parts = try rows("PRAGMA index_xinfo(\(quoteIdentifier(index)))").compactMap { part -> TableInfo.UniqueIndex.Part? in
+                    guard part.count >= 6, (Int64(sqliteValue: part[5]) ?? 0) != 0 else { return nil }
+                    return TableInfo.UniqueIndex.Part(column: String(sqliteValue: part[2]), collation: String(sqliteValue: part[4]) ?? "BINARY")
+                }
+                uniqueIndexes.append(TableInfo.UniqueIndex(name: index, parts: parts))
+            }
         }
         let primaryKey = keyParts.isEmpty ? ["rowid"] : keyParts.sorted { $0.0 < $1.0 }.map(\.1)
         var collations: [String: String] = [:]
@@ -144,7 +152,7 @@ final class SchemaCache {
             keys.append(TableInfo.ForeignKey(column: from, parentTable: parent, parentColumn: String(sqliteValue: row[4])))
         }
         return TableInfo(name: name, kind: kind, columns: columns, primaryKey: primaryKey,
-                         hasUniqueIndex: hasUniqueIndex, collations: collations, foreignKeys: keys)
+                         uniqueIndexes: uniqueIndexes, collations: collations, foreignKeys: keys)
     }
 
     /// The collating sequence of a column, as SQLite reports it.

@@ -72,7 +72,23 @@ public struct TableInfo: Sendable, Hashable {
     public let primaryKey: [String]
     /// Whether an index can make an INSERT or UPDATE replace another row
     /// (a UNIQUE constraint, or a primary key that is not the rowid).
-    let hasUniqueIndex: Bool
+    /// The unique indexes (UNIQUE constraints, a non-rowid PRIMARY KEY,
+    /// `CREATE UNIQUE INDEX`): through any of them, INSERT or UPDATE with
+    /// `OR REPLACE` can delete other rows.
+    let uniqueIndexes: [UniqueIndex]
+    var hasUniqueIndex: Bool { !uniqueIndexes.isEmpty }
+
+    /// A unique index's key: its columns in order, each with the collation it compares with.
+    struct UniqueIndex: Sendable, Hashable {
+        struct Part: Sendable, Hashable {
+            /// The column, or nil for an expression.
+            var column: String?
+            var collation: String
+        }
+
+        var name: String
+        var parts: [Part]
+    }
     /// Column collations other than BINARY, by column name.
     let collations: [String: String]
     /// Its single-column foreign keys: what relationship paths in queries follow, and
@@ -91,17 +107,17 @@ public struct TableInfo: Sendable, Hashable {
 
     /// A description of an ordinary table (for tools that check input against a schema).
     public init(name: String, columns: [Column], primaryKey: [String]) {
-        self.init(name: name, kind: .table, columns: columns, primaryKey: primaryKey, hasUniqueIndex: false, collations: [:])
+        self.init(name: name, kind: .table, columns: columns, primaryKey: primaryKey, uniqueIndexes: [], collations: [:])
     }
 
-    init(name: String, kind: Kind, columns: [Column], primaryKey: [String], hasUniqueIndex: Bool, collations: [String: String],
+    init(name: String, kind: Kind, columns: [Column], primaryKey: [String], uniqueIndexes: [UniqueIndex], collations: [String: String],
          foreignKeys: [ForeignKey] = []) {
         self.foreignKeys = foreignKeys
         self.name = name
         self.kind = kind
         self.columns = columns
         self.primaryKey = primaryKey
-        self.hasUniqueIndex = hasUniqueIndex
+        self.uniqueIndexes = uniqueIndexes
         self.collations = collations
     }
 

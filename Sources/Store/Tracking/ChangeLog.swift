@@ -49,13 +49,22 @@ enum ChangeLog {
         CREATE TABLE IF NOT EXISTS sluice_foreign (active INTEGER NOT NULL);
         INSERT INTO sluice_foreign SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM sluice_foreign);
         CREATE TABLE IF NOT EXISTS sluice_consumer (name TEXT PRIMARY KEY, acknowledged INTEGER NOT NULL, at INTEGER NOT NULL);
+        \(replacedSQL)
         """
+
+    /// The foreign-writer triggers' scratch table: rows an INSERT or UPDATE
+    /// of a foreign writer may replace, kept by a BEFORE trigger until the
+    /// AFTER trigger logs those that are gone (empty between statements).
+    static let replacedSQL = "CREATE TABLE IF NOT EXISTS sluice_replaced (id INTEGER PRIMARY KEY, tbl TEXT NOT NULL, row_id INTEGER NOT NULL, key, old TEXT);"
 
     /// The table and column the foreign-writer triggers check, which Sluice writers read as NULL.
     static let foreignGuardTable = "sluice_foreign"
     static let foreignGuardColumn = "active"
     /// Names of the foreign-writer triggers: `sluice_log_<table>_<insert|update|delete>`.
     static let triggerPrefix = "sluice_log_"
+    /// Names of their BEFORE triggers that keep what REPLACE may delete:
+    /// `sluice_replace_<table>_<insert|update>`.
+    static let replaceTriggerPrefix = "sluice_replace_"
 
     /// Whether the log's tables exist.
     static func exists(_ db: Database) throws -> Bool {
@@ -69,25 +78,32 @@ enum ChangeLog {
         try upgrade(db)
     }
 
-    /// Whether the log's tables are as this version writes them.
+    /// Whether the log's tables, and the triggers of tracked tables, are as this version writes them.
     static func isCurrent(_ db: Database) throws -> Bool {
         try !db.fetchRows(sql: "SELECT 1 FROM pragma_table_info('sluice_transaction') WHERE name = 'first_change'").isEmpty
+            && !db.fetchRows(sql: "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'sluice_replaced'").isEmpty
+            && ForeignTracking.outdatedTables(db).isEmpty
     }
 
-    /// Logs made before `first_change` found a transaction's changes
-    /// through an index on `seq`: fill `first_change`, drop the index, and
-    /// install foreign-writer triggers that fill it.
+    /// Brings a log made by an earlier version up to date. Logs made before
+    /// `first_change` found a transaction's changes through an index on
+    /// `seq`: fill `first_change` and drop the index. Foreign-writer
+    /// triggers made before `sluice_replaced` did not log the rows a
+    /// writer's REPLACE deleted: install them anew.
     private static func upgrade(_ db: Database) throws {
         guard try !isCurrent(db) else { return }
         let tracked = try ForeignTracking.trackedTables(db)
         for table in tracked { try ForeignTracking.untrack(table, db) }
-        try db.execute(script: """
-            ALTER TABLE sluice_transaction ADD COLUMN first_change INTEGER;
-            UPDATE sluice_transaction SET first_change = coalesce(
-                (SELECT min(id) FROM sluice_change WHERE seq = sluice_transaction.seq),
-                (SELECT coalesce(max(id), 0) + 1 FROM sluice_change WHERE seq < sluice_transaction.seq));
-            DROP INDEX IF EXISTS sluice_change_by_seq;
-            """)
+        if try db.fetchRows(sql: "SELECT 1 FROM pragma_table_info('sluice_transaction') WHERE name = 'first_change'").isEmpty {
+            try db.execute(script: """
+                ALTER TABLE sluice_transaction ADD COLUMN first_change INTEGER;
+                UPDATE sluice_transaction SET first_change = coalesce(
+                    (SELECT min(id) FROM sluice_change WHERE seq = sluice_transaction.seq),
+                    (SELECT coalesce(max(id), 0) + 1 FROM sluice_change WHERE seq < sluice_transaction.seq));
+                DROP INDEX IF EXISTS sluice_change_by_seq;
+                """)
+        }
+        try db.execute(script: replacedSQL)
         db.refreshSchemaIfChanged()
         try ForeignTracking.track(tracked, db)
     }

@@ -34,6 +34,21 @@ enum ForeignTracking {
         for operation in LogTriggers.operations {
             try db.execute(script: "DROP TRIGGER IF EXISTS \(quoteIdentifier(LogTriggers.name(table: table, operation: operation, temporary: false)))")
         }
+        for operation in ["insert", "update"] {
+            try db.execute(script: "DROP TRIGGER IF EXISTS \(quoteIdentifier(LogTriggers.replaceTriggerName(table: table, operation: operation)))")
+        }
+    }
+
+    /// Tracked tables whose triggers an earlier version installed (without
+    /// the BEFORE triggers that let them log what REPLACE deletes).
+    static func outdatedTables(_ db: Database) throws -> [String] {
+        let tracked = try trackedTables(db)
+        guard !tracked.isEmpty else { return [] }
+        let current = Set(try db.fetchRows(sql: """
+            SELECT lower(tbl_name) FROM sqlite_schema WHERE type = 'trigger' AND name LIKE 'sluice\\_replace\\_%' ESCAPE '\\'
+            GROUP BY lower(tbl_name) HAVING count(*) = 2
+            """).compactMap { String(sqliteValue: $0[0]) })
+        return tracked.filter { !current.contains($0.lowercased()) }
     }
 
     /// Runs `body` (a migration) with the triggers of tracked tables removed,

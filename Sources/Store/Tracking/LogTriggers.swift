@@ -50,22 +50,74 @@ enum LogTriggers {
             return "CREATE \(temporary ? "TEMP " : "")TRIGGER IF NOT EXISTS \(quoteIdentifier(name(table: table.name, operation: operation, temporary: temporary))) AFTER \(operation.uppercased()) ON \(target)\(when) BEGIN\n"
                 + openTransaction + "\n" + body + "\nEND"
         }
-        return [
-            trigger("insert", when: nil, body: """
+        // A temporary trigger's connection has recursive_triggers on, so the
+        // rows REPLACE deletes fire the delete trigger. A foreign writer's
+        // may not: its BEFORE triggers keep the rows the change may replace
+        // (`sluice_replaced`), and the AFTER trigger logs those that are gone
+        // as deletes, then clears them (the delete trigger takes out those it
+        // logged itself).
+        let replaced = temporary ? "" : """
+            INSERT INTO sluice_change (seq, tbl, op, row_id, old_row_id, key, old, new)
+                SELECT \(seq), \(tableLiteral), 'delete', c.row_id, NULL, c.key, c.old, NULL FROM sluice_replaced AS c
+                WHERE c.tbl = \(tableLiteral) AND (c.row_id = NEW.rowid OR NOT EXISTS (SELECT 1 FROM \(quotedTable) WHERE rowid = c.row_id))
+                ORDER BY c.id;
+            DELETE FROM sluice_replaced WHERE tbl = \(tableLiteral);
+
+            """
+        let forgetReplaced = temporary ? "" : "\nDELETE FROM sluice_replaced WHERE tbl = \(tableLiteral) AND row_id = OLD.rowid;"
+        let pendingReplaced = "EXISTS (SELECT 1 FROM sluice_replaced WHERE tbl = \(tableLiteral))"
+        var triggers = [
+            trigger("insert", when: nil, body: replaced + """
                 INSERT INTO sluice_change (seq, tbl, op, row_id, old_row_id, key, old, new)
                     VALUES (\(seq), \(tableLiteral), 'insert', NEW.rowid, NULL, \(key("NEW")), NULL, \(object("NEW")));
                 """),
-            trigger("update", when: differs.joined(separator: " OR "), body: """
+            trigger("update", when: (differs + (temporary ? [] : [pendingReplaced])).joined(separator: " OR "), body: replaced + """
                 INSERT INTO sluice_change (seq, tbl, op, row_id, old_row_id, key, old, new)
                     SELECT \(seq), \(tableLiteral), 'update', NEW.rowid, nullif(OLD.rowid, NEW.rowid), \(key("NEW")), o, n
-                    FROM (SELECT json_group_object(k, json(o)) AS o, json_group_object(k, json(n)) AS n
-                          FROM (\(changedPairs)) WHERE o IS NOT n);
+                    FROM (SELECT json_group_object(k, json(o)) AS o, json_group_object(k, json(n)) AS n, count(*) AS changed
+                          FROM (\(changedPairs)) WHERE o IS NOT n)
+                    WHERE changed > 0 OR OLD.rowid IS NOT NEW.rowid;
                 """),
             trigger("delete", when: nil, body: """
                 INSERT INTO sluice_change (seq, tbl, op, row_id, old_row_id, key, old, new)
                     VALUES (\(seq), \(tableLiteral), 'delete', OLD.rowid, NULL, \(key("OLD")), \(object("OLD")), NULL);
-                """),
+                """ + forgetReplaced),
         ]
+        if !temporary {
+            triggers += ["insert", "update"].map { operation in
+                let others = operation == "update" ? " AND r.rowid IS NOT OLD.rowid" : ""
+                return "CREATE TRIGGER IF NOT EXISTS \(quoteIdentifier(replaceTriggerName(table: table.name, operation: operation))) "
+                    + "BEFORE \(operation.uppercased()) ON \(quotedTable) WHEN \(guardCondition ?? "1") BEGIN\n"
+                    + "DELETE FROM sluice_replaced WHERE tbl = \(tableLiteral);\n"
+                    + "INSERT INTO sluice_replaced (tbl, row_id, key, old) SELECT \(tableLiteral), r.rowid, \(key("r")), \(object("r")) "
+                    + "FROM \(quotedTable) AS r WHERE (\(conflicts(table, row: "r"))) \(others) ORDER BY r.rowid;\nEND"
+            }
+        }
+        return triggers
+    }
+
+    /// The name of a foreign writer's BEFORE trigger that keeps the rows an
+    /// INSERT or UPDATE (`operation`) may replace.
+    static func replaceTriggerName(table: String, operation: String) -> String {
+        ChangeLog.replaceTriggerPrefix + table + "_" + operation
+    }
+
+    /// SQL true for a row (`row`, a table alias) that the row `NEW` would
+    /// replace under `OR REPLACE`: the same rowid, or the same key in a
+    /// unique index (compared with the index's collation; NULLs never
+    /// conflict). An expression in an index cannot be compared here; rows
+    /// replaced through one are logged only when the writer has
+    /// `recursive_triggers` on.
+    static func conflicts(_ table: TableInfo, row: String) -> String {
+        var conditions = ["\(row).rowid = NEW.rowid"]
+        for index in table.uniqueIndexes {
+            let columns = index.parts.compactMap { part in part.column.map { ($0, part.collation) } }
+            guard !columns.isEmpty, columns.count == index.parts.count else { continue }
+            conditions.append("(" + columns.map { column, collation in
+                "\(row).\(quoteIdentifier(column)) = NEW.\(quoteIdentifier(column)) COLLATE \(quoteIdentifier(collation))"
+            }.joined(separator: " AND ") + ")")
+        }
+        return conditions.joined(separator: " OR ")
     }
 
     /// The columns the log records: all but generated ones (derived, not logged).

@@ -1,0 +1,115 @@
+import Foundation
+import SluiceTestSupport
+import Testing
+@testable import Store
+
+/// A foreign writer's `REPLACE` (the `sqlite3` shell, another connection)
+/// on a tracked table deletes rows through the rowid and through UNIQUE
+/// constraints. Whatever the writer's `recursive_triggers`, the log records
+/// those deletions, live queries deliver them exactly (checked against a
+/// plain connection), and reading a delivered snapshot never traps.
+@Suite struct ForeignReplaceTests {
+    static let schema = """
+        CREATE TABLE person (id INTEGER PRIMARY KEY, email TEXT UNIQUE, phone TEXT UNIQUE COLLATE NOCASE, name TEXT);
+        CREATE TABLE tag (key TEXT PRIMARY KEY, code TEXT UNIQUE, label TEXT);
+        """
+
+    enum Writer: String, CaseIterable, CustomTestStringConvertible {
+        case shell, connection
+        var testDescription: String { rawValue }
+    }
+
+    struct Case: CustomTestStringConvertible, Sendable {
+        var capture: ChangeCapture
+        var writer: Writer
+        var recursiveTriggers: Bool
+        var testDescription: String { "\(capture), \(writer.rawValue), recursive_triggers \(recursiveTriggers ? "on" : "off")" }
+    }
+
+    static let cases: [Case] = CommitPathTests.captures.flatMap { capture in
+        Writer.allCases.flatMap { writer in [false, true].map { Case(capture: capture, writer: writer, recursiveTriggers: $0) } }
+    }
+
+    static func run(_ sql: String, _ testCase: Case, store: Store, plain: PlainConnection) throws {
+        let script = (testCase.recursiveTriggers ? "PRAGMA recursive_triggers = ON; " : "PRAGMA recursive_triggers = OFF; ") + sql
+        switch testCase.writer {
+        case .shell: try SQLiteShell.run(path: store.path, script)
+        case .connection: try plain.execute(script)
+        }
+    }
+
+    @Test(arguments: cases)
+    func replaceThroughTwoUniqueConstraintsIsLoggedAndDelivered(_ testCase: Case) throws {
+        let (store, plain) = try CommitPathTests.store(testCase.capture, schema: Self.schema)
+        try store.trackForeignWriters(tables: ["person", "tag"])
+        try store.write { tx in
+            try tx.execute(script: """
+                INSERT INTO person VALUES (1, 'a@x', '111', 'Ann'), (2, 'b@x', '222', 'Bo'), (3, 'c@x', '333', 'Cy');
+                INSERT INTO tag VALUES ('k1', 'c1', 'one'), ('k2', 'c2', 'two');
+                """)
+        }
+        let start = try store.currentToken
+        let query = "SELECT * FROM person ORDER BY name, id"
+        let mirror = CommitPathTests.RowMirror(store.rows(in: "person").sorted(byKeyPath: "name"))
+        mirror.wait(until: try plain.rows(query))
+        _ = mirror.take()
+
+        // Deletes 1 (same email) and 2 (same phone, another case) and inserts 4.
+        try Self.run("REPLACE INTO person (id, email, phone, name) VALUES (4, 'a@x', '222', 'Dee');", testCase, store: store, plain: plain)
+        mirror.wait(until: try plain.rows(query))
+        // Deletes 3 (same email) and moves 4 there; then the rowid REPLACE of 4 itself.
+        try Self.run("UPDATE OR REPLACE person SET email = 'c@x' WHERE id = 4;", testCase, store: store, plain: plain)
+        mirror.wait(until: try plain.rows(query))
+        try Self.run("INSERT OR REPLACE INTO person VALUES (4, 'd@x', '444', 'Eve');", testCase, store: store, plain: plain)
+        mirror.wait(until: try plain.rows(query))
+        // A text primary key and a UNIQUE code: both rows go, one comes.
+        try Self.run("REPLACE INTO tag VALUES ('k1', 'c2', 'both');", testCase, store: store, plain: plain)
+        // An INSERT OR IGNORE that conflicts replaces nothing and logs nothing.
+        try Self.run("INSERT OR IGNORE INTO person VALUES (9, 'd@x', '999', 'Ignored');", testCase, store: store, plain: plain)
+        try Self.run("INSERT INTO person (id, email, phone, name) VALUES (5, 'e@x', '555', 'Fay') ON CONFLICT DO NOTHING;", testCase, store: store, plain: plain)
+        mirror.wait(until: try plain.rows(query))
+        CommitPathTests.settle(store)
+
+        let taken = mirror.take()
+        #expect(taken.errors.isEmpty)
+        #expect(taken.states.last == (try plain.rows(query)))
+        // Every delivered state is one a plain connection saw, and reading it never traps.
+        #expect(taken.events.allSatisfy { $0.results.map { Array($0).count >= 0 } ?? true })
+
+        // The rows one statement replaces are logged in SQLite's order when its
+        // delete triggers fire (recursive_triggers on), in rowid order when the
+        // BEFORE trigger found them; deleting distinct rows commutes.
+        let ann = "delete person 1 {id=1,email='a@x',phone='111',name='Ann'} -", bo = "delete person 2 {id=2,email='b@x',phone='222',name='Bo'} -"
+        let one = "delete tag 'k1' {key='k1',code='c1',label='one'} -", two = "delete tag 'k2' {key='k2',code='c2',label='two'} -"
+        let (people, tags) = testCase.recursiveTriggers ? ("\(bo); \(ann)", "\(two); \(one)") : ("\(ann); \(bo)", "\(one); \(two)")
+        let history = try ChangeLogTests.history(store, since: start)
+        #expect(history == [
+            "nil: \(people); insert person 4 - {id=4,email='a@x',phone='222',name='Dee'}",
+            "nil: delete person 3 {id=3,email='c@x',phone='333',name='Cy'} -; update person 4 {email='a@x'} {email='c@x'}",
+            "nil: delete person 4 {id=4,email='c@x',phone='222',name='Dee'} -; insert person 4 - {id=4,email='d@x',phone='444',name='Eve'}",
+            "nil: \(tags); insert tag 'k1' - {key='k1',code='c2',label='both'}",
+            "nil: insert person 5 - {id=5,email='e@x',phone='555',name='Fay'}",
+        ])
+        #expect(try plain.rows("SELECT count(*) FROM sluice_replaced") == [[.integer(0)]], "the scratch table is left empty")
+    }
+
+    @Test func triggersOfAnEarlierVersionAreInstalledAnewWhenTheStoreOpens() throws {
+        let database = TemporaryDatabase()
+        do {
+            let store = try Store(path: database.path, configuration: Store.Configuration(), capture: nil)
+            try store.write { tx in try tx.execute(script: Self.schema) }
+            try store.trackForeignWriters(tables: ["person"])
+        }
+        // What an earlier version left: no scratch table, no BEFORE triggers.
+        let plain = PlainConnection(path: database.path)
+        try plain.execute("DROP TRIGGER sluice_replace_person_insert; DROP TRIGGER sluice_replace_person_update; DROP TABLE sluice_replaced;")
+        let store = try Store(path: database.path, configuration: Store.Configuration(), capture: nil)
+        #expect(try store.foreignTrackedTables() == ["person"])
+        try store.write { tx in try tx.execute(sql: "INSERT INTO person VALUES (1, 'a@x', '111', 'Ann')") }
+        let start = try store.currentToken
+        try SQLiteShell.run(path: store.path, "REPLACE INTO person VALUES (2, 'a@x', '222', 'Bo');")
+        #expect(try ChangeLogTests.history(store, since: start) == [
+            "nil: delete person 1 {id=1,email='a@x',phone='111',name='Ann'} -; insert person 2 - {id=2,email='a@x',phone='222',name='Bo'}",
+        ])
+    }
+}
