@@ -355,7 +355,9 @@ public final class Store: @unchecked Sendable {
             tracker.isTracking = tracking
             if tracking {
                 let center = self.observationCenter
-                watcher.start { center.record(.external, silenced: []) }
+                let path = self.path
+                watcher.start(onCommit: { center.record(.external, silenced: []) },
+                              onReplaced: { center.fail(Database.fileReplaced(path)) })
             } else {
                 watcher.stop()
             }

@@ -145,15 +145,31 @@ public final class Database {
     }
 
     func begin(immediate: Bool) throws {
+        if !isReadOnly { try checkFileInPlace() }
         try connection.execute(script: immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
     }
 
     /// Commits, after letting transaction observers write their last
-    /// (the change log); the transaction stays open when that fails.
+    /// (the change log); the transaction stays open when that fails, or
+    /// when the file was replaced meanwhile.
     func commit() throws {
+        try checkFileInPlace()
         try broker?.willCommitTransaction(self)
         try connection.execute(script: "COMMIT")
         transactionAuthor = nil
+    }
+
+    /// Throws `.fileReplaced` when the file this connection writes is no
+    /// longer the one at its path: a write there would commit into a file no
+    /// one will read again.
+    func checkFileInPlace() throws {
+        guard connection.hasMoved else { return }
+        throw Self.fileReplaced(connection.path)
+    }
+
+    static func fileReplaced(_ path: String) -> StoreError {
+        StoreError(code: .fileReplaced, message: "the database file at \(path) was replaced or deleted while the store had it open; "
+                   + "nothing more is written to the old file (no one could read it): open the store again to use the file at that path")
     }
 
     func rollback() {

@@ -280,6 +280,14 @@ final class ObservationCenter: @unchecked Sendable {
         }
     }
 
+    /// Ends every observation with `error` (on the queue, after the
+    /// deliveries queued before it): the store's file was replaced.
+    func fail(_ error: StoreError) {
+        queue.async {
+            for id in self.order { (self.observations[id] as? FailableObservation)?.fail(error) }
+        }
+    }
+
     /// Removes an observation (on the queue, after any delivery in progress).
     func remove(_ id: ObjectIdentifier) {
         let work: @Sendable () -> Void = {
@@ -384,7 +392,9 @@ final class ObservationCenter: @unchecked Sendable {
                 if connection == nil { connection = try? openConnection() }
                 guard let connection else { continue }
                 let watcher = CommitWatcher(connection: connection.connection, queue: queue)
-                watcher.start { [weak self] in self?.record(.external, silenced: []) }
+                let path = connection.connection.path
+                watcher.start(onCommit: { [weak self] in self?.record(.external, silenced: []) },
+                              onReplaced: { [weak self] in self?.fail(Database.fileReplaced(path)) })
                 self.watcher = watcher
             }
         }

@@ -262,6 +262,22 @@ final class Connection {
     var changes: Int { Int(sqlite3_changes(handle)) }
     var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
+    /// Whether the file this connection has open is no longer the one at
+    /// its path (renamed over, or deleted), so what it writes no one will
+    /// read. One `stat` of the path.
+    ///
+    /// > SQLITE_FCNTL_HAS_MOVED: [...] interprets its argument as a pointer
+    /// > to an integer and it writes a boolean into that integer depending on
+    /// > whether or not the file has been renamed, moved, or deleted since it
+    /// > was first opened.
+    ///
+    /// Related SQLite documentation: <https://www.sqlite.org/c3ref/c_fcntl_begin_atomic_write.html>
+    var hasMoved: Bool {
+        var moved: Int32 = 0
+        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK else { return false }
+        return moved != 0
+    }
+
     // MARK: - Functions
 
     /// Registers `sluice_lower(text)`, the Unicode-aware lower-casing used by

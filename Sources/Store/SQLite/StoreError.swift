@@ -100,6 +100,10 @@ public struct StoreError: Error, Sendable, Equatable {
         public static let historyExpired = Code(rawValue: 1011)
         /// A revert would overwrite a later change to the same values.
         public static let conflict = Code(rawValue: 1012)
+        /// The database file was replaced (renamed over, or deleted and
+        /// made again) while the store had it open: writes are refused, and
+        /// observations end with this error. Open a new store on the path.
+        public static let fileReplaced = Code(rawValue: 1013)
     }
 
     /// What kind of failure this is.
@@ -194,5 +198,6 @@ extension StoreError.Code: CustomStringConvertible {
             .unsupportedTable: "unsupportedTable",
             .historyExpired: "historyExpired",
             .conflict: "conflict",
+            .fileReplaced: "fileReplaced",
     ]
 }

@@ -1,7 +1,8 @@
 import Dispatch
 
 /// Notices commits made by other connections and processes, by polling
-/// `PRAGMA data_version` on one connection while anything is observed.
+/// `PRAGMA data_version` on one connection while anything is observed; and
+/// the file being replaced under the store (then it stops).
 ///
 /// > The integer values returned by two invocations of "PRAGMA
 /// > data_version" from the same connection will be different if changes
@@ -38,15 +39,22 @@ final class CommitWatcher: @unchecked Sendable {
         return version != last
     }
 
-    /// Polls every `interval`, calling `onCommit` on the queue for each change seen.
-    func start(_ onCommit: @escaping @Sendable () -> Void) {
+    /// Polls every `interval`, calling `onCommit` on the queue for each
+    /// change seen, and `onReplaced` once if the file at the path is no
+    /// longer the one the connection has open (then it stops polling).
+    func start(onCommit: @escaping @Sendable () -> Void, onReplaced: @escaping @Sendable () -> Void) {
         guard timer == nil else { return }
         reset()
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + Self.interval, repeating: Self.interval, leeway: .milliseconds(2))
         timer.setEventHandler { [weak self] in
-            guard let self, self.otherConnectionCommitted() else { return }
-            onCommit()
+            guard let self else { return }
+            if self.connection.hasMoved {
+                self.stop()
+                onReplaced()
+            } else if self.otherConnectionCommitted() {
+                onCommit()
+            }
         }
         timer.resume()
         self.timer = timer
