@@ -4,8 +4,9 @@ import Testing
 @testable import Store
 
 /// Over random workloads on tables that break stores (a generated column,
-/// a UNIQUE column, a TEXT PRIMARY KEY, a trigger, a cascade), with key
-/// updates and REPLACE, written in-process or by another connection:
+/// a UNIQUE column, a TEXT PRIMARY KEY, a trigger, a cascade, a table with
+/// no key and duplicate rows), with key updates, rowid renumbering and
+/// REPLACE, written in-process or by another connection:
 /// after every delivered changeset the mirror equals the query re-run on an
 /// independent plain connection, and every delivered state is the state
 /// after some commit, later than the one delivered before.
@@ -17,7 +18,10 @@ import Testing
         ("item", [Ordering("doubled", descending: true)], "SELECT * FROM item ORDER BY doubled DESC, id"),
         ("tag", [Ordering("label")], "SELECT * FROM tag ORDER BY label, key"),
         ("child", [Ordering("note")], "SELECT * FROM child ORDER BY note, id"),
+        ("bag", [Ordering("rank")], "SELECT * FROM bag ORDER BY rank, rowid"),
     ]
+
+    static let schema = CommitPathTests.schema + "\nCREATE TABLE bag (name TEXT, rank INTEGER);"
 
     static func statement(_ random: inout SeededRandom) -> String {
         let id = random.next(12) + 1
@@ -25,6 +29,15 @@ import Testing
         let name = ["'a'", "'B'", "'é'", "'z'", "NULL", "x'00ff'", "3"][random.next(7)]
         let key = ["'k1'", "'k2'", "'K1'", "'k3'"][random.next(4)]
         let label = ["'one'", "'two'", "NULL", "'Zed'", "'ZED'"][random.next(5)]
+        if random.next(4) == 0 {
+            // The table whose identity is the rowid: duplicates, renumbering.
+            switch random.next(5) {
+            case 0, 1: return "INSERT INTO bag VALUES (\(name), \(random.next(4)))"
+            case 2: return "UPDATE bag SET rowid = rowid + \(random.next(3) == 0 ? -1000 : 1000) WHERE rank = \(random.next(4))"
+            case 3: return "UPDATE bag SET rank = \(random.next(4)) WHERE rowid % 5 = \(random.next(5))"
+            default: return "DELETE FROM bag WHERE rowid IN (SELECT rowid FROM bag ORDER BY random() LIMIT 1)"
+            }
+        }
         switch random.next(12) {
         case 0, 1: return "INSERT OR IGNORE INTO item (id, code, name, rank) VALUES (\(id), 'c\(random.next(6))', \(name), \(rank))"
         case 2: return "UPDATE item SET rank = \(rank) WHERE id = \(id)"
@@ -43,7 +56,7 @@ import Testing
     @Test(arguments: [(ChangeCapture.preupdateHook, Writer.own, UInt64(1)), (.updateHook, .own, 2),
                       (.preupdateHook, .otherConnection, 3), (.updateHook, .otherConnection, 4)])
     func everyDeliveredStateIsACommittedStateAndApplies(capture: ChangeCapture, writer: Writer, seed: UInt64) throws {
-        let (store, plain) = try CommitPathTests.store(capture)
+        let (store, plain) = try CommitPathTests.store(capture, schema: Self.schema)
         let mirrors = Self.queries.map { CommitPathTests.RowMirror(store.rows(in: $0.table).sorted(by: $0.order)) }
         CommitPathTests.settle(store)
         var expected: [[[[SQLiteValue]]]] = try [Self.queries.map { try plain.rows($0.sql) }]    // states after each commit, per query

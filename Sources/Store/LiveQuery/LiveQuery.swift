@@ -346,6 +346,9 @@ final class LiveQuery<Element> {
             newOrder.append(identity)
             newByIdentity[identity] = state
         }
+        if plan.identityColumns == nil {
+            (newOrder, newByIdentity) = Self.pairedByValues(old: oldOrder, oldByIdentity, new: newOrder, newByIdentity)
+        }
         if materialized != nil {
             for rowID in oldRows.rowIDs where states[rowID] == nil { materialized?[rowID] = nil }
         }
@@ -362,6 +365,65 @@ final class LiveQuery<Element> {
         return changeset
     }
 
+    /// Where the rowid is the identity, the new state's identities with the
+    /// rows that changed paired by their values first (`RowPairing`): a row
+    /// renumbered keeps its old identity; a row at a rowid whose old row
+    /// went elsewhere is a new one there (`.newAt`).
+    ///
+    /// - Complexity: O(n).
+    private static func pairedByValues(old oldOrder: [RowIdentity], _ oldByIdentity: [RowIdentity: RowState], new newOrder: [RowIdentity],
+                                       _ newByIdentity: [RowIdentity: RowState]) -> ([RowIdentity], [RowIdentity: RowState]) {
+        var olds: [RowPairing.Row] = []
+        var oldIdentities: [RowIdentity] = []
+        for identity in oldOrder {
+            guard case .rowID(let rowID) = identity, let state = oldByIdentity[identity], newByIdentity[identity]?.content != state.content else { continue }
+            olds.append(RowPairing.Row(rowID: rowID, content: state.content))
+            oldIdentities.append(identity)
+        }
+        var news: [RowPairing.Row] = []
+        var newOffsets: [Int] = []
+        for (offset, identity) in newOrder.enumerated() {
+            guard case .rowID(let rowID) = identity, let state = newByIdentity[identity], oldByIdentity[identity]?.content != state.content else { continue }
+            news.append(RowPairing.Row(rowID: rowID, content: state.content))
+            newOffsets.append(offset)
+        }
+        guard !olds.isEmpty, !news.isEmpty else { return (newOrder, newByIdentity) }
+        var order = newOrder
+        var byIdentity = newByIdentity
+        let paired = RowPairing.pair(old: olds, new: news)
+        for offset in newOffsets { byIdentity[newOrder[offset]] = nil }
+        for (index, offset) in newOffsets.enumerated() {
+            guard let state = newByIdentity[newOrder[offset]] else { continue }
+            let identity = paired[index].map { oldIdentities[$0] } ?? (oldByIdentity[newOrder[offset]] != nil ? .newAt(news[index].rowID) : newOrder[offset])
+            order[offset] = identity
+            byIdentity[identity] = state
+        }
+        return (order, byIdentity)
+    }
+
+    /// Where the rowid is the identity, the incremental path's changes with
+    /// their rows paired by values first (`RowPairing`).
+    private static func pairedByValues(_ changes: [Change]) -> [Change] {
+        let olds = changes.compactMap(\.old)
+        let news = changes.compactMap(\.new)
+        guard !olds.isEmpty, !news.isEmpty else { return changes }
+        let paired = RowPairing.pair(old: olds.map { RowPairing.Row(rowID: $0.rowID, content: $0.state.content) },
+                                     new: news.map { RowPairing.Row(rowID: $0.rowID, content: $0.state.content) })
+        var used = [Bool](repeating: false, count: olds.count)
+        var result: [Change] = []
+        result.reserveCapacity(changes.count)
+        for (index, new) in news.enumerated() {
+            if let old = paired[index] {
+                used[old] = true
+                result.append(Change(old: olds[old], new: new))
+            } else {
+                result.append(Change(old: nil, new: new))
+            }
+        }
+        for (index, old) in olds.enumerated() where !used[index] { result.append(Change(old: old, new: nil)) }
+        return result
+    }
+
     // MARK: - Incremental: O(k log n) for k changed rows
 
     private struct Change {
@@ -374,9 +436,10 @@ final class LiveQuery<Element> {
             if let new { return new.state.identity(new.rowID) }
             return .rowID(0)
         }
+        /// Its sort values changed, or its rowid (which breaks ties): it may have moved.
         var keyChanged: Bool {
             guard let old, let new else { return false }
-            return !old.state.key.hasSameValues(as: new.state.key)
+            return old.rowID != new.rowID || !old.state.key.hasSameValues(as: new.state.key)
         }
         var modified: Bool {
             guard let old, let new else { return false }
@@ -427,11 +490,13 @@ final class LiveQuery<Element> {
                 changes.append(change)
             }
         }
+        if plan.identityColumns == nil { changes = Self.pairedByValues(changes) }
 
         // Snapshots still held keep what these rows were; the new state's
         // snapshot starts with the rows just decoded.
+        // (A row renumbered leaves its old rowid to another row, or to none.)
         carryStates(changed: changes.compactMap { change in
-            guard let old = change.old, change.new?.state.content != old.state.content else { return nil }
+            guard let old = change.old, change.new?.state.content != old.state.content || change.new?.rowID != old.rowID else { return nil }
             return old.rowID
         }, to: pin)
         fresh = [:]

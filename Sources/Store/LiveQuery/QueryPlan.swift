@@ -323,4 +323,7 @@ enum TextEncoding: Sendable {
 enum RowIdentity: Hashable {
     case rowID(Int64)
     case key([SQLiteValue])
+    /// A row now at this rowid that is not the row that was there before
+    /// (that one was renumbered, see `RowPairing`).
+    case newAt(Int64)
 }
