@@ -222,13 +222,25 @@ public final class Store: @unchecked Sendable {
     ///
     /// To keep that commit apart from others, this waits for the observation
     /// queue to process earlier commits and this one.
+    ///
+    /// Called inside a `write` closure, it runs `body` in a savepoint, and
+    /// the tokens are not notified of the enclosing transaction (the one
+    /// commit that carries `body`'s changes), unless `body` throws.
     @discardableResult
     public func write<T>(withoutNotifying tokens: [ObservationToken], _ body: (Database) throws -> T) throws -> T {
         guard let writer else { throw readOnlyError() }
-        if DispatchQueue.getSpecific(key: writerKey) == true {
-            return try writer.savepoint(body)
-        }
         let silenced = Set(tokens.compactMap(\.observationID))
+        if DispatchQueue.getSpecific(key: writerKey) == true {
+            guard let tracker, !silenced.isSubset(of: tracker.silenced) else { return try writer.savepoint(body) }
+            let enclosing = tracker.silenced
+            tracker.silenced.formUnion(silenced)
+            do {
+                return try writer.savepoint(body)
+            } catch {
+                tracker.silenced = enclosing
+                throw error
+            }
+        }
         if !silenced.isEmpty { observationCenter.drain() }
         let result: T = try writerQueue.sync { try transaction(writer, silenced: silenced, body) }
         if !silenced.isEmpty { observationCenter.drain() }

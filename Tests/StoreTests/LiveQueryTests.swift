@@ -239,6 +239,33 @@ import SluiceDemo
         #expect(names == ["B", "D", "F", "H"])
     }
 
+    /// Nested in a `write`, the tokens are not notified of the enclosing
+    /// transaction (its one commit), unless the nested body threw.
+    @Test func writeWithoutNotifyingNestedInAWriteSkipsThatToken() throws {
+        let (store, recorder) = try Self.fixture()
+        let other = ChangeRecorder(store.objects(Person.self).filter("age >= 18").sorted(byKeyPath: "first_name"))
+        store.waitForObservers()
+        _ = other.take()
+        let token = try #require(recorder.token)
+        try store.write { _ in
+            try store.write(withoutNotifying: [token]) { tx in try tx.insert(Person(id: 6, firstName: "C", lastName: "X", age: 25)) }
+        }
+        store.waitForObservers()
+        #expect(recorder.take().isEmpty, "the silenced token hears nothing")
+        #expect(other.take().compactMap(Changes.init) == [Changes(insertions: [1])])
+        // A nested body that threw silences nothing: the enclosing commit is heard.
+        struct Refused: Error {}
+        try store.write { tx in
+            _ = try? store.write(withoutNotifying: [token]) { inner -> Void in
+                try inner.insert(Person(id: 7, firstName: "E", lastName: "X", age: 30))
+                throw Refused()
+            }
+            try tx.delete(Person.self, id: 6)
+        }
+        store.waitForObservers()
+        #expect(recorder.take().compactMap(Changes.init) == [Changes(deletions: [1])])
+    }
+
     @Test func limitedQueryIsReRunAndDiffed() throws {
         let (store, _) = try Self.fixture()
         let top = ChangeRecorder(store.objects(Person.self).sorted(byKeyPath: "age", ascending: false).limit(2))
