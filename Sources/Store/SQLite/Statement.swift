@@ -43,14 +43,21 @@ final class Statement {
         self.connection = connection
         self.sql = sql
         var statement: SQLiteStatement?
-        var tail: UnsafePointer<CChar>?
         let outer = connection.beginNotes()
-        let code = sql.withCString { sqlite3_prepare_v3(connection.handle, $0, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, &tail) }
+        // The tail points into the C string, which lives only inside withCString
+        // (a temporary copy for a small string such as `SAVEPOINT sp1`): read it there.
+        var hasMoreSQL = false
+        let code = sql.withCString { start -> Int32 in
+            var tail: UnsafePointer<CChar>?
+            let code = sqlite3_prepare_v3(connection.handle, start, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, &tail)
+            if let tail, tail.pointee != 0 { hasMoreSQL = !String(cString: tail).allSatisfy { $0.isWhitespace || $0 == ";" } }
+            return code
+        }
         notes = connection.endNotes(restoring: outer)
         guard code == SQLITE_OK, let statement else {
             throw StoreError(sqliteCode: code, db: connection.handle, sql: sql)
         }
-        if let tail, tail.pointee != 0, !String(cString: tail).allSatisfy({ $0.isWhitespace || $0 == ";" }) {
+        if hasMoreSQL {
             sqlite3_finalize(statement)
             throw StoreError(code: .invalidUse, message: "only one SQL statement can run at a time", sql: sql)
         }
