@@ -109,15 +109,17 @@ struct SyncCommandTests {
         defer { [one, two].forEach { if $0.isRunning { $0.terminate() } } }
         typeTwo.write(Data("search Lovelace\n".utf8))
         typeOne.write(Data("add Ada Lovelace\n".utf8))
+        // Wait for the state asserted below (the row can be drawn before the synced status).
+        func lastFrame(_ screen: String) -> String { screen.components(separatedBy: "\n---\n").last ?? "" }
         let deadline = ContinuousClock.now + .seconds(20)
         var screen = ""
         while ContinuousClock.now < deadline {
             screen = (try? String(contentsOf: screenTwo, encoding: .utf8)) ?? ""
-            if screen.contains("1. Ada Lovelace") { break }
+            if lastFrame(screen).contains("1. Ada Lovelace"), screen.contains("sync: synced · pending 0") { break }
             try await Task.sleep(for: .milliseconds(50))
         }
         // The last frame of the second demo shows the person and a synced status.
-        let frame = screen.components(separatedBy: "\n---\n").last ?? ""
+        let frame = lastFrame(screen)
         #expect(frame.contains("1. Ada Lovelace"), "the second demo's screen: \(frame)")
         #expect(screen.contains("sync: synced · pending 0"), "\(frame)")
         typeOne.write(Data("quit\n".utf8))
