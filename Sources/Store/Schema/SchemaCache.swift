@@ -1,4 +1,5 @@
 import CSQLite
+import Foundation
 
 /// What one connection knows of the schema: table names, each table's
 /// columns, keys and kind, and column collations. It is dropped whenever
@@ -131,9 +132,27 @@ final class SchemaCache {
             for row in try rows("PRAGMA index_list(\(quoted))") where row.count >= 3 && (Int64(sqliteValue: row[2]) ?? 0) != 0 {
                 guard case .text(let index) = row[1] else { continue }
                 // seqno, cid, name, desc, coll, key: the key columns (cid -2 for an expression).
-                let parts = try rows("PRAGMA index_xinfo(\(quoteIdentifier(index)))").compactMap { part -> TableInfo.UniqueIndex.Part? in
+                let xinfo = try rows("PRAGMA index_xinfo(\(quoteIdentifier(index)))")
+                // An expression's text is only in the index's SQL.
+                var terms: [String]?
+                if xinfo.contains(where: { $0.count >= 6 && Int64(sqliteValue: $0[1]) == -2 }) {
+                    terms = try rows("SELECT sql FROM main.sqlite_schema WHERE type = 'index' AND name = '\(index.replacingOccurrences(of: "'", with: "''"))'")
+                        .first.flatMap { String(sqliteValue: $0[0]) }.flatMap(IndexTerms.split(createIndexSQL:))
+                }
+                let parts = xinfo.compactMap { part -> TableInfo.UniqueIndex.Part? in
                     guard part.count >= 6, (Int64(sqliteValue: part[5]) ?? 0) != 0 else { return nil }
-                    return TableInfo.UniqueIndex.Part(column: String(sqliteValue: part[2]), collation: String(sqliteValue: part[4]) ?? "BINARY")
+                    let position = Int(Int64(sqliteValue: part[0]) ?? -1)
+                    var expression: String?
+                    if Int64(sqliteValue: part[1]) == -2, let terms, terms.indices.contains(position) {
+                        // Kept only when it reads the table's stored columns
+                        // alone, as the triggers evaluate it for a new row.
+                        let stored = columns.filter { !$0.isGenerated }.map { quoteIdentifier($0.name) }.joined(separator: ", ")
+                        if (try? connection.prepare(sql: "SELECT (\(terms[position])) FROM (SELECT \(stored) FROM main.\(quoted)) LIMIT 0")) != nil {
+                            expression = terms[position]
+                        }
+                    }
+                    return TableInfo.UniqueIndex.Part(column: String(sqliteValue: part[2]), expression: expression,
+                                                      collation: String(sqliteValue: part[4]) ?? "BINARY")
                 }
                 uniqueIndexes.append(TableInfo.UniqueIndex(name: index, parts: parts))
             }

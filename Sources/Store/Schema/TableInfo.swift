@@ -83,6 +83,9 @@ public struct TableInfo: Sendable, Hashable {
         struct Part: Sendable, Hashable {
             /// The column, or nil for an expression.
             var column: String?
+            /// The expression as the index's SQL writes it (with any
+            /// `COLLATE`), for a part that is not a column; nil when unread.
+            var expression: String? = nil
             var collation: String
         }
 

@@ -105,17 +105,32 @@ enum LogTriggers {
     /// SQL true for a row (`row`, a table alias) that the row `NEW` would
     /// replace under `OR REPLACE`: the same rowid, or the same key in a
     /// unique index (compared with the index's collation; NULLs never
-    /// conflict). An expression in an index cannot be compared here; rows
-    /// replaced through one are logged only when the writer has
-    /// `recursive_triggers` on.
+    /// conflict). An index on expressions compares each expression of `row`
+    /// with the same expression over `NEW`'s stored columns; one whose
+    /// expression could not be read from its SQL is skipped, and the rows
+    /// replaced through it are logged only when the writer has
+    /// `recursive_triggers` on. Rows found here that the change does not
+    /// delete are not logged (the AFTER trigger logs those that are gone).
     static func conflicts(_ table: TableInfo, row: String) -> String {
         var conditions = ["\(row).rowid = NEW.rowid"]
+        let stored = loggedColumns(table).map { "NEW.\(quoteIdentifier($0)) AS \(quoteIdentifier($0))" }.joined(separator: ", ")
         for index in table.uniqueIndexes {
-            let columns = index.parts.compactMap { part in part.column.map { ($0, part.collation) } }
-            guard !columns.isEmpty, columns.count == index.parts.count else { continue }
-            conditions.append("(" + columns.map { column, collation in
-                "\(row).\(quoteIdentifier(column)) = NEW.\(quoteIdentifier(column)) COLLATE \(quoteIdentifier(collation))"
-            }.joined(separator: " AND ") + ")")
+            if index.parts.allSatisfy({ $0.column != nil }) {
+                conditions.append("(" + index.parts.compactMap { part in part.column.map { column in
+                    "\(row).\(quoteIdentifier(column)) = NEW.\(quoteIdentifier(column)) COLLATE \(quoteIdentifier(part.collation))"
+                } }.joined(separator: " AND ") + ")")
+                continue
+            }
+            // An expression: evaluated on `row` (the only table in the outer
+            // FROM) and, in a subquery, on NEW's values named as columns.
+            var terms: [String] = []
+            for part in index.parts {
+                guard let term = part.column.map(quoteIdentifier) ?? part.expression.map({ "(\($0))" }) else { terms = []; break }
+                terms.append("\(term) COLLATE \(quoteIdentifier(part.collation))")
+            }
+            guard !terms.isEmpty, !stored.isEmpty else { continue }
+            let list = terms.joined(separator: ", ")
+            conditions.append("\(row).rowid IN (SELECT rowid FROM \(quoteIdentifier(table.name)) WHERE (\(list)) = (SELECT \(list) FROM (SELECT \(stored))))")
         }
         return conditions.joined(separator: " OR ")
     }
