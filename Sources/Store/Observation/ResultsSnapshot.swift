@@ -59,9 +59,12 @@ public struct ResultsSnapshot<Element>: RandomAccessCollection {
 
     /// The element at a position.
     ///
-    /// A read that fails (the database can no longer be read: an I/O error)
-    /// stops the program, as an index out of bounds does; use
-    /// ``element(at:)`` to get the error instead.
+    /// A read that fails stops the program, as an index out of bounds does:
+    /// the disk failed (an I/O error), or a row of the snapshot was deleted
+    /// by a writer that bypassed the change log's triggers in the same look
+    /// as a logged commit (a commit that logs nothing is re-read, so its
+    /// deletions never reach a snapshot). Use ``element(at:)`` to get the
+    /// error instead.
     ///
     /// - Complexity: O(log n), plus one read by rowid when not cached.
     public subscript(position: Int) -> Element {

@@ -161,15 +161,19 @@ enum ChangeLog {
     /// What commits after `position` changed, read on a snapshot: exact rows
     /// for tracked tables, unknown for the others (a foreign writer may have
     /// changed them unseen), unknown everywhere when retention removed part
-    /// of what is needed, and a schema change when the schema version moved.
+    /// of what is needed or when nothing was logged (the commits the caller
+    /// knows of bypassed the triggers, or wrote untracked tables only), and a
+    /// schema change when the schema version moved.
     static func changes(after position: Position, on db: Database) throws -> (ChangedRows, Position) {
         guard let now = self.position(db) else { throw StoreError(code: .error, message: "cannot read the change log") }
         var changes = ChangedRows.unknown
         if now.schemaVersion != position.schemaVersion { changes.schemaChanged = true }
         guard now.prunedThrough <= position.sequence, now.sequence >= position.sequence else { return (changes, now) }
-        let tracked = try trackedTables(db)
-        changes.knownTables = tracked
+        // Another connection committed (the caller knows) and logged nothing:
+        // it wrote untracked tables only, or wrote a tracked one without its
+        // triggers (SQLITE_DBCONFIG_ENABLE_TRIGGER off); every table is re-read.
         guard now.sequence > position.sequence else { return (changes, now) }
+        changes.knownTables = try trackedTables(db)
         let statement = try db.connection.cachedStatement(sql: "SELECT tbl, row_id, old_row_id FROM sluice_change WHERE \(changesInRange)")
         defer { statement.reset() }
         try statement.bind([.integer(position.sequence), .integer(now.sequence)])
