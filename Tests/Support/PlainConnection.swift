@@ -36,7 +36,11 @@ public final class PlainConnection {
                 switch sqlite3_column_type(statement, column) {
                 case SQLITE_INTEGER: return .integer(sqlite3_column_int64(statement, column))
                 case SQLITE_FLOAT: return .real(sqlite3_column_double(statement, column))
-                case SQLITE_TEXT: return .text(String(cString: sqlite3_column_text(statement, column)))
+                case SQLITE_TEXT:
+                    // Text first (converted to UTF-8), then its length: text after an embedded NUL counts.
+                    guard let text = sqlite3_column_text(statement, column) else { return .text("") }
+                    let count = Int(sqlite3_column_bytes(statement, column))
+                    return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
                 case SQLITE_BLOB:
                     let count = Int(sqlite3_column_bytes(statement, column))
                     guard count > 0, let bytes = sqlite3_column_blob(statement, column) else { return .blob(Data()) }

@@ -110,12 +110,6 @@ final class LiveQuery<Element> {
     }
 
     /// The state of the statement's current row, whose element is `element`.
-    private func state(_ statement: Statement, _ plan: QueryPlan, element: Element) -> RowState {
-        var state = state(statement, plan)
-        state.key = sectioned(state.key, element, plan)
-        return state
-    }
-
     /// The plan's sort key with the element's section value put first, if it has one.
     private func sectioned(_ key: SortKey, _ element: Element, _ plan: QueryPlan) -> SortKey {
         guard let sectionValue else { return key }
@@ -463,8 +457,13 @@ final class LiveQuery<Element> {
             let old = rows[rowID].map { (rowID, $0) }
             var new: (rowID: Int64, state: RowState, element: Element)?
             if try statement.step() {
+                // The state first: decoding reads text as UTF-8, which
+                // converts a UTF-16 database's column in place, and the sort
+                // key and hashes compare the stored bytes.
+                var state = state(statement, plan)
                 let element = try decode(decoder)
-                new = (rowID, state(statement, plan, element: element), element)
+                state.key = sectioned(state.key, element, plan)
+                new = (rowID, state, element)
             }
             switch (old, new) {
             case (nil, nil): continue

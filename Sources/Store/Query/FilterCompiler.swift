@@ -69,6 +69,22 @@ struct FilterCompiler {
                 throw failure("\(op.rawValue) needs a text value on its right", at: rhs)
             }
             if caseInsensitive { text = text.lowercased() }
+            let column = try operand(lhs, lowered: caseInsensitive)
+            // GLOB reads text up to its first NUL; text past one is compared
+            // by position (instr) or as stored bytes (CAST AS BLOB gives a
+            // column's and a parameter's text in the database's encoding).
+            let hasNUL = text.utf8.contains(0)
+            switch op {
+            case .contains where !text.isEmpty:
+                arguments.append(.text(text))
+                return "instr(\(column), ?) > 0"
+            case .endsWith where !text.isEmpty, .beginsWith where hasNUL:
+                arguments += [.text(text), .text(text)]
+                let start = op == .beginsWith ? "1, " : "-"
+                return "substr(CAST(\(column) AS BLOB), \(start)length(CAST(? AS BLOB))) = CAST(? AS BLOB)"
+            default:
+                break
+            }
             let pattern: String
             switch op {
             case .beginsWith: pattern = Self.escapeGlob(text) + "*"
@@ -76,7 +92,6 @@ struct FilterCompiler {
             case .contains: pattern = "*" + Self.escapeGlob(text) + "*"
             case .like: pattern = text.replacingOccurrences(of: "[", with: "[[]")
             }
-            let column = try operand(lhs, lowered: caseInsensitive)
             arguments.append(.text(pattern))
             return "\(column) GLOB ?"
 
