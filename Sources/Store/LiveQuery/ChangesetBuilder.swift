@@ -94,7 +94,12 @@ enum ChangesetBuilder {
         let items = runs.sorted { $0.new < $1.new }
         var oldRanks = [Int](repeating: 0, count: items.count)
         for (rank, index) in items.indices.sorted(by: { items[$0].old < items[$1].old }).enumerated() { oldRanks[index] = rank }
-        let stays = heaviestIncreasingSubsequence(oldRanks, weights: items.map(\.weight), valueCount: items.count)
+        var stays = heaviestIncreasingSubsequence(oldRanks, weights: items.map(\.weight), valueCount: items.count)
+        if let realm = RealmMoves.stays(items: items, oldRanks: oldRanks) {
+            // Realm's choice, when it keeps as much as the heaviest one.
+            let weight = { (kept: [Bool]) in zip(items, kept).reduce(Weight()) { $1.1 ? $0 + $1.0.weight : $0 } }
+            if weight(realm) == weight(stays) { stays = realm }
+        }
         var deletions = deletions
         var insertions = insertions
         var modifications: [Int] = []
