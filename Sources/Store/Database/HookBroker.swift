@@ -98,6 +98,11 @@ final class HookBroker {
     private var committing: [CapturedChanges] = []
     /// Open savepoints, innermost last: lower-cased name and `current`'s entry count when it began.
     private var savepoints: [(name: String, mark: Int)] = []
+    /// `current.entries.count` when the statement running now began.
+    private var statementMark = 0
+    /// Whether `current.keepShapes` is reading the schema (its statements
+    /// come through the statement callbacks too).
+    private var keepingShapes = false
 
     // The table of the last change, so that a run of changes to one table
     // makes one String.
@@ -276,8 +281,13 @@ final class HookBroker {
     }
 
     private func statementWillRun(_ notes: StatementNotes) {
+        // Not for the statements `keepShapes` runs itself (it is changing `current`).
+        guard !keepingShapes else { return }
+        statementMark = current.entries.count
         if notes.changesSchema, recordsValues {
             // Read values and columns while the tables still have them (a failure surfaces at commit).
+            keepingShapes = true
+            defer { keepingShapes = false }
             try? current.keepShapes(db)
         }
         for observer in observers { observer.statementWillRun(notes) }
@@ -286,12 +296,23 @@ final class HookBroker {
     /// After every statement of the connection: applies what it did to the
     /// savepoints, and tells observers of the commits that happened in it.
     func statementDidFinish(notes: StatementNotes, succeeded: Bool) {
+        guard !keepingShapes else { return }
         if records {
             for table in notes.untrackedTables {
                 if committing.isEmpty { current.markUntracked(table) } else { committing[committing.count - 1].markUntracked(table) }
             }
         }
         if succeeded, let effect = notes.transactionEffect { apply(effect) }
+        if !succeeded, committing.isEmpty, db.connection.isInTransaction, sqlite3_changes(db.connection.handle) == 0 {
+            // A statement that failed inside a transaction was rolled back
+            // by its statement journal (ABORT, SQLite's default), and what it
+            // did (rows before the failing one, their triggers) never
+            // happened. SQLite reports no changes for a statement it rolled
+            // back; under ON CONFLICT FAIL the rows changed before the
+            // failure stay, and it reports them (when the first row fails
+            // under FAIL, changes its BEFORE triggers made are dropped here).
+            current.rollBack(to: statementMark)
+        }
         guard !committing.isEmpty else { return }
         if db.connection.isInTransaction {
             // COMMIT failed with the transaction still open (SQLITE_BUSY): its changes belong to it again.
