@@ -136,6 +136,52 @@ import Testing
         #expect(try plain.rows("SELECT count(*) FROM sluice_replaced") == [[.integer(0)]])
     }
 
+    /// A foreign writer's savepoints: what `ROLLBACK TO` undoes (the row
+    /// changes, the rows REPLACE deleted, the log rows the triggers wrote
+    /// and the scratch table) is undone together, so the log keeps only
+    /// what committed.
+    @Test(arguments: cases)
+    func aForeignWritersRolledBackSavepointLeavesNothingInTheLog(_ testCase: Case) throws {
+        let (store, plain) = try CommitPathTests.store(testCase.capture, schema: Self.schema)
+        try store.trackForeignWriters(tables: ["person"])
+        try store.write { tx in
+            try tx.execute(script: "INSERT INTO person VALUES (1, 'a@x', '111', 'Ann'), (2, 'b@x', '222', 'Bo');")
+        }
+        let start = try store.currentToken
+        let query = "SELECT * FROM person ORDER BY name, id"
+        let mirror = CommitPathTests.RowMirror(store.rows(in: "person").sorted(byKeyPath: "name"))
+        mirror.wait(until: try plain.rows(query))
+        _ = mirror.take()
+        try Self.run("""
+            BEGIN;
+            INSERT INTO person VALUES (10, 'j@x', '000', 'Jo');
+            SAVEPOINT a;
+            INSERT INTO person VALUES (11, 'k@x', '001', 'Kay');
+            REPLACE INTO person VALUES (12, 'a@x', '002', 'Lu');
+            ROLLBACK TO a;
+            REPLACE INTO person VALUES (13, 'b@x', '003', 'Mo');
+            SAVEPOINT b;
+            UPDATE person SET name = 'Ann 2' WHERE id = 1;
+            RELEASE b;
+            COMMIT;
+            """, testCase, store: store, plain: plain)
+        #expect(mirror.wait(until: try plain.rows(query)))
+        CommitPathTests.settle(store)
+        let taken = mirror.take()
+        #expect(taken.errors.isEmpty)
+        #expect(taken.states.count == 1, "one commit, one state")
+        // The changes, in order. (A foreign transaction's statements are
+        // grouped by the millisecond they ran in, SQLite's 'now' being per
+        // statement: the boundaries of a foreign writer's transactions in the
+        // log are approximate, their changes exact.)
+        let changes = try ChangeLogTests.history(store, since: start).flatMap { $0.dropFirst("nil: ".count).components(separatedBy: "; ") }
+        #expect(changes == [
+            "insert person 10 - {id=10,email='j@x',phone='000',name='Jo'}", "delete person 2 {id=2,email='b@x',phone='222',name='Bo'} -",
+            "insert person 13 - {id=13,email='b@x',phone='003',name='Mo'}", "update person 1 {name='Ann'} {name='Ann 2'}",
+        ])
+        #expect(try plain.rows("SELECT count(*) FROM sluice_replaced") == [[.integer(0)]])
+    }
+
     /// A writer that turns triggers off (`.dbconfig enable_trigger off` in
     /// the shell) changes a tracked table and logs nothing; one that drops a
     /// trigger changes the schema. Either way live queries re-read and stay
