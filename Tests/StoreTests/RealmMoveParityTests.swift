@@ -62,6 +62,36 @@ import Testing
         #expect(changeset.insertions == [0, 3, 7, 10])
     }
 
+    /// In a long list, Realm's choice works on runs of rows: two adjacent
+    /// rows that swap (both sort keys changed) keep the first in place, as
+    /// realm-core does row by row (the longer block before them stays, then
+    /// the block after, then the first of the two).
+    @Test func aSwapInALongListMovesWhatRealmMoves() throws {
+        let old = Array(0..<2_000)
+        var new = old
+        new.swapAt(500, 501)
+        let changeset = ChangesetBuilder.diff(old: old, new: new) { ChangesetBuilder.RowFacts(keyChanged: $0 == 500 || $0 == 501) }
+        #expect(changeset.deletions == [501])
+        #expect(changeset.insertions == [500])
+
+        // The same through a live query (runs of the incremental path), and a re-query.
+        let (store, plain) = try CommitPathTests.store(.preupdateHook)
+        try store.write { tx in
+            for id in 0..<2_000 { try tx.execute(sql: "INSERT INTO item (id, code, rank) VALUES (?, ?, ?)", arguments: [.integer(Int64(id)), .text("c\(id)"), .integer(Int64(id * 10))]) }
+        }
+        let results = store.rows(in: "item").sorted(byKeyPath: "rank")
+        let mirrors = [CommitPathTests.RowMirror(results), CommitPathTests.RowMirror(results.limit(5_000))]
+        for mirror in mirrors { mirror.wait(for: 1); _ = mirror.take() }
+        try store.write { tx in try tx.execute(sql: "UPDATE item SET rank = CASE id WHEN 500 THEN 5011 ELSE 5009 END WHERE id IN (500, 501)") }
+        for mirror in mirrors { #expect(mirror.wait(until: try plain.rows("SELECT * FROM item ORDER BY rank, id"))) }
+        CommitPathTests.settle(store)
+        for mirror in mirrors {
+            let changesets = mirror.take().events.compactMap(\.changeset)
+            #expect(changesets.map(\.deletions) == [[501]])
+            #expect(changesets.map(\.insertions) == [[500]])
+        }
+    }
+
     /// The incremental path (row by row) and the re-query path (a limited
     /// query), for commits in-process and on another connection. (When some
     /// rows keep their sort key, they are the ones kept in place, as Realm
