@@ -14,6 +14,20 @@ import Testing
         return store
     }
 
+    /// Past the end, a query that cannot run, and a position that was in
+    /// range before a write deleted rows: errors, not a stopped program.
+    @Test func positionsWithoutARowThrow() throws {
+        let store = try filledStore()
+        let high = store.objects(TaskItem.self).filter(\.priority == .high).sorted(by: \.title, ascending: false)
+        #expect(throws: StoreError.self) { try high[5] }
+        #expect(throws: StoreError.self) { try high[-1] }
+        #expect(throws: StoreError.self) { try store.objects(TaskItem.self).filter("no_such_column > 1")[0] }
+        let count = high.count
+        #expect(try high[count - 1].title == "T0")
+        try store.write { tx in try tx.execute(sql: "DELETE FROM task_item WHERE title = 'T0'") }
+        #expect(throws: StoreError.self) { try high[count - 1] }
+    }
+
     @Test func membersAreAnsweredBySQL() throws {
         let store = try filledStore()
         let high = store.objects(TaskItem.self).filter(\.priority == .high).sorted(by: \.title, ascending: false)
@@ -21,7 +35,7 @@ import Testing
         #expect(!high.isEmpty)
         #expect(high.first?.title == "T8")
         #expect(high.last?.title == "T0")
-        #expect(high[1].title == "T6")
+        #expect(try high[1].title == "T6")
         #expect(high.element(at: 5) == nil)
         #expect(high.map(\.title) == ["T8", "T6", "T4", "T2", "T0"])
         #expect(Array(high).count == 5)

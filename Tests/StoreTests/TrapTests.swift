@@ -38,8 +38,6 @@ import Testing
             + "(ForeignReplaceTests, ReplacedFileTests). element(at:) and elements(in:) throw instead.",
         "Store/Observation/ResultsSnapshot.swift: preconditionFailure(\"cannot read the elements of a snapshot: \\(error)\")":
             "the iterator of the same collection: as the subscript",
-        "Store/Observation/Results+Sequence.swift: preconditionFailure(\"Results index \\(position) out of range (count \\(count))\")":
-            "an index out of range, as Array's subscript; element(at:) returns nil instead",
         "Store/Records/Row.swift: precondition(columns.count == values.count, \"a row needs one value per column\")":
             "a caller building a Row by hand with mismatched arrays; rows read from SQLite are built with one value per column",
     ]

@@ -55,23 +55,37 @@ extension Results: Sequence {
     }
 
     /// The row at a position in the order: one `LIMIT 1 OFFSET position`
-    /// read. Positions are counted in the database as it is now.
+    /// read. Positions are counted in the database as it is now, so a
+    /// position below an earlier `count` may be past the end once another
+    /// connection deleted rows: that, like a query that cannot run, throws
+    /// instead of stopping the program.
     ///
-    /// - Precondition: `0 <= position < count` (as for an array).
+    /// - Throws: `StoreError.Code.misuse` naming the position when there is
+    ///   no row there; why the query cannot run.
     public subscript(position: Int) -> Element {
-        guard let element = element(at: position) else {
-            preconditionFailure("Results index \(position) out of range (count \(count))")
+        get throws {
+            guard position >= 0, position < limitCount ?? Int.max else { throw Self.outOfRange(position) }
+            guard let element = try fetch(at: position) else { throw Self.outOfRange(position) }
+            return element
         }
-        return element
+    }
+
+    private static func outOfRange(_ position: Int) -> StoreError {
+        StoreError(code: .misuse, message: "no row at position \(position) of the results (positions are counted in the database as it is now)")
+    }
+
+    /// The row at a position (`LIMIT 1 OFFSET position`), or nil past the end.
+    private func fetch(at position: Int) throws -> Element? {
+        try fetch { select in
+            select.offset = position
+            select.limit = 1
+        }.first
     }
 
     /// The row at a position, or nil when there is none (or the query cannot run).
     public func element(at position: Int) -> Element? {
         guard position >= 0, position < limitCount ?? Int.max else { return nil }
-        return (try? fetch { select in
-            select.offset = position
-            select.limit = 1
-        })?.first
+        return (try? fetch(at: position)) ?? nil
     }
 
     /// The rows as they are now, read in one query, as a frozen random-access
