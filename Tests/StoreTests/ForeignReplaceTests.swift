@@ -38,6 +38,28 @@ import Testing
         }
     }
 
+    /// A mirror of `results`, past its first state (`query`'s rows on the plain connection).
+    static func mirror(_ results: Results<Row>, showing query: String, _ plain: PlainConnection) throws -> CommitPathTests.RowMirror {
+        let mirror = CommitPathTests.RowMirror(results)
+        mirror.wait(until: try plain.rows(query))
+        _ = mirror.take()
+        return mirror
+    }
+
+    /// What the mirror received once everything is delivered, checked: no
+    /// error, the last state is `query`'s rows, and every delivered snapshot
+    /// reads in full without trapping.
+    @discardableResult
+    static func expectDelivered(_ mirror: CommitPathTests.RowMirror, _ store: Store, _ plain: PlainConnection,
+                                _ query: String) throws -> (events: [CollectionChange<Row>], states: [[[SQLiteValue]]]) {
+        CommitPathTests.settle(store)
+        let taken = mirror.take()
+        #expect(taken.errors.isEmpty)
+        #expect(taken.states.last == (try plain.rows(query)))
+        #expect(taken.events.allSatisfy { $0.results.map { Array($0).count >= 0 } ?? true })
+        return (taken.events, taken.states)
+    }
+
     @Test(arguments: cases)
     func replaceThroughTwoUniqueConstraintsIsLoggedAndDelivered(_ testCase: Case) throws {
         let (store, plain) = try CommitPathTests.store(testCase.capture, schema: Self.schema)
@@ -50,9 +72,7 @@ import Testing
         }
         let start = try store.currentToken
         let query = "SELECT * FROM person ORDER BY name, id"
-        let mirror = CommitPathTests.RowMirror(store.rows(in: "person").sorted(byKeyPath: "name"))
-        mirror.wait(until: try plain.rows(query))
-        _ = mirror.take()
+        let mirror = try Self.mirror(store.rows(in: "person").sorted(byKeyPath: "name"), showing: query, plain)
 
         // Deletes 1 (same email) and 2 (same phone, another case) and inserts 4.
         try Self.run("REPLACE INTO person (id, email, phone, name) VALUES (4, 'a@x', '222', 'Dee');", testCase, store: store, plain: plain)
@@ -68,13 +88,7 @@ import Testing
         try Self.run("INSERT OR IGNORE INTO person VALUES (9, 'd@x', '999', 'Ignored');", testCase, store: store, plain: plain)
         try Self.run("INSERT INTO person (id, email, phone, name) VALUES (5, 'e@x', '555', 'Fay') ON CONFLICT DO NOTHING;", testCase, store: store, plain: plain)
         mirror.wait(until: try plain.rows(query))
-        CommitPathTests.settle(store)
-
-        let taken = mirror.take()
-        #expect(taken.errors.isEmpty)
-        #expect(taken.states.last == (try plain.rows(query)))
-        // Every delivered state is one a plain connection saw, and reading it never traps.
-        #expect(taken.events.allSatisfy { $0.results.map { Array($0).count >= 0 } ?? true })
+        try Self.expectDelivered(mirror, store, plain, query)
 
         // The rows one statement replaces are logged in SQLite's order when its
         // delete triggers fire (recursive_triggers on), in rowid order when the
@@ -109,9 +123,7 @@ import Testing
         }
         let start = try store.currentToken
         let query = "SELECT * FROM member ORDER BY handle, id"
-        let mirror = CommitPathTests.RowMirror(store.rows(in: "member").sorted(byKeyPath: "handle"))
-        mirror.wait(until: try plain.rows(query))
-        _ = mirror.take()
+        let mirror = try Self.mirror(store.rows(in: "member").sorted(byKeyPath: "handle"), showing: query, plain)
 
         // ' aNN,' is 'ann' in the expression index (NOCASE): row 1 goes; Bo stays.
         try Self.run("REPLACE INTO member VALUES (5, ' aNN,', 't1', 0);", testCase, store: store, plain: plain)
@@ -122,12 +134,7 @@ import Testing
         // Through both at once, by UPDATE: Bo becomes 'ann' of t1 (deletes 5).
         try Self.run("UPDATE OR REPLACE member SET handle = 'ANN' WHERE id = 2;", testCase, store: store, plain: plain)
         mirror.wait(until: try plain.rows(query))
-        CommitPathTests.settle(store)
-
-        let taken = mirror.take()
-        #expect(taken.errors.isEmpty)
-        #expect(taken.states.last == (try plain.rows(query)))
-        #expect(taken.events.allSatisfy { $0.results.map { Array($0).count >= 0 } ?? true })
+        try Self.expectDelivered(mirror, store, plain, query)
         #expect(try ChangeLogTests.history(store, since: start) == [
             "nil: delete member 1 {id=1,handle='Ann',team='t1',active=1} -; insert member 5 - {id=5,handle=' aNN,',team='t1',active=0}",
             "nil: delete member 3 {id=3,handle='Cy',team='t2',active=1} -; insert member 6 - {id=6,handle='Eve',team='t2',active=1}",
@@ -149,9 +156,7 @@ import Testing
         }
         let start = try store.currentToken
         let query = "SELECT * FROM person ORDER BY name, id"
-        let mirror = CommitPathTests.RowMirror(store.rows(in: "person").sorted(byKeyPath: "name"))
-        mirror.wait(until: try plain.rows(query))
-        _ = mirror.take()
+        let mirror = try Self.mirror(store.rows(in: "person").sorted(byKeyPath: "name"), showing: query, plain)
         try Self.run("""
             BEGIN;
             INSERT INTO person VALUES (10, 'j@x', '000', 'Jo');
@@ -166,10 +171,7 @@ import Testing
             COMMIT;
             """, testCase, store: store, plain: plain)
         #expect(mirror.wait(until: try plain.rows(query)))
-        CommitPathTests.settle(store)
-        let taken = mirror.take()
-        #expect(taken.errors.isEmpty)
-        #expect(taken.states.count == 1, "one commit, one state")
+        #expect(try Self.expectDelivered(mirror, store, plain, query).states.count == 1, "one commit, one state")
         // The changes, in order. (A foreign transaction's statements are
         // grouped by the millisecond they ran in, SQLite's 'now' being per
         // statement: the boundaries of a foreign writer's transactions in the
@@ -194,9 +196,7 @@ import Testing
             try tx.execute(script: "INSERT INTO person VALUES (1, 'a@x', '111', 'Ann'), (2, 'b@x', '222', 'Bo'), (3, 'c@x', '333', 'Cy');")
         }
         let query = "SELECT * FROM person ORDER BY name, id"
-        let mirror = CommitPathTests.RowMirror(store.rows(in: "person").sorted(byKeyPath: "name"))
-        mirror.wait(until: try plain.rows(query))
-        _ = mirror.take()
+        let mirror = try Self.mirror(store.rows(in: "person").sorted(byKeyPath: "name"), showing: query, plain)
 
         try SQLiteShell.run(path: store.path, ".dbconfig enable_trigger off\nDELETE FROM person WHERE id = 2;\nUPDATE person SET name = 'Zed' WHERE id = 1;\nREPLACE INTO person VALUES (4, 'c@x', '444', 'Ay');")
         #expect(mirror.wait(until: try plain.rows(query)), "a commit that logged nothing is re-read")
@@ -207,12 +207,7 @@ import Testing
         #expect(mirror.wait(until: try plain.rows(query)), "a schema change re-reads")
         try SQLiteShell.run(path: store.path, "DELETE FROM person WHERE id = 1;")
         #expect(mirror.wait(until: try plain.rows(query)), "an unlogged delete after the trigger is gone is re-read")
-        CommitPathTests.settle(store)
-
-        let taken = mirror.take()
-        #expect(taken.errors.isEmpty)
-        #expect(taken.states.last == (try plain.rows(query)))
-        #expect(taken.events.allSatisfy { $0.results.map { Array($0).count >= 0 } ?? true })
+        try Self.expectDelivered(mirror, store, plain, query)
     }
 
     @Test func indexTermsAreReadFromTheIndexSQL() {

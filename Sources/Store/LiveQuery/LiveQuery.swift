@@ -109,7 +109,6 @@ final class LiveQuery<Element> {
         }
     }
 
-    /// The state of the statement's current row, whose element is `element`.
     /// The plan's sort key with the element's section value put first, if it has one.
     private func sectioned(_ key: SortKey, _ element: Element, _ plan: QueryPlan) -> SortKey {
         guard let sectionValue else { return key }

@@ -37,7 +37,8 @@ enum IndexTerms {
                 depth -= 1
                 if depth == 0, let from = start {
                     terms.append(String(characters[from..<index]))
-                    return terms.map(trimOrder).contains("") ? nil : terms.map(trimOrder)
+                    let trimmed = terms.map(trimOrder)
+                    return trimmed.contains("") ? nil : trimmed
                 }
                 guard depth > 0 else { return nil }
             case "," where depth == 1:

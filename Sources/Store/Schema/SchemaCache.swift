@@ -1,5 +1,4 @@
 import CSQLite
-import Foundation
 
 /// What one connection knows of the schema: table names, each table's
 /// columns, keys and kind, and column collations. It is dropped whenever
@@ -84,8 +83,9 @@ final class SchemaCache {
         return name
     }
 
-    private func rows(_ sql: String) throws -> [[SQLiteValue]] {
+    private func rows(_ sql: String, _ arguments: [SQLiteValue] = []) throws -> [[SQLiteValue]] {
         let statement = try connection.prepare(sql: sql)
+        try statement.bind(arguments)
         var rows: [[SQLiteValue]] = []
         while try statement.step() {
             rows.append((0..<Int32(statement.columnCount)).map { statement.value(at: $0) })
@@ -129,6 +129,8 @@ final class SchemaCache {
         if kind == .table || kind == .withoutRowID {
             // seq, name, unique, ...: any unique index (UNIQUE, a non-rowid
             // PRIMARY KEY) can make INSERT or UPDATE replace another row.
+            // The stored columns, as the triggers see a new row's: what an index's expressions may read.
+            let stored = columns.filter { !$0.isGenerated }.map { quoteIdentifier($0.name) }.joined(separator: ", ")
             for row in try rows("PRAGMA index_list(\(quoted))") where row.count >= 3 && (Int64(sqliteValue: row[2]) ?? 0) != 0 {
                 guard case .text(let index) = row[1] else { continue }
                 // seqno, cid, name, desc, coll, key: the key columns (cid -2 for an expression).
@@ -136,7 +138,7 @@ final class SchemaCache {
                 // An expression's text is only in the index's SQL.
                 var terms: [String]?
                 if xinfo.contains(where: { $0.count >= 6 && Int64(sqliteValue: $0[1]) == -2 }) {
-                    terms = try rows("SELECT sql FROM main.sqlite_schema WHERE type = 'index' AND name = '\(index.replacingOccurrences(of: "'", with: "''"))'")
+                    terms = try rows("SELECT sql FROM main.sqlite_schema WHERE type = 'index' AND name = ?", [.text(index)])
                         .first.flatMap { String(sqliteValue: $0[0]) }.flatMap(IndexTerms.split(createIndexSQL:))
                 }
                 let parts = xinfo.compactMap { part -> TableInfo.UniqueIndex.Part? in
@@ -146,7 +148,6 @@ final class SchemaCache {
                     if Int64(sqliteValue: part[1]) == -2, let terms, terms.indices.contains(position) {
                         // Kept only when it reads the table's stored columns
                         // alone, as the triggers evaluate it for a new row.
-                        let stored = columns.filter { !$0.isGenerated }.map { quoteIdentifier($0.name) }.joined(separator: ", ")
                         if (try? connection.prepare(sql: "SELECT (\(terms[position])) FROM (SELECT \(stored) FROM main.\(quoted)) LIMIT 0")) != nil {
                             expression = terms[position]
                         }
