@@ -8,7 +8,9 @@ import SluiceSyncProtocol
 /// (but the per-instance rate limit), so several instances can serve one PostgreSQL.
 ///
 /// - `POST /v1/push` (JSON ``PushRequest``) → ``PushResponse``; 409 `behind` when the
-///   history moved past the push's base (pull, rebase, push again).
+///   history moved past the push's base (pull, rebase, push again), 409
+///   `identity_conflict` when the device id belongs to another token or the push does not
+///   continue the id's history (a copied store: the device takes a new id).
 /// - `GET /v1/pull?since=N[&limit=M]` → ``PullResponse``.
 /// - `GET /v1/wait?since=N[&timeout=S]` → `{"head":H}` as soon as the head passes `N`, or
 ///   after `S` seconds (at most 30): the live channel, as a long poll.
@@ -39,6 +41,9 @@ public struct SyncService: Sendable {
         /// retries); a long poll gets this on top of its own timeout, a push two seconds more
         /// per megabyte of body.
         public var databaseDeadline: Duration = .seconds(15)
+        /// How far ahead of the service's clock a pushed transaction's clock may be; one
+        /// further ahead is stored with the service's clock (and the answer says so).
+        public var maximumClockSkew: Duration = .seconds(60)
 
         /// A configuration with the default limits.
         public init(schema: SyncSchema) { self.schema = schema }
@@ -74,8 +79,8 @@ public struct SyncService: Sendable {
             return await self.respond(request, deadline: configuration.databaseDeadline + .seconds(2 * megabytes), read: {
                 var request = request
                 return try await request.collectBody(upTo: configuration.maximumBodyBytes)
-            }, { space, body in
-                try await self.push(body, space: space)
+            }, { caller, body in
+                try await self.push(body, caller: caller)
             })
         }
         router.get("v1/pull") { request, _ in await self.respond(request) { space in try await self.pull(request, space: space) } }
@@ -85,9 +90,15 @@ public struct SyncService: Sendable {
         return router
     }
 
+    /// Who is asking: the space a live token opens, and the token.
+    struct Caller: Sendable {
+        var space: Int64
+        var token: String
+    }
+
     /// Authenticates and rate-limits, then runs `body`; turns errors into JSON responses.
     private func respond(_ request: Request, longPoll: Bool = false, deadline: Duration? = nil, _ body: @escaping @Sendable (Int64) async throws -> Response) async -> Response {
-        await respond(request, longPoll: longPoll, deadline: deadline, read: {}, { space, _ in try await body(space) })
+        await respond(request, longPoll: longPoll, deadline: deadline, read: {}, { caller, _ in try await body(caller.space) })
     }
 
     /// Authenticates and rate-limits, reads what `read` reads (in this task, with no
@@ -95,7 +106,7 @@ public struct SyncService: Sendable {
     /// JSON responses.
     private func respond<Input: Sendable>(_ request: Request, longPoll: Bool = false, deadline: Duration? = nil,
                                           read: () async throws -> Input,
-                                          _ body: @escaping @Sendable (Int64, Input) async throws -> Response) async -> Response {
+                                          _ body: @escaping @Sendable (Caller, Input) async throws -> Response) async -> Response {
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
               case let token = String(header.dropFirst("Bearer ".count)), !token.isEmpty, token.utf8.count <= 200 else {
             return Self.error(.unauthorized, "unauthorized", "a bearer token is required (Authorization: Bearer <token>)")
@@ -114,7 +125,8 @@ public struct SyncService: Sendable {
             }
             let input = try await read()
             let deadline = (deadline ?? configuration.databaseDeadline) + (longPoll ? .seconds(Self.longestWait) : .zero)
-            return try await Self.withDeadline(deadline) { try await body(space, input) }
+            let caller = Caller(space: space, token: token)
+            return try await Self.withDeadline(deadline) { try await body(caller, input) }
         } catch is NIOTooManyBytesError {
             return Self.error(.contentTooLarge, "too_large", "the body is larger than \(configuration.maximumBodyBytes) bytes")
         } catch let error as SyncErrorBody {
@@ -125,8 +137,8 @@ public struct SyncService: Sendable {
         }
     }
 
-    private func push(_ buffer: ByteBuffer, space: Int64) async throws -> Response {
-        let push: PushRequest
+    private func push(_ buffer: ByteBuffer, caller: Caller) async throws -> Response {
+        var push: PushRequest
         do {
             push = try JSONDecoder().decode(PushRequest.self, from: Data(buffer.readableBytesView))
         } catch {
@@ -139,16 +151,21 @@ public struct SyncService: Sendable {
             // 413, as a body over the size limit: the device splits its push and sends again.
             return Self.error(.contentTooLarge, "too_large", "more than \(configuration.maximumPushTransactions) transactions in one push")
         }
+        var previous: Int64 = .min
         for (index, transaction) in push.transactions.enumerated() {
-            for change in transaction.changes {
+            guard transaction.local > previous else {
+                throw SyncErrorBody(error: "invalid", message: "transaction \(index) (local \(transaction.local)): a push's local numbers increase")
+            }
+            previous = transaction.local
+            for (position, change) in transaction.changes.enumerated() {
                 do {
-                    try configuration.schema.validate(change)
+                    push.transactions[index].changes[position] = try configuration.schema.normalized(change)
                 } catch {
                     throw SyncErrorBody(error: error.error, message: "transaction \(index) (local \(transaction.local)): \(error.message)")
                 }
             }
         }
-        switch try await storage.push(push, space: space) {
+        switch try await storage.push(push, space: caller.space, token: caller.token, maximumSkew: configuration.maximumClockSkew) {
         case .success(let response): return try Self.json(response)
         case .failure(let error): return Self.error(.conflict, error.error, error.message)
         }

@@ -13,6 +13,8 @@ import SluiceSyncProtocol
 ///   appends nothing twice), its clock, and its changes as JSON.
 /// - `sluice_row`: the current state, folded from the history (the rows a new device's
 ///   initial sync could start from, and what tests compare devices with).
+/// - `sluice_device`: each device id of a space, with the hash of the token that first
+///   pushed under it: a device id belongs to that token.
 public struct SyncStorage: Sendable {
     let client: PostgresClient
     let logger: Logger
@@ -62,6 +64,14 @@ public struct SyncStorage: Sendable {
             vals JSONB NOT NULL, deleted BOOLEAN NOT NULL, seq BIGINT NOT NULL,
             PRIMARY KEY (space_id, tbl, id))
         """,
+        """
+        CREATE TABLE IF NOT EXISTS sluice_device (
+            space_id BIGINT NOT NULL REFERENCES sluice_space (id), device TEXT NOT NULL, token_hash TEXT NOT NULL,
+            PRIMARY KEY (space_id, device))
+        """,
+        // The clock a transaction was pushed with, when the service bounded it (`clock` is
+        // then the bound): a retried push is recognized by what the device sent.
+        "ALTER TABLE sluice_txn ADD COLUMN IF NOT EXISTS sent BIGINT",
     ]
 
     // MARK: - Tokens
@@ -114,37 +124,79 @@ public struct SyncStorage: Sendable {
     }
 
     /// Appends a device's transactions on top of `base`; the ones the service already has
-    /// (a retried push) are skipped.
-    func push(_ request: PushRequest, space: Int64) async throws -> Result<PushResponse, SyncErrorBody> {
+    /// (a retried push: the same device, number and clock) are skipped.
+    ///
+    /// Refused with `identity_conflict` when the device id belongs to another token, or
+    /// when the push does not continue the id's history: it carries a number the id has
+    /// already used for another transaction (a copied store file, or a store that claims
+    /// another device's id). The device then takes a new id and pushes again.
+    func push(_ request: PushRequest, space: Int64, token: String, maximumSkew: Duration) async throws -> Result<PushResponse, SyncErrorBody> {
         let encoder = JSONEncoder()
         let logger = self.logger
         return try await client.withTransaction(logger: logger) { connection in
             var head: Int64 = 0
             for try await value in try await connection.query("SELECT head FROM sluice_space WHERE id = \(space) FOR UPDATE", logger: logger)
                 .decode(Int64.self) { head = value }
+            var owned = false
+            for try await value in try await connection.query("""
+                INSERT INTO sluice_device (space_id, device, token_hash)
+                VALUES (\(space), \(request.device), encode(sha256(convert_to(\(token), 'UTF8')), 'hex'))
+                ON CONFLICT (space_id, device) DO UPDATE SET device = excluded.device
+                RETURNING token_hash = encode(sha256(convert_to(\(token), 'UTF8')), 'hex')
+                """, logger: logger).decode(Bool.self) { owned = value }
+            guard owned else {
+                return .failure(SyncErrorBody(error: "identity_conflict", message: "device '\(request.device)' belongs to another token: push under a new device id"))
+            }
             var lastLocal: Int64 = .min
             for try await value in try await connection.query(
                 "SELECT max(local) FROM sluice_txn WHERE space_id = \(space) AND device = \(request.device)", logger: logger)
                 .decode(Int64?.self) { lastLocal = value ?? .min }
+            let repeated = request.transactions.filter { $0.local <= lastLocal }
+            if !repeated.isEmpty {
+                var stored: [Int64: Int64] = [:]
+                for try await (local, clock) in try await connection.query("""
+                    SELECT local, coalesce(sent, clock) FROM sluice_txn
+                    WHERE space_id = \(space) AND device = \(request.device) AND local = ANY(\(repeated.map(\.local)))
+                    """, logger: logger).decode((Int64, Int64).self) { stored[local] = clock }
+                if let other = repeated.first(where: { stored[$0.local] != $0.clock.rawValue }) {
+                    return .failure(SyncErrorBody(error: "identity_conflict", message: """
+                        device '\(request.device)' already pushed \(stored[other.local] == nil ? "past" : "another transaction as") number \(other.local): \
+                        this store is a copy or claims another device's id; push under a new device id
+                        """))
+                }
+            }
             let fresh = request.transactions.filter { $0.local > lastLocal }
             guard !fresh.isEmpty else { return .success(PushResponse(head: head, appended: 0)) }
             guard head == request.base else {
                 return .failure(SyncErrorBody(error: "behind", message: "the history is at \(head), the push was based on \(request.base): pull first"))
             }
             var seq = head
+            var clamped = 0
+            let now = Date()
+            let skew = Double(maximumSkew.components.seconds) + Double(maximumSkew.components.attoseconds) / 1e18
+            let bound = HybridClock(date: now.addingTimeInterval(skew))
             for transaction in fresh {
                 seq += 1
+                // A clock further ahead of the service's own than the skew it accepts is
+                // stored as the service's clock: one device's clock cannot win every later
+                // conflict, nor drag every device's clock with it.
+                let clock = transaction.clock > bound ? HybridClock(date: now) : max(transaction.clock, .zero)
+                let sent: Int64? = clock == transaction.clock ? nil : transaction.clock.rawValue
+                if sent != nil { clamped += 1 }
                 let changes = String(decoding: try encoder.encode(transaction.changes), as: UTF8.self)
                 try await connection.query("""
-                    INSERT INTO sluice_txn (space_id, seq, device, local, clock, changes)
-                    VALUES (\(space), \(seq), \(request.device), \(transaction.local), \(transaction.clock.rawValue), \(changes))
+                    INSERT INTO sluice_txn (space_id, seq, device, local, clock, sent, changes)
+                    VALUES (\(space), \(seq), \(request.device), \(transaction.local), \(clock.rawValue), \(sent), \(changes))
                     """, logger: logger)
                 try await Self.fold(transaction.changes, seq: seq, space: space, connection: connection, logger: logger, encoder: encoder)
+            }
+            if clamped > 0 {
+                logger.warning("device \(request.device): \(clamped) transaction clock(s) ahead of the service's clock were stored with the service's clock")
             }
             try await connection.query("UPDATE sluice_space SET head = \(seq) WHERE id = \(space)", logger: logger)
             // Delivered at commit, to every instance listening (``HeadListener``).
             try await connection.query("SELECT pg_notify(\(Self.headChannel), \("\(space):\(seq)"))", logger: logger)
-            return .success(PushResponse(head: seq, appended: fresh.count))
+            return .success(PushResponse(head: seq, appended: fresh.count, clamped: clamped == 0 ? nil : clamped))
         }
     }
 
@@ -249,13 +301,13 @@ public struct SyncStorage: Sendable {
     func pull(space: Int64, since: Int64, limit: Int, maximumBytes: Int) async throws -> Data {
         let head = try await head(space: space)
         let rows = try await client.query("""
-            SELECT seq, device, local, clock, changes FROM sluice_txn
+            SELECT seq, device, local, clock, sent, changes FROM sluice_txn
             WHERE space_id = \(space) AND seq > \(since) ORDER BY seq LIMIT \(Int64(limit))
             """, logger: logger)
         var body = Data("{\"head\":\(head),\"transactions\":[".utf8)
         var first = true
         let encoder = JSONEncoder()
-        for try await (seq, device, local, clock, changes) in rows.decode((Int64, String, Int64, Int64, String).self) {
+        for try await (seq, device, local, clock, sent, changes) in rows.decode((Int64, String, Int64, Int64, Int64?, String).self) {
             if !first {
                 // At least one transaction per page, however large.
                 if body.count + changes.utf8.count > maximumBytes { break }
@@ -264,7 +316,7 @@ public struct SyncStorage: Sendable {
             first = false
             body.append(contentsOf: Data("{\"seq\":\(seq),\"device\":".utf8))
             body.append(try encoder.encode(device))
-            body.append(contentsOf: Data(",\"local\":\(local),\"clock\":\(clock),\"changes\":".utf8))
+            body.append(contentsOf: Data(",\"local\":\(local),\"clock\":\(clock),\(sent.map { "\"sent\":\($0)," } ?? "")\"changes\":".utf8))
             body.append(contentsOf: Data(changes.utf8))
             body.append(UInt8(ascii: "}"))
         }

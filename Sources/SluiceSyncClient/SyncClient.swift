@@ -49,6 +49,12 @@ public actor SyncClient {
         public var pulled: Int
         /// The last history sequence pulled.
         public var cursor: Int64
+        /// Pushed transactions whose clock the service found too far ahead of its own and
+        /// stored with its clock instead: this device's clock is wrong.
+        public var clampedClocks = 0
+        /// Whether this device took a new id during the sync (its store is a copy, or
+        /// another store pushed under its id); nothing is lost either way.
+        public var reidentified = false
     }
 
     /// A store's sync state as saved in the store, read without contacting the service.
@@ -95,7 +101,8 @@ public actor SyncClient {
         engine = SyncEngine(configuration: configuration)
         transport = SyncTransport(server: server, token: token)
         let engine = engine
-        let state = try store.write { db in try engine.prepare(db) }
+        let file = store.path
+        let state = try store.write { db in try engine.prepare(db, file: file) }
         // Writers that are not Sluice (the sqlite3 shell, another tool) fill the log too, so
         // their changes are pushed like the app's own.
         let tracked = Set(try store.foreignTrackedTables().map { $0.lowercased() })
@@ -137,7 +144,9 @@ public actor SyncClient {
             // Merge results recorded by a pull that was interrupted before writing them.
             try await store.write { db in try engine.writeMerges(db) }
             var report = Report(pushed: 0, pulled: 0, cursor: 0)
+            let device = try await store.read { db in try engine.loadState(db)?.device }
             var rounds = 0
+            var conflicts = 0
             var limit = engine.configuration.pushBatchSize
             var rows = engine.configuration.uploadBatchRows
             while true {
@@ -164,23 +173,34 @@ public actor SyncClient {
                 switch outcome {
                 case .accepted(let response):
                     report.pushed += push.request.transactions.count
+                    report.clampedClocks += response.clamped ?? 0
                     rounds = 0
                     let head = response.appended > 0 ? response.head : nil
                     try await store.write { db in
                         if let progress = push.upload {
-                            try engine.uploaded(progress, head: head, db)
+                            try engine.uploaded(progress, head: head, served: response.head, db)
                         } else if let last = push.last {
-                            try engine.pushed(through: last, head: head, fixUps: push.fixUps, db)
+                            try engine.pushed(through: last, head: head, served: response.head, fixUps: push.fixUps, db)
                         }
                     }
                 case .behind:
                     guard rounds < 50 else { throw SyncClientError.protocolViolation("still behind after 50 pulls") }
+                case .identityConflict(let message):
+                    // Another store pushed under this id (this store is a copy of it, or claims
+                    // its id), or the id is another token's: a new id, then the same push again.
+                    conflicts += 1
+                    guard conflicts <= 3 else { throw SyncClientError.rejected(status: 409, SyncErrorBody(error: "identity_conflict", message: message)) }
+                    try await store.write { db in
+                        guard var state = try engine.loadState(db), state.device == push.request.device else { return }
+                        try engine.reidentify(&state, db)
+                    }
                 }
             }
             try await store.write { db in try engine.syncCompleted(db) }
             snapshot.lastSync = Date()
             publish(.idle)
             report.cursor = snapshot.cursor
+            report.reidentified = try await store.read { db in try engine.loadState(db)?.device } != device
             return report
         } catch let error as SyncClientError {
             if case .offline(let reason) = error { publish(.offline(reason)) } else { publish(.error(error.description)) }

@@ -17,11 +17,20 @@ extension SyncEngine {
         state.cursor = seq
         state.clock = state.clock.receiving(transaction.clock)
         if transaction.device == state.device {
-            // Our own push, accepted although we never heard back: no longer pending.
-            try save(state, db)
-            try pushed(through: transaction.local, head: nil, db)
-            try uploadPartPulled(transaction, db)
-            return false
+            if try isOwn(transaction, db) {
+                // Our own push, accepted although we never heard back: no longer pending.
+                try save(state, db)
+                if transaction.local < 0 {
+                    try acknowledgeStamps(Int64.min...transaction.local, head: seq, cursor: seq, db)
+                    try uploadPartPulled(transaction, db)
+                } else {
+                    try pushed(through: transaction.local, head: nil, db)
+                }
+                return false
+            }
+            // Another store's, under this store's id (a copy of this file, or a store that
+            // claims this id): this store takes a new id and applies it as any other.
+            try reidentify(&state, db)
         }
         let unpushed = try unpushed(state, db)
         let stamps = try stamp(unpushed, state: &state, db)

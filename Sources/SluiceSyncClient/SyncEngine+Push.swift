@@ -33,9 +33,10 @@ extension SyncEngine {
             try save(progress, db)
             let (changes, next) = try uploadPart(from: progress, rows: rows, db)
             if !changes.isEmpty {
-                state.clock = state.clock.tick(at: Date())
+                let local = Self.uploadLocal(progress.part)
+                let clock = try stamp(local, at: Date(), state: &state, db)
                 try save(state, db)
-                let part = SyncTransaction(device: state.device, local: Self.uploadLocal(progress.part), clock: state.clock, changes: changes)
+                let part = SyncTransaction(device: state.device, local: local, clock: clock, changes: changes)
                 return Push(request: PushRequest(device: state.device, base: state.cursor, transactions: [part]), last: nil, fixUps: false, upload: next)
             }
             // Every row is on the service: the log after the upload's start follows.
@@ -97,9 +98,9 @@ extension SyncEngine {
         // (a pulled one: never pushed, so the number is free).
         let fixUps = complete ? try self.fixUps(db) : []
         if transactions.isEmpty, !fixUps.isEmpty, case let current = try db.currentHistoryToken().sequence, current > last {
-            state.clock = state.clock.tick(at: Date())
+            let clock = try stamp(current, at: Date(), state: &state, db)
             try save(state, db)
-            transactions.append(SyncTransaction(device: state.device, local: current, clock: state.clock, changes: []))
+            transactions.append(SyncTransaction(device: state.device, local: current, clock: clock, changes: []))
             last = current
         }
         guard !transactions.isEmpty else {
@@ -204,11 +205,12 @@ extension SyncEngine {
 
     /// Records that the service took a part of the upload: the upload goes on from
     /// `progress`; `head` is the new cursor.
-    func uploaded(_ progress: UploadProgress, head: Int64?, _ db: Database) throws {
+    func uploaded(_ progress: UploadProgress, head: Int64?, served: Int64, _ db: Database) throws {
         guard var state = try loadState(db) else { return }
         try save(progress, db)
         if let head { state.cursor = max(state.cursor, head) }
         try save(state, db)
+        try acknowledgeStamps(Int64.min...Self.uploadLocal(progress.part - 1), head: served, cursor: state.cursor, db)
     }
 
     /// A part of this device's upload came back in a pull (the service took it, the
@@ -227,14 +229,15 @@ extension SyncEngine {
     }
 
     /// Records a successful push: what it covered is no longer pending; `head` is the new
-    /// cursor (nothing can come between the push's base and its own transactions).
-    func pushed(through last: Int64, head: Int64?, fixUps: Bool = false, _ db: Database) throws {
+    /// cursor (nothing can come between the push's base and its own transactions), `served`
+    /// the head the service answered with (its transactions are at or below it).
+    func pushed(through last: Int64, head: Int64?, served: Int64? = nil, fixUps: Bool = false, _ db: Database) throws {
         guard var state = try loadState(db) else { return }
         if fixUps { try db.execute(sql: "DELETE FROM sluice_sync_fixup") }
         state.pushed = max(state.pushed, last)
         if let head { state.cursor = max(state.cursor, head) }
         try save(state, db)
-        try db.execute(sql: "DELETE FROM sluice_sync_stamp WHERE seq <= ?", arguments: [.integer(state.pushed)])
+        if state.pushed >= 1 { try acknowledgeStamps(1...state.pushed, head: served ?? state.cursor, cursor: state.cursor, db) }
         try db.execute(sql: "DELETE FROM sluice_sync_resurrect")
         try db.execute(sql: "UPDATE sluice_consumer SET acknowledged = max(acknowledged, ?), at = ? WHERE name = ?",
                        arguments: [.integer(state.pushed), .integer(Int64(Date().timeIntervalSince1970 * 1000)), .text(Self.consumer)])

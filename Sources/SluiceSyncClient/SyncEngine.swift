@@ -8,9 +8,13 @@ import Store
 /// resumes where the last commit left it: nothing is applied twice or lost.
 ///
 /// Tables (Sluice's own, never logged):
-/// - `sluice_sync_state`: device id, pull cursor, the last log sequence pushed, the clock.
+/// - `sluice_sync_state`: device id, pull cursor, the last log sequence pushed, the clock
+///   received, the last clock stamped, the store file's identity (``FileIdentity``).
 /// - `sluice_sync_id`: `(table, local id) ↔ global id`, one logical row per local id.
-/// - `sluice_sync_stamp`: the clock of each unpushed local transaction.
+/// - `sluice_sync_stamp`: the clock of each local transaction (and upload part) sent or
+///   to send, kept until the cursor passes the head the service answered with (`acked`):
+///   a pulled transaction under this device's id is its own only when number and clock
+///   match one of these.
 /// - `sluice_sync_resurrect`: rows whose pending update beat a pulled delete.
 /// - `sluice_sync_fixup`: rows other devices wrote pointing at a parent this device
 ///   deleted: pushed as deletes (a NOT NULL reference) or as NULL (a nullable one), so the
@@ -31,8 +35,19 @@ final class SyncEngine: @unchecked Sendable {
         var device: String
         var cursor: Int64
         var pushed: Int64
+        /// The latest clock seen (this device's stamps and every pulled one).
         var clock: HybridClock
         var databaseID: String
+        /// The latest clock this device stamped a transaction with.
+        var stamped: HybridClock = .zero
+
+        /// The stamp of a transaction committed at `date`: its commit time, later than
+        /// every earlier stamp of this device.
+        mutating func stamp(at date: Date) -> HybridClock {
+            stamped = stamped.tick(at: date)
+            clock = max(clock, stamped)
+            return stamped
+        }
     }
 
     /// A local row change still to push (a logged change, or the part of one that pulled
@@ -102,26 +117,87 @@ final class SyncEngine: @unchecked Sendable {
     // MARK: - Set-up
 
     /// Creates the sync tables and the device's state (a new device id), reads the synced
-    /// tables' schema, and registers the history consumer.
-    func prepare(_ db: Database) throws -> State {
+    /// tables' schema, and registers the history consumer. A store whose file is not the
+    /// one its state was recorded in (`file`, from ``FileIdentity``) is a copy: it takes a
+    /// new device id, so that both copies' later edits are pushed.
+    func prepare(_ db: Database, file: String? = nil) throws -> State {
         try db.execute(script: """
             CREATE TABLE IF NOT EXISTS sluice_sync_state (key TEXT PRIMARY KEY, value);
             CREATE TABLE IF NOT EXISTS sluice_sync_id (tbl TEXT NOT NULL, local INTEGER NOT NULL, gid TEXT NOT NULL,
                 pulled INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (tbl, local), UNIQUE (tbl, gid));
-            CREATE TABLE IF NOT EXISTS sluice_sync_stamp (seq INTEGER PRIMARY KEY, clock INTEGER NOT NULL);
+            CREATE TABLE IF NOT EXISTS sluice_sync_stamp (seq INTEGER PRIMARY KEY, clock INTEGER NOT NULL, acked INTEGER);
             CREATE TABLE IF NOT EXISTS sluice_sync_resurrect (tbl TEXT NOT NULL, local INTEGER NOT NULL, PRIMARY KEY (tbl, local));
             CREATE TABLE IF NOT EXISTS sluice_sync_fixup (tbl TEXT NOT NULL, gid TEXT NOT NULL, col TEXT NOT NULL, PRIMARY KEY (tbl, gid, col));
             CREATE TABLE IF NOT EXISTS sluice_sync_merge (tbl TEXT NOT NULL, local INTEGER NOT NULL, col TEXT NOT NULL, value,
                 PRIMARY KEY (tbl, local, col));
             """)
+        if try db.fetchRows(sql: "SELECT 1 FROM pragma_table_info('sluice_sync_stamp') WHERE name = 'acked'").isEmpty {
+            try db.execute(sql: "ALTER TABLE sluice_sync_stamp ADD COLUMN acked INTEGER")
+        }
         try loadTables(db)
-        if let state = try loadState(db) { return state }
+        let identity = file.flatMap(FileIdentity.of)
+        if var state = try loadState(db) {
+            guard let identity else { return state }
+            let recorded = try db.fetchRows(sql: "SELECT value FROM sluice_sync_state WHERE key = 'file'").first?[0]
+            if case .text(let recorded)? = recorded, recorded != identity { try reidentify(&state, db) }
+            if recorded != .text(identity) { try saveFile(identity, db) }
+            return state
+        }
         let token = try db.currentHistoryToken()
-        let state = State(device: UUID().uuidString.lowercased(), cursor: 0, pushed: 0, clock: .zero, databaseID: token.databaseID)
+        let state = State(device: Self.newDeviceID(), cursor: 0, pushed: 0, clock: .zero, databaseID: token.databaseID)
         try save(state, db)
+        if let identity { try saveFile(identity, db) }
         try db.execute(sql: "INSERT INTO sluice_consumer (name, acknowledged, at) VALUES (?, 0, 0) ON CONFLICT (name) DO NOTHING",
                        arguments: [.text(Self.consumer)])
         return state
+    }
+
+    static func newDeviceID() -> String { UUID().uuidString.lowercased() }
+
+    private func saveFile(_ identity: String, _ db: Database) throws {
+        try db.execute(sql: "INSERT INTO sluice_sync_state (key, value) VALUES ('file', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                       arguments: [.text(identity)])
+    }
+
+    /// Gives this store a new device id: it is a copy of another store (its file changed),
+    /// or the service or a pulled transaction showed another history under its id. What it
+    /// has not pushed is pushed under the new id; every transaction of the old id it pulls
+    /// from now on is another device's. The ids it had are kept under `ancestors`.
+    func reidentify(_ state: inout State, _ db: Database) throws {
+        let old = state.device
+        state.device = Self.newDeviceID()
+        try save(state, db)
+        try db.execute(sql: """
+            INSERT INTO sluice_sync_state (key, value) VALUES ('ancestors', ?)
+            ON CONFLICT (key) DO UPDATE SET value = sluice_sync_state.value || ' ' || excluded.value
+            """, arguments: [.text(old)])
+    }
+
+    /// Whether a pulled transaction under this device's id is one this device sent: its
+    /// number and the clock it was sent with match a recorded stamp.
+    func isOwn(_ transaction: SyncTransaction, _ db: Database) throws -> Bool {
+        let rows = try db.fetchRows(sql: "SELECT clock FROM sluice_sync_stamp WHERE seq = ?", arguments: [.integer(transaction.local)])
+        return rows.first?[0] == .integer((transaction.sent ?? transaction.clock).rawValue)
+    }
+
+    /// The recorded stamp of transaction (or upload part) `seq`, or a new one at `date`,
+    /// recorded before it is sent: a retried push carries the same clock.
+    func stamp(_ seq: Int64, at date: Date, state: inout State, _ db: Database) throws -> HybridClock {
+        if case .integer(let clock)? = try db.fetchRows(sql: "SELECT clock FROM sluice_sync_stamp WHERE seq = ?", arguments: [.integer(seq)]).first?[0] {
+            return HybridClock(rawValue: clock)
+        }
+        let clock = state.stamp(at: date)
+        try db.execute(sql: "INSERT INTO sluice_sync_stamp (seq, clock) VALUES (?, ?)", arguments: [.integer(seq), .integer(clock.rawValue)])
+        return clock
+    }
+
+    /// Marks the stamps of `seqs` (not marked yet) as taken by the service at `head`, and
+    /// drops those the cursor has passed (their transactions are never pulled again).
+    /// Upload parts have negative numbers, log transactions positive ones.
+    func acknowledgeStamps(_ seqs: ClosedRange<Int64>, head: Int64, cursor: Int64, _ db: Database) throws {
+        try db.execute(sql: "UPDATE sluice_sync_stamp SET acked = ? WHERE seq BETWEEN ? AND ? AND acked IS NULL",
+                       arguments: [.integer(head), .integer(seqs.lowerBound), .integer(seqs.upperBound)])
+        try db.execute(sql: "DELETE FROM sluice_sync_stamp WHERE acked <= ?", arguments: [.integer(cursor)])
     }
 
     func loadTables(_ db: Database) throws {
@@ -163,13 +239,13 @@ final class SyncEngine: @unchecked Sendable {
         guard case .text(let device)? = values["device"], case .text(let databaseID)? = values["database"] else { return nil }
         func integer(_ key: String) -> Int64 { if case .integer(let value)? = values[key] { return value } else { return 0 } }
         return State(device: device, cursor: integer("cursor"), pushed: integer("pushed"),
-                     clock: HybridClock(rawValue: integer("clock")), databaseID: databaseID)
+                     clock: HybridClock(rawValue: integer("clock")), databaseID: databaseID, stamped: HybridClock(rawValue: integer("stamped")))
     }
 
     func save(_ state: State, _ db: Database) throws {
         let pairs: [(String, SQLiteValue)] = [
             ("device", .text(state.device)), ("database", .text(state.databaseID)), ("cursor", .integer(state.cursor)),
-            ("pushed", .integer(state.pushed)), ("clock", .integer(state.clock.rawValue)),
+            ("pushed", .integer(state.pushed)), ("clock", .integer(state.clock.rawValue)), ("stamped", .integer(state.stamped.rawValue)),
         ]
         for (key, value) in pairs {
             try db.execute(sql: "INSERT INTO sluice_sync_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -305,17 +381,21 @@ final class SyncEngine: @unchecked Sendable {
         Row(columns: columns, values: columns.map { row[$0] ?? .null })
     }
 
-    /// The clock of each unpushed transaction, stamped the first time sync sees it.
+    /// The clock of each unpushed transaction: the time it was committed (later than the
+    /// device's earlier stamps), recorded the first time sync sees it. Not the time sync
+    /// sees it, nor later than clocks pulled since: an edit made offline an hour ago loses
+    /// to another device's edit of the same column made since ("last writer wins", not
+    /// "last to sync wins").
     func stamp(_ transactions: [(LoggedTransaction, [LocalChange])], state: inout State, _ db: Database) throws -> [Int64: HybridClock] {
         var stamps: [Int64: HybridClock] = [:]
         for row in try db.fetchRows(sql: "SELECT seq, clock FROM sluice_sync_stamp WHERE seq > ?", arguments: [.integer(state.pushed)]) {
             if case .integer(let seq)? = row["seq"], case .integer(let clock)? = row["clock"] { stamps[seq] = HybridClock(rawValue: clock) }
         }
         for (transaction, _) in transactions where stamps[transaction.token.sequence] == nil {
-            state.clock = state.clock.tick(at: transaction.date)
-            stamps[transaction.token.sequence] = state.clock
+            let clock = state.stamp(at: transaction.date)
+            stamps[transaction.token.sequence] = clock
             try db.execute(sql: "INSERT INTO sluice_sync_stamp (seq, clock) VALUES (?, ?)",
-                           arguments: [.integer(transaction.token.sequence), .integer(state.clock.rawValue)])
+                           arguments: [.integer(transaction.token.sequence), .integer(clock.rawValue)])
         }
         return stamps
     }

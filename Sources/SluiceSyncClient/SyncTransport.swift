@@ -31,6 +31,8 @@ struct SyncTransport: Sendable {
     enum PushOutcome: Sendable {
         case accepted(PushResponse)
         case behind
+        /// The device id belongs to another token, or another store pushed under it.
+        case identityConflict(String)
     }
 
     let server: URL
@@ -53,7 +55,11 @@ struct SyncTransport: Sendable {
         // The service may take a while to write a large push before it answers.
         request.timeoutInterval = 300
         let (status, data) = try await send(request)
-        if status == 409 { return .behind }
+        if status == 409 {
+            let body = try? JSONDecoder().decode(SyncErrorBody.self, from: data)
+            if let body, body.error == "identity_conflict" { return .identityConflict(body.message) }
+            return .behind
+        }
         try check(status, data)
         return .accepted(try decode(PushResponse.self, data))
     }

@@ -39,17 +39,22 @@ public struct SyncTransaction: Sendable, Hashable, Codable {
     /// The device's own number for it (its change-log sequence): a retried push carries
     /// the same numbers, and the service appends each only once.
     public var local: Int64
-    /// When it was written, by the writing device's hybrid logical clock.
+    /// When it was committed, by the writing device's hybrid logical clock (in a pull: as
+    /// the service bounded it, never later than the service's own clock when it took it).
     public var clock: HybridClock
+    /// In a pull, the clock the device pushed when the service bounded it (nil otherwise):
+    /// how the device recognizes its own transaction.
+    public var sent: HybridClock?
     /// Its row changes, in the order they were made.
     public var changes: [SyncChange]
 
     /// A transaction.
-    public init(seq: Int64? = nil, device: String, local: Int64, clock: HybridClock, changes: [SyncChange]) {
+    public init(seq: Int64? = nil, device: String, local: Int64, clock: HybridClock, sent: HybridClock? = nil, changes: [SyncChange]) {
         self.seq = seq
         self.device = device
         self.local = local
         self.clock = clock
+        self.sent = sent
         self.changes = changes
     }
 }
@@ -79,11 +84,16 @@ public struct PushResponse: Sendable, Hashable, Codable {
     /// How many transactions were appended (fewer than pushed when a retry repeats
     /// transactions the service already has).
     public var appended: Int
+    /// How many of the appended transactions carried a clock ahead of the service's own,
+    /// and were stored with the service's clock instead (nil for none): the device's clock
+    /// is wrong.
+    public var clamped: Int?
 
     /// A response.
-    public init(head: Int64, appended: Int) {
+    public init(head: Int64, appended: Int, clamped: Int? = nil) {
         self.head = head
         self.appended = appended
+        self.clamped = clamped
     }
 }
 
@@ -104,7 +114,8 @@ public struct PullResponse: Sendable, Hashable, Codable {
 
 /// The body of every error response: a stable code and a sentence for people.
 public struct SyncErrorBody: Sendable, Hashable, Codable, Error, CustomStringConvertible {
-    /// `unauthorized`, `behind`, `invalid`, `too_large`, `rate_limited`, `unavailable`, ...
+    /// `unauthorized`, `behind`, `identity_conflict`, `invalid`, `too_large`,
+    /// `rate_limited`, `unavailable`, ...
     public var error: String
     /// What was wrong, naming the table, column or field at fault.
     public var message: String

@@ -78,6 +78,13 @@ public struct SyncSchema: Sendable, Hashable, Codable {
 
     /// Checks one change; the error names the table, row and column at fault.
     public func validate(_ change: SyncChange) throws(SyncErrorBody) {
+        _ = try normalized(change)
+    }
+
+    /// The change with its table and columns named as this schema spells them (SQLite's
+    /// names are ASCII case-insensitive: `AGE` and `age` are one column, stored once), after
+    /// the checks of ``validate(_:)``; a change that names one column twice is refused.
+    public func normalized(_ change: SyncChange) throws(SyncErrorBody) -> SyncChange {
         guard let table = table(named: change.table) else {
             throw SyncErrorBody(error: "invalid", message: "unknown table '\(change.table)'")
         }
@@ -90,7 +97,7 @@ public struct SyncSchema: Sendable, Hashable, Codable {
             guard values.isEmpty else {
                 throw SyncErrorBody(error: "invalid", message: "\(table.name) \(change.id): a delete carries no values")
             }
-            return
+            return SyncChange(table: table.name, id: change.id, op: .delete, values: change.values)
         case .update:
             guard !values.isEmpty else {
                 throw SyncErrorBody(error: "invalid", message: "\(table.name) \(change.id): an update without values")
@@ -102,6 +109,7 @@ public struct SyncSchema: Sendable, Hashable, Codable {
                 }
             }
         }
+        var normalized: [String: SyncValue] = [:]
         for (name, value) in values {
             guard let column = table.column(named: name) else {
                 throw SyncErrorBody(error: "invalid", message: "\(table.name) \(change.id): unknown column '\(name)'")
@@ -111,7 +119,11 @@ public struct SyncSchema: Sendable, Hashable, Codable {
                 throw SyncErrorBody(error: "invalid",
                                     message: "\(table.name).\(column.name) of \(change.id): \(value.typeName) where the schema wants \(wanted)\(column.isNullable ? " or null" : "")")
             }
+            guard normalized.updateValue(value, forKey: column.name) == nil else {
+                throw SyncErrorBody(error: "invalid", message: "\(table.name) \(change.id): column '\(column.name)' appears twice (names differ only in case)")
+            }
         }
+        return SyncChange(table: table.name, id: change.id, op: change.op, values: normalized)
     }
 
     private static func accepts(_ column: Column, _ value: SyncValue) -> Bool {

@@ -91,11 +91,15 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Requests per second per token (each instance).")
     var rateLimit: Double = 200
 
+    @Option(help: "Seconds a device's clock may run ahead of this service's; a transaction stamped further ahead is stored with the service's clock.")
+    var maxClockSkew = 60
+
     func validate() throws {
         guard maxBodyBytes > 0 else { throw ValidationError("--max-body-bytes: must be at least 1") }
         guard maxPushTransactions > 0 else { throw ValidationError("--max-push-transactions: must be at least 1") }
         guard idleTimeout > 0 else { throw ValidationError("--idle-timeout: must be at least 1") }
         guard rateLimit > 0 else { throw ValidationError("--rate-limit: must be more than 0") }
+        guard maxClockSkew >= 0 else { throw ValidationError("--max-clock-skew: must be 0 or more") }
     }
 
     func run() async throws {
@@ -105,6 +109,7 @@ struct Serve: AsyncParsableCommand {
         settings.maximumPushTransactions = maxPushTransactions
         settings.requestsPerSecond = rateLimit
         settings.burst = rateLimit * 2
+        settings.maximumClockSkew = .seconds(maxClockSkew)
         var logger = Logger(label: "sluice-sync")
         logger.logLevel = .warning
         let client = PostgresClient(configuration: try database.configuration(), backgroundLogger: logger)

@@ -32,8 +32,10 @@ final class Device: @unchecked Sendable {
     let store: Store
     let client: SyncClient
 
-    init(server: URL, token: String, _ configure: (inout SyncConfiguration) -> Void = { _ in }) throws {
-        store = try database.store(migrations: DemoSchema.migrations)
+    /// A device on a fresh file, or on the store at `path` (created when missing).
+    init(path: String? = nil, server: URL, token: String, _ configure: (inout SyncConfiguration) -> Void = { _ in }) throws {
+        store = try path.map { try Store(path: $0) } ?? database.store()
+        try store.migrate(DemoSchema.migrations)
         var configuration = SyncConfiguration(tables: DemoSchema.syncedTables)
         configure(&configuration)
         client = try SyncClient(store: store, server: server, token: token, configuration: configuration)

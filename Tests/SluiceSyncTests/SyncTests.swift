@@ -130,14 +130,7 @@ extension SyncTests {
     @Test func theServiceRefusesWhatDoesNotFit() async throws {
         let space = try SyncSpace(serviceArguments: ["--max-body-bytes", "100000"])
         let other = try SyncServiceProcess.addToken(postgres: space.postgres, space: "someone-else")
-        func post(_ body: Data, token: String?) async throws -> (Int, String) {
-            var request = URLRequest(url: space.service.url.appendingPathComponent("v1/push"))
-            request.httpMethod = "POST"
-            request.httpBody = body
-            if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-            let (data, response) = try await URLSession.shared.data(for: request)
-            return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
-        }
+        func post(_ body: Data, token: String?) async throws -> (Int, String) { try await SyncRequests.post(body, to: space, token: token) }
         func push(_ changes: [SyncChange]) throws -> Data {
             try JSONEncoder().encode(PushRequest(device: "d1", base: 0, transactions: [
                 SyncTransaction(device: "d1", local: 1, clock: HybridClock(rawValue: 1), changes: changes),
