@@ -81,6 +81,7 @@ let package = Package(
             name: "SluiceSync",
             dependencies: [
                 "SluiceSyncProtocol",
+                "Store",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -17,8 +17,10 @@ import SluiceSyncProtocol
 /// - `GET /v1/health` → `ok`, without a token.
 ///
 /// Every other request needs `Authorization: Bearer <token>`: 401 without a live one.
-/// Pushed changes are checked against the registered ``SyncSchema``; identifiers from a
-/// request never reach SQL (tables and columns travel as data, in JSON).
+/// Pushed changes are checked against the registered ``SyncSchema`` (types, NOT NULL,
+/// references, and the CHECK constraints of the tables' statements) and stored with its
+/// names; identifiers from a request never reach SQL (tables and columns travel as data,
+/// in JSON).
 public struct SyncService: Sendable {
     /// Limits and the registered schema.
     public struct Configuration: Sendable {
@@ -53,12 +55,17 @@ public struct SyncService: Sendable {
     let configuration: Configuration
     let limiter: RateLimiter
     let signal = HeadSignal()
+    let checker: RowChecker?
 
     /// A service over `storage`.
-    public init(storage: SyncStorage, configuration: Configuration) {
+    ///
+    /// - Throws: `SyncErrorBody` (`invalid_schema`) when a registered table's statement
+    ///   does not run.
+    public init(storage: SyncStorage, configuration: Configuration) throws {
         self.storage = storage
         self.configuration = configuration
         limiter = RateLimiter(rate: configuration.requestsPerSecond, burst: configuration.burst)
+        checker = try RowChecker(configuration.schema)
     }
 
     /// The live channel's listener: run it with the `PostgresClient` (a `Service`), and
@@ -165,9 +172,10 @@ public struct SyncService: Sendable {
                 }
             }
         }
-        switch try await storage.push(push, space: caller.space, token: caller.token, maximumSkew: configuration.maximumClockSkew) {
+        switch try await storage.push(push, space: caller.space, token: caller.token, maximumSkew: configuration.maximumClockSkew, checker: checker) {
         case .success(let response): return try Self.json(response)
-        case .failure(let error): return Self.error(.conflict, error.error, error.message)
+        case .failure(let error) where ["behind", "identity_conflict"].contains(error.error): return Self.error(.conflict, error.error, error.message)
+        case .failure(let error): return Self.error(.badRequest, error.error, error.message)
         }
     }
 

@@ -130,7 +130,7 @@ public struct SyncStorage: Sendable {
     /// when the push does not continue the id's history: it carries a number the id has
     /// already used for another transaction (a copied store file, or a store that claims
     /// another device's id). The device then takes a new id and pushes again.
-    func push(_ request: PushRequest, space: Int64, token: String, maximumSkew: Duration) async throws -> Result<PushResponse, SyncErrorBody> {
+    func push(_ request: PushRequest, space: Int64, token: String, maximumSkew: Duration, checker: RowChecker? = nil) async throws -> Result<PushResponse, SyncErrorBody> {
         let encoder = JSONEncoder()
         let logger = self.logger
         return try await client.withTransaction(logger: logger) { connection in
@@ -170,6 +170,11 @@ public struct SyncStorage: Sendable {
             guard head == request.base else {
                 return .failure(SyncErrorBody(error: "behind", message: "the history is at \(head), the push was based on \(request.base): pull first"))
             }
+            if let checker {
+                // Rows every device would refuse (a CHECK constraint) are refused here.
+                let rows = try await Self.candidates(fresh, checker: checker, space: space, connection: connection, logger: logger)
+                do { try checker.check(rows) } catch let error as SyncErrorBody { return .failure(error) }
+            }
             var seq = head
             var clamped = 0
             let now = Date()
@@ -198,6 +203,53 @@ public struct SyncStorage: Sendable {
             try await connection.query("SELECT pg_notify(\(Self.headChannel), \("\(space):\(seq)"))", logger: logger)
             return .success(PushResponse(head: seq, appended: fresh.count, clamped: clamped == 0 ? nil : clamped))
         }
+    }
+
+    /// The rows of checked tables as `transactions` leave them, one candidate per change
+    /// (an update merged into the row as stored, or as an earlier change of the push left it).
+    private static func candidates(_ transactions: [SyncTransaction], checker: RowChecker, space: Int64,
+                                   connection: PostgresConnection, logger: Logger) async throws -> [RowChecker.Candidate] {
+        var updated: [String: Set<String>] = [:]
+        for transaction in transactions {
+            for change in transaction.changes where change.op == .update && checker.checks(change.table) {
+                updated[change.table.lowercased(), default: []].insert(change.id)
+            }
+        }
+        var current: [String: [String: SyncValue]] = [:]
+        let decoder = JSONDecoder()
+        for (table, ids) in updated {
+            let rows = try await connection.query("""
+                SELECT id, vals::text FROM sluice_row
+                WHERE space_id = \(space) AND tbl = \(table) AND id = ANY(\(Array(ids))) AND NOT deleted
+                """, logger: logger)
+            for try await (id, json) in rows.decode((String, String).self) {
+                current[table + "\u{0}" + id] = try decoder.decode([String: SyncValue].self, from: Data(json.utf8))
+            }
+        }
+        var candidates: [RowChecker.Candidate] = []
+        for (index, transaction) in transactions.enumerated() {
+            for change in transaction.changes where checker.checks(change.table) {
+                let key = change.table.lowercased() + "\u{0}" + change.id
+                switch change.op {
+                case .insert:
+                    current[key] = change.values ?? [:]
+                case .update:
+                    guard var row = current[key] else { continue }
+                    for (name, value) in change.values ?? [:] {
+                        // Rows stored before names were normalized may spell a column otherwise.
+                        for old in row.keys where old != name && old.lowercased() == name.lowercased() { row[old] = nil }
+                        row[name] = value
+                    }
+                    current[key] = row
+                case .delete:
+                    current[key] = nil
+                    continue
+                }
+                candidates.append(RowChecker.Candidate(table: change.table, id: change.id, values: current[key] ?? [:],
+                                                       place: "transaction \(index) (local \(transaction.local))"))
+            }
+        }
+        return candidates
     }
 
     /// The channel pushes notify: the payload is `<space id>:<head>`.

@@ -39,6 +39,8 @@ public actor SyncClient {
         public var lastSync: Date?
         /// The last history sequence pulled.
         public var cursor: Int64
+        /// Pulled transactions this device could not apply, set aside (see ``quarantined()``).
+        public var quarantinedCount = 0
     }
 
     /// What one ``SyncClient/sync()`` did.
@@ -67,6 +69,64 @@ public actor SyncClient {
         public var lastSync: Date?
         /// The last history sequence pulled.
         public var cursor: Int64
+        /// Pulled transactions this device could not apply, set aside.
+        public var quarantinedCount = 0
+    }
+
+    /// A pulled transaction this device could not apply (a value its schema refuses, a
+    /// column or table it does not have), set aside so that the ones after it are applied.
+    /// It stays until ``retryQuarantined(in:configuration:)`` applies it (after a migration
+    /// that accepts it, say) or ``discardQuarantined(in:configuration:)`` drops it.
+    public struct QuarantinedTransaction: Sendable, Equatable {
+        /// The transaction, as pulled.
+        public var transaction: SyncTransaction
+        /// Why it could not be applied, the last time it was tried.
+        public var error: String
+        /// When it was last tried.
+        public var date: Date
+    }
+
+    /// The quarantined transactions of `store`, oldest first.
+    public static func quarantined(in store: Store, configuration: SyncConfiguration) throws -> [QuarantinedTransaction] {
+        let engine = SyncEngine(configuration: configuration)
+        return try store.read { db in
+            try engine.quarantined(db).map { QuarantinedTransaction(transaction: $0.transaction, error: $0.error, date: $0.date) }
+        }
+    }
+
+    /// Applies the quarantined transactions of `store` again, oldest first, each as it is now
+    /// (values a later transaction changed are applied anyway: it comes late); those that
+    /// fail again stay, with the new error. Returns those that stay.
+    @discardableResult
+    public static func retryQuarantined(in store: Store, configuration: SyncConfiguration) throws -> [QuarantinedTransaction] {
+        let engine = SyncEngine(configuration: configuration)
+        for (transaction, _, _) in try store.read({ db in try engine.quarantined(db) }) {
+            guard let seq = transaction.seq else { continue }
+            do {
+                let merged = try store.write { db in
+                    try engine.loadTables(db)
+                    let merged = try engine.apply(transaction, again: true, db)
+                    try engine.release(seq, db)
+                    return merged
+                }
+                if merged { try store.write { db in try engine.writeMerges(db) } }
+            } catch let error as StoreError where SyncEngine.isQuarantinable(error) {
+                try store.write { db in try engine.requarantine(seq, error: error, db) }
+            }
+        }
+        return try quarantined(in: store, configuration: configuration)
+    }
+
+    /// Drops the quarantined transactions of `store`: this device keeps its rows without
+    /// them. Returns how many it dropped.
+    @discardableResult
+    public static func discardQuarantined(in store: Store, configuration: SyncConfiguration) throws -> Int {
+        let engine = SyncEngine(configuration: configuration)
+        return try store.write { db in
+            let count = try engine.quarantinedCount(db)
+            if count > 0 { try db.execute(sql: "DELETE FROM sluice_sync_quarantine") }
+            return count
+        }
     }
 
     /// The sync state saved in `store` (nil when it has never been synced); changes nothing.
@@ -76,7 +136,7 @@ public actor SyncClient {
             guard let state = try engine.loadState(db) else { return nil }
             try engine.loadTables(db)
             return SavedState(deviceID: state.device, pendingChangeCount: try engine.pendingCount(db),
-                              lastSync: try engine.lastSync(db), cursor: state.cursor)
+                              lastSync: try engine.lastSync(db), cursor: state.cursor, quarantinedCount: try engine.quarantinedCount(db))
         }
     }
 
@@ -85,6 +145,11 @@ public actor SyncClient {
     private let transport: SyncTransport
     /// The latest snapshot.
     public private(set) var snapshot = Snapshot(status: .idle, pendingChangeCount: 0, lastSync: nil, cursor: 0)
+
+    /// The quarantined transactions of this client's store (see ``QuarantinedTransaction``).
+    public func quarantined() throws -> [QuarantinedTransaction] {
+        try Self.quarantined(in: store, configuration: engine.configuration)
+    }
     /// Every snapshot as the client's state changes, the latest one first (each access
     /// gives a stream of its own: several observers each see every change; see ``SyncStatus``).
     public nonisolated var updates: AsyncStream<Snapshot> { broadcast.subscribe() }
@@ -222,8 +287,13 @@ public actor SyncClient {
             let page = try await transport.pull(since: cursor)
             for transaction in page.transactions {
                 if transaction.device != device { applied += 1 }
-                if try await store.write({ db in try engine.apply(transaction, db) }) {
-                    try await store.write { db in try engine.writeMerges(db) }
+                do {
+                    if try await store.write({ db in try engine.apply(transaction, db) }) {
+                        try await store.write { db in try engine.writeMerges(db) }
+                    }
+                } catch let error as StoreError where SyncEngine.isQuarantinable(error) {
+                    // One transaction this device cannot apply does not stop the others.
+                    try await store.write { db in try engine.quarantine(transaction, error: error, db) }
                 }
             }
             guard let last = page.transactions.last?.seq, last < page.head else { return applied }
@@ -309,6 +379,7 @@ public actor SyncClient {
         let engine = engine
         if let state = try? store.read({ db in try engine.loadState(db) }) { snapshot.cursor = state.cursor }
         if let count = try? store.read({ db in try engine.pendingCount(db) }) { snapshot.pendingChangeCount = count }
+        if let count = try? store.read({ db in try engine.quarantinedCount(db) }) { snapshot.quarantinedCount = count }
         broadcast.yield(snapshot)
     }
 }

@@ -10,13 +10,16 @@ extension SyncEngine {
     /// `sluice_sync_merge` in the same transaction (so a crash cannot lose them) and
     /// written by ``writeMerges(_:)``, as a local change that is pushed. Returns whether
     /// it recorded any.
+    ///
+    /// With `again`, the transaction is one quarantined earlier: it is applied now, and the
+    /// cursor (past it already) stays where it is.
     @discardableResult
-    func apply(_ transaction: SyncTransaction, _ db: Database) throws -> Bool {
-        guard var state = try loadState(db), let seq = transaction.seq, seq > state.cursor else { return false }
+    func apply(_ transaction: SyncTransaction, again: Bool = false, _ db: Database) throws -> Bool {
+        guard var state = try loadState(db), let seq = transaction.seq, again || seq > state.cursor else { return false }
         db.transactionAuthor = Self.syncAuthor
-        state.cursor = seq
+        state.cursor = max(state.cursor, seq)
         state.clock = state.clock.receiving(transaction.clock)
-        if transaction.device == state.device {
+        if transaction.device == state.device, !again {
             if try isOwn(transaction, db) {
                 // Our own push, accepted although we never heard back: no longer pending.
                 try save(state, db)
@@ -139,6 +142,60 @@ extension SyncEngine {
         }
         try save(state, db)
         return merged
+    }
+
+    // MARK: - Quarantine
+
+    /// Whether a pulled transaction that failed with `error` is set aside (its values do not
+    /// fit this device: a constraint, a type, a column or table it does not have) rather
+    /// than stopping the sync (a busy or full disk, an I/O error: retried as a whole).
+    static func isQuarantinable(_ error: StoreError) -> Bool {
+        [.constraint, .mismatch, .tooBig, .range, .unknownColumn, .unknownTable, .typeMismatch, .invalidInput].contains(error.code)
+    }
+
+    /// Sets aside a pulled transaction this device cannot apply, and moves the cursor past it
+    /// (in one transaction: a crash keeps both or neither).
+    func quarantine(_ transaction: SyncTransaction, error: StoreError, _ db: Database) throws {
+        guard var state = try loadState(db), let seq = transaction.seq, seq > state.cursor else { return }
+        state.cursor = seq
+        state.clock = state.clock.receiving(transaction.clock)
+        try save(state, db)
+        let changes = String(decoding: try JSONEncoder().encode(transaction.changes), as: UTF8.self)
+        try db.execute(sql: """
+            INSERT OR REPLACE INTO sluice_sync_quarantine (seq, device, local, clock, changes, error, at) VALUES (?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [.integer(seq), .text(transaction.device), .integer(transaction.local), .integer(transaction.clock.rawValue),
+                             .text(changes), .text(error.message), .integer(Int64(Date().timeIntervalSince1970 * 1000))])
+    }
+
+    /// The quarantined transactions, oldest first, with the error each failed with.
+    func quarantined(_ db: Database) throws -> [(transaction: SyncTransaction, error: String, date: Date)] {
+        guard try !db.fetchRows(sql: "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sluice_sync_quarantine'").isEmpty else { return [] }
+        let decoder = JSONDecoder()
+        return try db.fetchRows(sql: "SELECT seq, device, local, clock, changes, error, at FROM sluice_sync_quarantine ORDER BY seq").compactMap { row in
+            guard case .integer(let seq) = row[0], case .text(let device) = row[1], case .integer(let local) = row[2],
+                  case .integer(let clock) = row[3], case .text(let changes) = row[4], case .text(let error) = row[5],
+                  case .integer(let at) = row[6] else { return nil }
+            let decoded = try decoder.decode([SyncChange].self, from: Data(changes.utf8))
+            return (SyncTransaction(seq: seq, device: device, local: local, clock: HybridClock(rawValue: clock), changes: decoded),
+                    error, Date(timeIntervalSince1970: Double(at) / 1000))
+        }
+    }
+
+    func quarantinedCount(_ db: Database) throws -> Int {
+        guard try !db.fetchRows(sql: "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sluice_sync_quarantine'").isEmpty,
+              case .integer(let count)? = try db.fetchRows(sql: "SELECT count(*) FROM sluice_sync_quarantine").first?[0] else { return 0 }
+        return Int(count)
+    }
+
+    /// Drops a quarantined transaction (applied again, or discarded).
+    func release(_ seq: Int64, _ db: Database) throws {
+        try db.execute(sql: "DELETE FROM sluice_sync_quarantine WHERE seq = ?", arguments: [.integer(seq)])
+    }
+
+    /// Records a new error for a quarantined transaction that failed again.
+    func requarantine(_ seq: Int64, error: StoreError, _ db: Database) throws {
+        try db.execute(sql: "UPDATE sluice_sync_quarantine SET error = ?, at = ? WHERE seq = ?",
+                       arguments: [.text(error.message), .integer(Int64(Date().timeIntervalSince1970 * 1000)), .integer(seq)])
     }
 
     func hasFixUps(_ db: Database) throws -> Bool {

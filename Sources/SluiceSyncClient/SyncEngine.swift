@@ -19,6 +19,9 @@ import Store
 /// - `sluice_sync_fixup`: rows other devices wrote pointing at a parent this device
 ///   deleted: pushed as deletes (a NOT NULL reference) or as NULL (a nullable one), so the
 ///   service ends as every device's ON DELETE action leaves them.
+/// - `sluice_sync_quarantine`: pulled transactions this device could not apply (a value
+///   its schema refuses, a column it does not have), kept with the error until retried or
+///   discarded; the transactions after them are applied.
 /// - `sluice_sync_merge`: merge results recorded with the pulled transaction they settle,
 ///   written (and pushed) by the next local transaction.
 // @unchecked Sendable: `tables` and `order` are set once, by `prepare` in the client's
@@ -128,6 +131,8 @@ final class SyncEngine: @unchecked Sendable {
             CREATE TABLE IF NOT EXISTS sluice_sync_stamp (seq INTEGER PRIMARY KEY, clock INTEGER NOT NULL, acked INTEGER);
             CREATE TABLE IF NOT EXISTS sluice_sync_resurrect (tbl TEXT NOT NULL, local INTEGER NOT NULL, PRIMARY KEY (tbl, local));
             CREATE TABLE IF NOT EXISTS sluice_sync_fixup (tbl TEXT NOT NULL, gid TEXT NOT NULL, col TEXT NOT NULL, PRIMARY KEY (tbl, gid, col));
+            CREATE TABLE IF NOT EXISTS sluice_sync_quarantine (seq INTEGER PRIMARY KEY, device TEXT NOT NULL, local INTEGER NOT NULL,
+                clock INTEGER NOT NULL, changes TEXT NOT NULL, error TEXT NOT NULL, at INTEGER NOT NULL);
             CREATE TABLE IF NOT EXISTS sluice_sync_merge (tbl TEXT NOT NULL, local INTEGER NOT NULL, col TEXT NOT NULL, value,
                 PRIMARY KEY (tbl, local, col));
             """)

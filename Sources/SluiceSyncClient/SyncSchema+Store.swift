@@ -18,7 +18,8 @@ extension SyncSchema {
                 Column(name: column.name, type: column.declaredType.isEmpty ? .any : ColumnType(column.affinity), isNullable: !column.isNotNull,
                        hasDefault: column.hasDefault, references: references[column.name.lowercased()])
             }
-            result.append(Table(name: info.name, columns: columns))
+            let sql = try db.fetchRows(sql: "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?", arguments: [.text(info.name)]).first?[0]
+            result.append(Table(name: info.name, columns: columns, sql: { if case .text(let text)? = sql { text } else { nil } }()))
         }
         self.init(tables: result)
     }

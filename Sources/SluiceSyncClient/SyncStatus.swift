@@ -19,6 +19,8 @@ public final class SyncStatus {
     public private(set) var lastSync: Date?
     /// The last history sequence pulled.
     public private(set) var cursor: Int64 = 0
+    /// Pulled transactions this device could not apply, set aside.
+    public private(set) var quarantinedCount = 0
 
     // nonisolated(unsafe): set once in init, read by deinit only.
     @ObservationIgnored nonisolated(unsafe) private var task: Task<Void, Never>?
@@ -41,5 +43,6 @@ public final class SyncStatus {
         if pendingChangeCount != snapshot.pendingChangeCount { pendingChangeCount = snapshot.pendingChangeCount }
         if lastSync != snapshot.lastSync { lastSync = snapshot.lastSync }
         if cursor != snapshot.cursor { cursor = snapshot.cursor }
+        if quarantinedCount != snapshot.quarantinedCount { quarantinedCount = snapshot.quarantinedCount }
     }
 }

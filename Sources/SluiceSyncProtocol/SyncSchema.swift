@@ -49,11 +49,16 @@ public struct SyncSchema: Sendable, Hashable, Codable {
         public var name: String
         /// Its columns, the primary key left out.
         public var columns: [Column]
+        /// Its `CREATE TABLE` statement, when registered: the service checks each row a
+        /// push leaves against the statement's CHECK constraints (nil: types, NOT NULL and
+        /// references only).
+        public var sql: String?
 
         /// A table.
-        public init(name: String, columns: [Column]) {
+        public init(name: String, columns: [Column], sql: String? = nil) {
             self.name = name
             self.columns = columns
+            self.sql = sql
         }
 
         /// The column named `name` (ASCII case-insensitive, as SQLite).

@@ -114,7 +114,7 @@ struct Serve: AsyncParsableCommand {
         logger.logLevel = .warning
         let client = PostgresClient(configuration: try database.configuration(), backgroundLogger: logger)
         let storage = SyncStorage(client: client, logger: logger)
-        let service = SyncService(storage: storage, configuration: settings)
+        let service = try SyncService(storage: storage, configuration: settings)
         let host = host
         var app = Application(
             router: service.router(),

@@ -12,9 +12,10 @@ struct Sync: AsyncParsableCommand {
             Syncs the demo's tables (\(DemoSchema.syncedTables.joined(separator: ", "))). A database that does not exist yet \
             is created with the demo schema (a new device that pulls everything). The token comes from --token or \
             $SLUICE_SYNC_TOKEN (`sluice-sync token add` prints one), the service from --server or $SLUICE_SYNC_SERVER. \
-            `sluice sync status` prints what is pending without contacting the service.
+            `sluice sync status` prints what is pending without contacting the service; `sluice sync quarantine` \
+            lists, retries or discards pulled transactions this store could not apply.
             """,
-        subcommands: [SyncNow.self, SyncStatus.self],
+        subcommands: [SyncNow.self, SyncStatus.self, SyncQuarantine.self],
         defaultSubcommand: SyncNow.self)
 }
 
@@ -100,6 +101,53 @@ struct SyncStatus: ParsableCommand {
         print("pending \(state.pendingChangeCount) transaction\(state.pendingChangeCount == 1 ? "" : "s")")
         print("last sync \(state.lastSync.map(SyncStores.format) ?? "never")")
         print("cursor \(state.cursor)")
+        print("quarantined \(state.quarantinedCount) transaction\(state.quarantinedCount == 1 ? "" : "s")\(state.quarantinedCount == 0 ? "" : " (sluice sync quarantine)")")
+    }
+}
+
+/// `sluice sync quarantine [--retry | --discard]`.
+struct SyncQuarantine: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "quarantine",
+        abstract: "List the pulled transactions this store could not apply (a value its schema refuses, a column it does not have); retry or discard them.",
+        discussion: """
+            Other transactions are applied past them. --retry applies each again (after a migration that accepts it, say); \
+            those that fail again stay. --discard drops them: the store keeps its rows without them.
+            """)
+
+    @OptionGroup var options: StoreOptions
+
+    @Flag(help: "Apply each quarantined transaction again.")
+    var retry = false
+
+    @Flag(help: "Drop every quarantined transaction.")
+    var discard = false
+
+    func validate() throws {
+        guard !(retry && discard) else { throw ValidationError("--retry and --discard: choose one") }
+    }
+
+    func run() throws {
+        let store = try options.openExisting(readOnly: !(retry || discard))
+        let configuration = SyncStores.configuration
+        guard try SyncClient.savedState(of: store, configuration: configuration) != nil else {
+            print("\(options.path) has never been synced (sluice sync --server URL --token TOKEN)")
+            return
+        }
+        if discard {
+            let count = try SyncClient.discardQuarantined(in: store, configuration: configuration)
+            print("discarded \(count) transaction\(count == 1 ? "" : "s")")
+            return
+        }
+        let before = try SyncClient.quarantined(in: store, configuration: configuration).count
+        let remaining = retry ? try SyncClient.retryQuarantined(in: store, configuration: configuration)
+            : try SyncClient.quarantined(in: store, configuration: configuration)
+        if retry { print("applied \(before - remaining.count) of \(before)") }
+        for item in remaining {
+            let tables = Set(item.transaction.changes.map(\.table)).sorted().joined(separator: ", ")
+            print("seq \(item.transaction.seq ?? 0) from \(item.transaction.device) (\(item.transaction.changes.count) change\(item.transaction.changes.count == 1 ? "" : "s") to \(tables)): \(item.error)")
+        }
+        if remaining.isEmpty { print("quarantined 0 transactions") }
     }
 }
 
