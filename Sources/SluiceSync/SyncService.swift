@@ -55,7 +55,7 @@ public struct SyncService: Sendable {
     let configuration: Configuration
     let limiter: RateLimiter
     let signal = HeadSignal()
-    let checker: RowChecker?
+    let policy: SyncStorage.PushPolicy
 
     /// A service over `storage`.
     ///
@@ -65,7 +65,8 @@ public struct SyncService: Sendable {
         self.storage = storage
         self.configuration = configuration
         limiter = RateLimiter(rate: configuration.requestsPerSecond, burst: configuration.burst)
-        checker = try RowChecker(configuration.schema)
+        policy = SyncStorage.PushPolicy(maximumSkew: configuration.maximumClockSkew, checker: try RowChecker(configuration.schema),
+                                        deleteRules: configuration.schema.deleteRules)
     }
 
     /// The live channel's listener: run it with the `PostgresClient` (a `Service`), and
@@ -172,7 +173,7 @@ public struct SyncService: Sendable {
                 }
             }
         }
-        switch try await storage.push(push, space: caller.space, token: caller.token, maximumSkew: configuration.maximumClockSkew, checker: checker) {
+        switch try await storage.push(push, space: caller.space, token: caller.token, policy: policy) {
         case .success(let response): return try Self.json(response)
         case .failure(let error) where ["behind", "identity_conflict"].contains(error.error): return Self.error(.conflict, error.error, error.message)
         case .failure(let error): return Self.error(.badRequest, error.error, error.message)
@@ -238,8 +239,10 @@ public struct SyncService: Sendable {
         }
     }
 
+    /// Whether a device id is one a push may carry: 1 to 64 ASCII letters, digits, `.`, `_`
+    /// or `-`, and not the service's own (``SyncStorage/serviceDevice``).
     static func isValidDevice(_ device: String) -> Bool {
-        !device.isEmpty && device.utf8.count <= 64
+        !device.isEmpty && device.utf8.count <= 64 && device != SyncStorage.serviceDevice
             && device.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0)) }
     }
 

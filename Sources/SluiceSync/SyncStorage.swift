@@ -130,7 +130,7 @@ public struct SyncStorage: Sendable {
     /// when the push does not continue the id's history: it carries a number the id has
     /// already used for another transaction (a copied store file, or a store that claims
     /// another device's id). The device then takes a new id and pushes again.
-    func push(_ request: PushRequest, space: Int64, token: String, maximumSkew: Duration, checker: RowChecker? = nil) async throws -> Result<PushResponse, SyncErrorBody> {
+    func push(_ request: PushRequest, space: Int64, token: String, policy: PushPolicy) async throws -> Result<PushResponse, SyncErrorBody> {
         let encoder = JSONEncoder()
         let logger = self.logger
         return try await client.withTransaction(logger: logger) { connection in
@@ -170,7 +170,7 @@ public struct SyncStorage: Sendable {
             guard head == request.base else {
                 return .failure(SyncErrorBody(error: "behind", message: "the history is at \(head), the push was based on \(request.base): pull first"))
             }
-            if let checker {
+            if let checker = policy.checker {
                 // Rows every device would refuse (a CHECK constraint) are refused here.
                 let rows = try await Self.candidates(fresh, checker: checker, space: space, connection: connection, logger: logger)
                 do { try checker.check(rows) } catch let error as SyncErrorBody { return .failure(error) }
@@ -178,7 +178,7 @@ public struct SyncStorage: Sendable {
             var seq = head
             var clamped = 0
             let now = Date()
-            let skew = Double(maximumSkew.components.seconds) + Double(maximumSkew.components.attoseconds) / 1e18
+            let skew = Double(policy.maximumSkew.components.seconds) + Double(policy.maximumSkew.components.attoseconds) / 1e18
             let bound = HybridClock(date: now.addingTimeInterval(skew))
             for transaction in fresh {
                 seq += 1
@@ -195,13 +195,27 @@ public struct SyncStorage: Sendable {
                     """, logger: logger)
                 try await Self.fold(transaction.changes, seq: seq, space: space, connection: connection, logger: logger, encoder: encoder)
             }
+            // The device's cursor: its own transactions are all up to here (the service's own
+            // that may follow, the device pulls).
+            let cursor = seq
+            // What the parents' ON DELETE actions leave, as a transaction of the service's own.
+            let effects = try await Self.deleteActions(after: fresh, rules: policy.deleteRules, space: space, seq: seq + 1,
+                                                       connection: connection, logger: logger, encoder: encoder)
+            if !effects.isEmpty {
+                seq += 1
+                let changes = String(decoding: try encoder.encode(effects), as: UTF8.self)
+                try await connection.query("""
+                    INSERT INTO sluice_txn (space_id, seq, device, local, clock, changes)
+                    VALUES (\(space), \(seq), \(Self.serviceDevice), \(seq), \(HybridClock(date: now).rawValue), \(changes))
+                    """, logger: logger)
+            }
             if clamped > 0 {
                 logger.warning("device \(request.device): \(clamped) transaction clock(s) ahead of the service's clock were stored with the service's clock")
             }
             try await connection.query("UPDATE sluice_space SET head = \(seq) WHERE id = \(space)", logger: logger)
             // Delivered at commit, to every instance listening (``HeadListener``).
             try await connection.query("SELECT pg_notify(\(Self.headChannel), \("\(space):\(seq)"))", logger: logger)
-            return .success(PushResponse(head: seq, appended: fresh.count, clamped: clamped == 0 ? nil : clamped))
+            return .success(PushResponse(head: cursor, appended: fresh.count, clamped: clamped == 0 ? nil : clamped))
         }
     }
 
@@ -252,6 +266,16 @@ public struct SyncStorage: Sendable {
         return candidates
     }
 
+    /// What a push is checked against and what the service adds to it.
+    struct PushPolicy: Sendable {
+        /// How far ahead of the service's clock a transaction's clock may be.
+        var maximumSkew: Duration
+        /// The CHECK constraints of the registered statements, if any.
+        var checker: RowChecker?
+        /// The references whose ON DELETE action the service applies.
+        var deleteRules: [SyncSchema.DeleteRule] = []
+    }
+
     /// The channel pushes notify: the payload is `<space id>:<head>`.
     static let headChannel = "sluice_head"
 
@@ -273,8 +297,10 @@ public struct SyncStorage: Sendable {
     /// When every change names a row of its own (the usual case, and the first upload of a
     /// device's rows) PostgreSQL reads the changes from the `sluice_txn` row just written,
     /// so they are neither encoded nor sent a second time.
-    private static func fold(_ changes: [SyncChange], seq: Int64, space: Int64, connection: PostgresConnection,
-                             logger: Logger, encoder: JSONEncoder) async throws {
+    ///
+    /// `stored` false: the changes are not in `sluice_txn` (yet), and are sent as JSON.
+    static func fold(_ changes: [SyncChange], seq: Int64, space: Int64, connection: PostgresConnection,
+                     logger: Logger, encoder: JSONEncoder, stored: Bool = true) async throws {
         struct Net { var table: String; var id: String; var op: SyncChange.Operation; var values: [String: SyncValue] }
         var order: [String] = []
         var net: [String: Net] = [:]
@@ -313,7 +339,7 @@ public struct SyncStorage: Sendable {
                 WHERE c.op = 'delete' AND r.space_id = c.space AND r.tbl = c.t AND r.id = c.id)
             SELECT 1
             """
-        if repeated {
+        if repeated || !stored {
             let rows = order.compactMap { net[$0] }.map { entry in
                 RowFold(t: entry.table.lowercased(), id: entry.id, op: entry.op.rawValue, v: entry.values)
             }

@@ -130,6 +130,7 @@ extension SyncEngine {
                     try db.execute(sql: "INSERT OR IGNORE INTO sluice_sync_resurrect (tbl, local) VALUES (?, ?)", arguments: [.text(name), .integer(local)])
                     continue
                 }
+                try keepReferences(to: table, local, gid: change.id, pending: pending, db)
                 try db.execute(sql: "DELETE FROM \(quoteIdentifier(table.name)) WHERE rowid = ?", arguments: [.integer(local)])
                 pending[key] = nil
             }
@@ -196,6 +197,28 @@ extension SyncEngine {
     func requarantine(_ seq: Int64, error: StoreError, _ db: Database) throws {
         try db.execute(sql: "UPDATE sluice_sync_quarantine SET error = ?, at = ? WHERE seq = ?",
                        arguments: [.text(error.message), .integer(Int64(Date().timeIntervalSince1970 * 1000)), .integer(seq)])
+    }
+
+    /// Before a pulled delete of `parent`'s row `local`: records this device's unpushed
+    /// references to it, which the delete's ON DELETE action (CASCADE, SET NULL) is about to
+    /// overwrite here. The service has not seen them: they are pushed as written, and the
+    /// service applies the same action to them, so every copy ends the same.
+    func keepReferences(to parent: LocalTable, _ local: Int64, gid: String, pending: [RowKey: PendingRow], _ db: Database) throws {
+        let parentName = parent.name.lowercased()
+        for child in tables.values {
+            for (column, target) in child.references where target == parentName {
+                guard let name = child.info.column(named: column)?.name else { continue }
+                let rows = try db.fetchRows(sql: "SELECT rowid FROM \(quoteIdentifier(child.name)) WHERE \(quoteIdentifier(name)) = ?",
+                                            arguments: [.integer(local)])
+                for row in rows {
+                    guard case .integer(let rowID) = row[0],
+                          pending[RowKey(table: child.name.lowercased(), rowID: rowID)]?.columns[column]?.value == .integer(local),
+                          let childGid = try globalID(child.name.lowercased(), rowID, db) else { continue }
+                    try db.execute(sql: "INSERT OR REPLACE INTO sluice_sync_fixup (tbl, gid, col, ref) VALUES (?, ?, ?, ?)",
+                                   arguments: [.text(child.name.lowercased()), .text(childGid), .text(name), .text(gid)])
+                }
+            }
+        }
     }
 
     func hasFixUps(_ db: Database) throws -> Bool {

@@ -112,15 +112,18 @@ extension SyncEngine {
                     fixUps: !fixUps.isEmpty, upload: nil)
     }
 
-    /// The recorded fix-ups as changes: NULLs first, then deletions.
+    /// The recorded fix-ups as changes: updates (NULLs, and references kept from a parent's
+    /// deletion) first, then deletions.
     func fixUps(_ db: Database) throws -> [SyncChange] {
         var nulls: [String: (LocalTable, [String: SyncValue])] = [:]
         var deletions: [SyncChange] = []
-        for row in try db.fetchRows(sql: "SELECT tbl, gid, col FROM sluice_sync_fixup ORDER BY tbl, gid, col") {
+        for row in try db.fetchRows(sql: "SELECT tbl, gid, col, ref FROM sluice_sync_fixup ORDER BY tbl, gid, col") {
             guard case .text(let name)? = row["tbl"], case .text(let gid)? = row["gid"], case .text(let column)? = row["col"],
                   let table = tables[name] else { continue }
             if column.isEmpty {
                 deletions.append(SyncChange(table: table.name, id: gid, op: .delete))
+            } else if case .text(let parent)? = row["ref"] {
+                nulls[name + " " + gid, default: (table, [:])].1[column] = .reference(parent)
             } else {
                 nulls[name + " " + gid, default: (table, [:])].1[column] = .null
             }

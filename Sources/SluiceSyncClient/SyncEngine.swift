@@ -18,7 +18,10 @@ import Store
 /// - `sluice_sync_resurrect`: rows whose pending update beat a pulled delete.
 /// - `sluice_sync_fixup`: rows other devices wrote pointing at a parent this device
 ///   deleted: pushed as deletes (a NOT NULL reference) or as NULL (a nullable one), so the
-///   service ends as every device's ON DELETE action leaves them.
+///   service ends as every device's ON DELETE action leaves them; and (with `ref`) this
+///   device's unpushed references to a parent another device deleted, which the pulled
+///   delete's local ON DELETE action overwrote: pushed as they were written, so that the
+///   service applies the action to them too (see `SyncStorage.deleteActions`).
 /// - `sluice_sync_quarantine`: pulled transactions this device could not apply (a value
 ///   its schema refuses, a column it does not have), kept with the error until retried or
 ///   discarded; the transactions after them are applied.
@@ -136,8 +139,10 @@ final class SyncEngine: @unchecked Sendable {
             CREATE TABLE IF NOT EXISTS sluice_sync_merge (tbl TEXT NOT NULL, local INTEGER NOT NULL, col TEXT NOT NULL, value,
                 PRIMARY KEY (tbl, local, col));
             """)
-        if try db.fetchRows(sql: "SELECT 1 FROM pragma_table_info('sluice_sync_stamp') WHERE name = 'acked'").isEmpty {
-            try db.execute(sql: "ALTER TABLE sluice_sync_stamp ADD COLUMN acked INTEGER")
+        // Columns added since the tables were first made.
+        for (table, column) in [("sluice_sync_stamp", "acked"), ("sluice_sync_fixup", "ref")]
+        where try db.fetchRows(sql: "SELECT 1 FROM pragma_table_info(?) WHERE name = ?", arguments: [.text(table), .text(column)]).isEmpty {
+            try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN \(column)")
         }
         try loadTables(db)
         let identity = file.flatMap(FileIdentity.of)

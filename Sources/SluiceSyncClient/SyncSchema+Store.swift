@@ -14,9 +14,14 @@ extension SyncSchema {
             let info = try db.tableInfo(name)
             let references = Self.references(of: info, synced: synced)
             let key = info.hasIntegerPrimaryKey ? info.primaryKey.first?.lowercased() : nil
+            var actions: [String: ReferenceAction] = [:]
+            for row in try db.fetchRows(sql: "SELECT \"from\", on_delete FROM pragma_foreign_key_list(?)", arguments: [.text(info.name)]) {
+                if case .text(let column) = row[0], case .text(let action) = row[1] { actions[column.lowercased()] = ReferenceAction(rawValue: action.uppercased()) }
+            }
             let columns = info.columns.filter { $0.name.lowercased() != key && !$0.isGenerated }.map { column in
-                Column(name: column.name, type: column.declaredType.isEmpty ? .any : ColumnType(column.affinity), isNullable: !column.isNotNull,
-                       hasDefault: column.hasDefault, references: references[column.name.lowercased()])
+                let parent = references[column.name.lowercased()]
+                return Column(name: column.name, type: column.declaredType.isEmpty ? .any : ColumnType(column.affinity), isNullable: !column.isNotNull,
+                              hasDefault: column.hasDefault, references: parent, onDelete: parent == nil ? nil : actions[column.name.lowercased()])
             }
             let sql = try db.fetchRows(sql: "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?", arguments: [.text(info.name)]).first?[0]
             result.append(Table(name: info.name, columns: columns, sql: { if case .text(let text)? = sql { text } else { nil } }()))

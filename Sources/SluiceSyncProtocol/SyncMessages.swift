@@ -78,8 +78,9 @@ public struct PushRequest: Sendable, Hashable, Codable {
 
 /// The answer to an accepted push.
 public struct PushResponse: Sendable, Hashable, Codable {
-    /// The history's head after the push; the device's new cursor when it appended
-    /// anything (nothing can come between its base and its own transactions).
+    /// The sequence of the push's last transaction (the history's head after the push,
+    /// unless the service added a transaction of its own after it); the device's new cursor
+    /// when it appended anything (nothing can come between its base and its own transactions).
     public var head: Int64
     /// How many transactions were appended (fewer than pushed when a retry repeats
     /// transactions the service already has).

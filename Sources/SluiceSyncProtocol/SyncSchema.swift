@@ -32,14 +32,56 @@ public struct SyncSchema: Sendable, Hashable, Codable {
         public var hasDefault: Bool
         /// The synced table a foreign key column points at (its values are references).
         public var references: String?
+        /// What the foreign key does when the row it points at is deleted: the service
+        /// applies `cascade` and `setNull` to every row that points at a deleted row,
+        /// whoever deleted it and whenever the reference arrives (nil: nothing).
+        public var onDelete: ReferenceAction?
 
         /// A column.
-        public init(name: String, type: ColumnType, isNullable: Bool, hasDefault: Bool = false, references: String? = nil) {
+        public init(name: String, type: ColumnType, isNullable: Bool, hasDefault: Bool = false, references: String? = nil,
+                    onDelete: ReferenceAction? = nil) {
             self.name = name
             self.type = type
             self.isNullable = isNullable
             self.hasDefault = hasDefault
             self.references = references
+            self.onDelete = onDelete
+        }
+    }
+
+    /// A foreign key's ON DELETE action, as SQLite names it.
+    public enum ReferenceAction: String, Sendable, Hashable, Codable {
+        /// The row goes with the row it points at.
+        case cascade = "CASCADE"
+        /// The reference becomes NULL.
+        case setNull = "SET NULL"
+        /// The reference becomes its default (not applied by the service).
+        case setDefault = "SET DEFAULT"
+        /// The delete is refused while rows point at the row (not applied by the service).
+        case restrict = "RESTRICT"
+        /// Nothing (SQLite's default).
+        case noAction = "NO ACTION"
+    }
+
+    /// A reference whose ON DELETE action the service applies.
+    public struct DeleteRule: Sendable, Hashable {
+        /// The child table (lowercased, as the service stores table names).
+        public var table: String
+        /// The reference column, as registered.
+        public var column: String
+        /// The parent table (lowercased).
+        public var parent: String
+        /// `cascade` or `setNull`.
+        public var action: ReferenceAction
+    }
+
+    /// The references whose ON DELETE action is CASCADE or SET NULL.
+    public var deleteRules: [DeleteRule] {
+        tables.flatMap { table in
+            table.columns.compactMap { column -> DeleteRule? in
+                guard let parent = column.references, let action = column.onDelete, action == .cascade || action == .setNull else { return nil }
+                return DeleteRule(table: table.name.lowercased(), column: column.name, parent: parent.lowercased(), action: action)
+            }
         }
     }
 

@@ -89,7 +89,7 @@ struct LiveChannelTests {
             SyncTransaction(device: "device-a", local: 1, clock: HybridClock(rawValue: 1),
                             changes: [SyncChange(table: "person", id: "p1", op: .insert, values: ["first_name": .text("Ada")])]),
         ])
-        guard case .success(let response) = try await storage.push(push, space: space, token: "listener-test", maximumSkew: .seconds(60)) else {
+        guard case .success(let response) = try await storage.push(push, space: space, token: "listener-test", policy: .init(maximumSkew: .seconds(60))) else {
             Issue.record("the push was refused")
             return
         }
