@@ -7,8 +7,9 @@ import SluiceSyncProtocol
 /// The sync service's HTTP API over ``SyncStorage``. It keeps nothing between requests
 /// (but the per-instance rate limit), so several instances can serve one PostgreSQL.
 ///
-/// - `POST /v1/push` (JSON ``PushRequest``) → ``PushResponse``; 409 `behind` when the
-///   history moved past the push's base (pull, rebase, push again), 409
+/// - `POST /v1/push` (JSON ``PushRequest``) → ``PushResponse``; a push based on an older
+///   head is put after the transactions it did not see when it writes nothing they wrote,
+///   else refused with 409 `behind` (pull, rebase, push again); 409
 ///   `identity_conflict` when the device id belongs to another token or the push does not
 ///   continue the id's history (a copied store: the device takes a new id).
 /// - `GET /v1/pull?since=N[&limit=M]` → ``PullResponse``.

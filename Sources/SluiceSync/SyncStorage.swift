@@ -167,8 +167,15 @@ public struct SyncStorage: Sendable {
             }
             let fresh = request.transactions.filter { $0.local > lastLocal }
             guard !fresh.isEmpty else { return .success(PushResponse(head: head, appended: 0)) }
-            guard head == request.base else {
-                return .failure(SyncErrorBody(error: "behind", message: "the history is at \(head), the push was based on \(request.base): pull first"))
+            if head != request.base {
+                // Transactions the device has not pulled came first: its own go after them when
+                // no row or column is written by both (the order of the two does not change any
+                // copy); otherwise the device pulls and rebases them (conflict policies decide).
+                guard request.base < head, head - request.base <= Self.longestSequencedGap,
+                      try await Self.commute(fresh, withHistoryAfter: request.base, space: space, connection: connection, logger: logger)
+                else {
+                    return .failure(SyncErrorBody(error: "behind", message: "the history is at \(head), the push was based on \(request.base) and writes what came since: pull first"))
+                }
             }
             if let checker = policy.checker {
                 // Rows every device would refuse (a CHECK constraint) are refused here.
@@ -264,6 +271,42 @@ public struct SyncStorage: Sendable {
             }
         }
         return candidates
+    }
+
+    /// The most transactions a push may come after without its device having pulled them.
+    static let longestSequencedGap: Int64 = 1_000
+
+    /// Whether `transactions` write nothing the history after `base` wrote: no column of a
+    /// row both update, and no row one inserts or deletes that the other writes at all.
+    static func commute(_ transactions: [SyncTransaction], withHistoryAfter base: Int64, space: Int64,
+                        connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        var columns: [String: Set<String>] = [:]
+        var whole: Set<String> = []
+        let rows = try await connection.query(
+            "SELECT changes FROM sluice_txn WHERE space_id = \(space) AND seq > \(base) ORDER BY seq", logger: logger)
+        let decoder = JSONDecoder()
+        for try await json in rows.decode(String.self) {
+            for change in try decoder.decode([SyncChange].self, from: Data(json.utf8)) {
+                let row = change.table.lowercased() + "\u{0}" + change.id
+                if change.op == .update {
+                    columns[row, default: []].formUnion((change.values ?? [:]).keys.map { $0.lowercased() })
+                } else {
+                    whole.insert(row)
+                }
+            }
+        }
+        for transaction in transactions {
+            for change in transaction.changes {
+                let row = change.table.lowercased() + "\u{0}" + change.id
+                if whole.contains(row) { return false }
+                if change.op != .update {
+                    if columns[row] != nil { return false }
+                } else if let written = columns[row], (change.values ?? [:]).keys.contains(where: { written.contains($0.lowercased()) }) {
+                    return false
+                }
+            }
+        }
+        return true
     }
 
     /// What a push is checked against and what the service adds to it.

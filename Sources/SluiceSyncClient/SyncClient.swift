@@ -54,6 +54,9 @@ public actor SyncClient {
         /// Pushed transactions whose clock the service found too far ahead of its own and
         /// stored with its clock instead: this device's clock is wrong.
         public var clampedClocks = 0
+        /// Pushes the service sent back to be rebased first (it had transactions this device
+        /// had not pulled, writing what the push writes).
+        public var behind = 0
         /// Whether this device took a new id during the sync (its store is a copy, or
         /// another store pushed under its id); nothing is lost either way.
         public var reidentified = false
@@ -240,7 +243,10 @@ public actor SyncClient {
                     report.pushed += push.request.transactions.count
                     report.clampedClocks += response.clamped ?? 0
                     rounds = 0
-                    let head = response.appended > 0 ? response.head : nil
+                    // The new cursor, when nothing this device has not pulled came between its
+                    // base and its own transactions (the service may put them after such).
+                    let contiguous = response.appended > 0 && response.head - Int64(response.appended) == push.request.base
+                    let head = contiguous ? response.head : nil
                     try await store.write { db in
                         if let progress = push.upload {
                             try engine.uploaded(progress, head: head, served: response.head, db)
@@ -249,6 +255,7 @@ public actor SyncClient {
                         }
                     }
                 case .behind:
+                    report.behind += 1
                     guard rounds < 50 else { throw SyncClientError.protocolViolation("still behind after 50 pulls") }
                 case .identityConflict(let message):
                     // Another store pushed under this id (this store is a copy of it, or claims

@@ -69,6 +69,49 @@ struct SyncRuleTests {
         try await SyncFaultTests.converge([a, b], postgres: space.postgres)
     }
 
+    @Test func concurrentPushesAreSequencedUnlessTheyWriteTheSameColumns() async throws {
+        let space = try SyncSpace()
+        let a = try space.device()
+        let b = try space.device()
+        try a.sql("INSERT INTO person (first_name, last_name) VALUES ('Ada', 'A')")
+        try b.sql("INSERT INTO person (first_name, last_name) VALUES ('Bo', 'B')")
+        try await a.client.sync()
+        try await b.client.sync()
+        try await a.client.sync()
+        // Each edits its own row, and a different column of the other's: B's push comes after
+        // A's without B having pulled it, and is taken as it is.
+        try a.sql("UPDATE person SET city = 'Oslo' WHERE first_name = 'Ada'")
+        try a.sql("UPDATE person SET age = 30 WHERE first_name = 'Bo'")
+        try b.sql("UPDATE person SET city = 'Riga' WHERE first_name = 'Bo'")
+        try b.sql("UPDATE person SET email = 'ada@example.com' WHERE first_name = 'Ada'")
+        #expect(try await a.client.sync().behind == 0)
+        let second = try await b.client.sync()
+        #expect(second.behind == 0 && second.pulled == 2, "\(second)")
+        try await a.client.sync()
+        let expected = ["Ada|Oslo|-|ada@example.com", "Bo|Riga|30|-"]
+        for device in [a, b] {
+            #expect(try device.rows("SELECT first_name, coalesce(city, '-'), coalesce(age, '-'), coalesce(email, '-') FROM person ORDER BY 1") == expected)
+        }
+        // Pushes on one base: one writing a column another wrote since is sent back to pull.
+        let base = try Int64(PostgresCluster.shared().psql(Self.database(space), "SELECT max(seq) FROM sluice_txn").trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        let ada = try a.rows("SELECT i.gid FROM sluice_sync_id i JOIN person p ON p.id = i.local WHERE i.tbl = 'person' AND p.first_name = 'Ada'")[0]
+        let bo = try a.rows("SELECT i.gid FROM sluice_sync_id i JOIN person p ON p.id = i.local WHERE i.tbl = 'person' AND p.first_name = 'Bo'")[0]
+        func push(_ device: String, _ id: String, _ values: [String: SyncValue]) async throws -> (Int, String) {
+            try await SyncRequests.push(PushRequest(device: device, base: base, transactions: [
+                SyncTransaction(device: device, local: 1, clock: HybridClock(date: Date()), changes: [SyncChange(table: "person", id: id, op: .update, values: values)]),
+            ]), to: space, token: space.token)
+        }
+        #expect(try await push("tool-1", ada, ["city": .text("Bergen")]).0 == 200)
+        let same = try await push("tool-2", ada, ["CITY": .text("Tromsø")])
+        #expect(same.0 == 409 && same.1.contains("behind"), "\(same)")
+        #expect(try await push("tool-3", ada, ["age": .integer(41)]).0 == 200)
+        #expect(try await push("tool-4", bo, ["city": .text("Kyiv")]).0 == 200)
+        try await a.client.sync()
+        try await b.client.sync()
+        #expect(try b.rows("SELECT first_name, city, coalesce(age, '-') FROM person ORDER BY 1") == ["Ada|Bergen|41", "Bo|Kyiv|30"])
+        try await SyncFaultTests.converge([a, b], postgres: space.postgres)
+    }
+
     @Test func columnNamesAreStoredAsTheSchemaSpellsThem() async throws {
         let space = try SyncSpace()
         let push = { (local: Int64, change: SyncChange) in

@@ -82,13 +82,70 @@ enum SyncBenchmark {
             try await Task.sleep(for: .milliseconds(30))
         }
         let latency = Harness.median(latencies)
+        followers.forEach { $0.cancel() }
+        let crowd = try await crowdedSpace(binary: binary, postgres: postgres, server: server, devices: 30, commits: quick ? 8 : 20)
         let lines = [
+            "| **sync:** 30 devices on one space, each committing and syncing \(crowd.commits) times at once: commit → pushed and pulled, p50 / p99 (pushes sent back to rebase) | | \(Harness.format(crowd.p50)) / \(Harness.format(crowd.p99)) (\(crowd.behind) of \(crowd.syncs)) | | p99 ≤ 500 ms, none sent back | \(crowd.p99 <= 0.5 && crowd.behind == 0 ? "ok" : "MISSED") |",
             "| **sync:** a commit on device A → the changeset on device B (service and PostgreSQL on loopback; median of \(latencies.count)) | | \(Harness.format(latency)) | | ≤ 100 ms | \(latency <= 0.1 ? "ok" : "MISSED") |",
             "| **sync:** initial sync of \(count) people to an empty device | | \(Harness.format(initial)) (\(Int(Double(count) / initial)) rows/s) | | ≤ 10 s at 100,000 | \(initial <= 10 * Double(count) / 100_000 ? "ok" : "MISSED") |",
             "| **sync:** push of a store's \(count) existing people (first sync) / of 100 logged transactions × 100 updates | | \(Harness.format(push)) (\(Int(Double(count) / push)) rows/s) / \(Harness.format(logged)) (\(Int(10_000 / logged)) rows/s) | | rows per second | |",
         ]
         for line in lines { print(line) }
         return lines
+    }
+
+    /// `devices` devices on a space of their own, each inserting a person and then updating
+    /// it, syncing after every commit, all at once. Returns the p50 and p99 of commit →
+    /// synced, and how many pushes the service sent back to be rebased.
+    static func crowdedSpace(binary: String, postgres: String, server: URL, devices: Int, commits: Int) async throws
+        -> (p50: Double, p99: Double, behind: Int, syncs: Int, commits: Int) {
+        let token = try Cluster.output(binary, ["token", "add", "--postgres", postgres, "--space", "crowd"]).split(separator: "\n").last.map(String.init) ?? ""
+        let configuration = SyncConfiguration(tables: DemoSchema.syncedTables)
+        var members: [(Store, SyncClient, String)] = []
+        for index in 0..<devices {
+            let path = freshDatabasePath("crowd-\(index)")
+            let store = try Store(path: path)
+            try store.migrate(DemoSchema.migrations)
+            members.append((store, try SyncClient(store: store, server: server, token: token, configuration: configuration), path))
+        }
+        defer { for (_, _, path) in members { removeDatabase(at: path) } }
+        let results = try await withThrowingTaskGroup(of: ([Double], Int).self) { group in
+            for (index, (store, client, _)) in members.enumerated() {
+                group.addTask {
+                    var durations: [Double] = []
+                    var behind = 0
+                    var own: Int64 = 0
+                    for commit in 0..<commits {
+                        let start = DispatchTime.now().uptimeNanoseconds
+                        if commit == 0 {
+                            own = try await store.write { db in
+                                try db.execute(sql: "INSERT INTO person (first_name, last_name) VALUES (?, 'Crowd')", arguments: [.text("D\(index)")])
+                                return db.lastInsertedRowID
+                            }
+                        } else {
+                            try await store.write { db in
+                                try db.execute(sql: "UPDATE person SET age = ? WHERE id = ?", arguments: [.integer(Int64(commit)), .integer(own)])
+                            }
+                        }
+                        behind += try await client.sync().behind
+                        durations.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+                    }
+                    return (durations, behind)
+                }
+            }
+            var all: ([Double], Int) = ([], 0)
+            for try await (durations, behind) in group { all.0 += durations; all.1 += behind }
+            return all
+        }
+        // Every device ends with every device's person.
+        for (store, client, _) in members {
+            try await client.sync()
+            let count = try await store.read { db in try db.fetchCount(Person.self) }
+            guard count == devices else { throw Failure(description: "a crowded device has \(count) people, not \(devices)") }
+        }
+        let sorted = results.0.sorted()
+        let p99 = sorted[min(sorted.count - 1, Int((Double(sorted.count) * 0.99).rounded(.up)) - 1)]
+        return (Harness.median(sorted), p99, results.1, sorted.count, commits)
     }
 
     static func seconds(_ body: () async throws -> Void) async rethrows -> Double {
