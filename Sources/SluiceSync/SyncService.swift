@@ -5,7 +5,9 @@ import NIOCore
 import SluiceSyncProtocol
 
 /// The sync service's HTTP API over ``SyncStorage``. It keeps nothing between requests
-/// (but the per-instance rate limit), so several instances can serve one PostgreSQL.
+/// (but the per-instance limits and a two-second memory of unknown tokens, see
+/// ``Gatekeeper``), so
+/// several instances can serve one PostgreSQL.
 ///
 /// - `POST /v1/push` (JSON ``PushRequest``) → ``PushResponse``; a push based on an older
 ///   head is put after the transactions it did not see when it writes nothing they wrote,
@@ -44,6 +46,14 @@ public struct SyncService: Sendable {
         /// retries); a long poll gets this on top of its own timeout, a push two seconds more
         /// per megabyte of body.
         public var databaseDeadline: Duration = .seconds(15)
+        /// Bytes of request bodies the instance holds at once; a push past it gets 503 with
+        /// `Retry-After` before its body is read.
+        public var maximumInflightBytes: Int = 256 << 20
+        /// Requests (long polls aside) working on the database at once; past it, 503.
+        public var maximumConcurrentRequests: Int = 256
+        /// Lookups that find no token, per second per client address (past it, the address
+        /// gets 429 before its requests reach the database).
+        public var lookupsPerSecondPerAddress: Double = 20
         /// How far ahead of the service's clock a pushed transaction's clock may be; one
         /// further ahead is stored with the service's clock (and the answer says so).
         public var maximumClockSkew: Duration = .seconds(60)
@@ -54,7 +64,7 @@ public struct SyncService: Sendable {
 
     let storage: SyncStorage
     let configuration: Configuration
-    let limiter: RateLimiter
+    let gate: Gatekeeper
     let signal = HeadSignal()
     let policy: SyncStorage.PushPolicy
 
@@ -65,7 +75,9 @@ public struct SyncService: Sendable {
     public init(storage: SyncStorage, configuration: Configuration) throws {
         self.storage = storage
         self.configuration = configuration
-        limiter = RateLimiter(rate: configuration.requestsPerSecond, burst: configuration.burst)
+        gate = Gatekeeper(.init(requestsPerSecond: configuration.requestsPerSecond, burst: configuration.burst,
+                                lookupsPerSecondPerAddress: configuration.lookupsPerSecondPerAddress,
+                                inflightBytes: configuration.maximumInflightBytes, concurrentRequests: configuration.maximumConcurrentRequests))
         policy = SyncStorage.PushPolicy(maximumSkew: configuration.maximumClockSkew, checker: try RowChecker(configuration.schema),
                                         deleteRules: configuration.schema.deleteRules)
     }
@@ -76,25 +88,27 @@ public struct SyncService: Sendable {
     public var listener: HeadListener { HeadListener(storage: storage, signal: signal) }
 
     /// The routes.
-    public func router() -> Router<BasicRequestContext> {
-        let router = Router()
+    public func router() -> Router<SyncRequestContext> {
+        let router = Router(context: SyncRequestContext.self)
         router.get("v1/health") { _, _ in "ok" }
-        router.post("v1/push") { request, _ in
+        router.post("v1/push") { request, context in
             // A push writes as many rows as it carries: two seconds more per megabyte of body.
-            let megabytes = request.headers[.contentLength].flatMap { Int($0) }.map { $0 >> 20 } ?? 0
+            let length = request.headers[.contentLength].flatMap { Int($0) }
+            let megabytes = length.map { $0 >> 20 } ?? 0
             // The body is read in the handler's own task, before the database deadline starts:
             // work the deadline gives up on goes on in the background, and a body still being
             // read there was read a second time by Hummingbird after the 503 (a crash).
-            return await self.respond(request, deadline: configuration.databaseDeadline + .seconds(2 * megabytes), read: {
+            return await self.respond(request, context, bytes: min(length ?? configuration.maximumBodyBytes, configuration.maximumBodyBytes),
+                                      deadline: configuration.databaseDeadline + .seconds(2 * megabytes), read: {
                 var request = request
                 return try await request.collectBody(upTo: configuration.maximumBodyBytes)
             }, { caller, body in
                 try await self.push(body, caller: caller)
             })
         }
-        router.get("v1/pull") { request, _ in await self.respond(request) { space in try await self.pull(request, space: space) } }
-        router.get("v1/wait") { request, _ in
-            await self.respond(request, longPoll: true) { space in try await self.wait(request, space: space) }
+        router.get("v1/pull") { request, context in await self.respond(request, context) { space in try await self.pull(request, space: space) } }
+        router.get("v1/wait") { request, context in
+            await self.respond(request, context, longPoll: true) { space in try await self.wait(request, space: space) }
         }
         return router
     }
@@ -106,32 +120,42 @@ public struct SyncService: Sendable {
     }
 
     /// Authenticates and rate-limits, then runs `body`; turns errors into JSON responses.
-    private func respond(_ request: Request, longPoll: Bool = false, deadline: Duration? = nil, _ body: @escaping @Sendable (Int64) async throws -> Response) async -> Response {
-        await respond(request, longPoll: longPoll, deadline: deadline, read: {}, { caller, _ in try await body(caller.space) })
+    private func respond(_ request: Request, _ context: SyncRequestContext, longPoll: Bool = false,
+                         _ body: @escaping @Sendable (Int64) async throws -> Response) async -> Response {
+        await respond(request, context, longPoll: longPoll, read: {}, { caller, _ in try await body(caller.space) })
     }
 
-    /// Authenticates and rate-limits, reads what `read` reads (in this task, with no
-    /// deadline), then runs `body` with it under the database deadline; turns errors into
-    /// JSON responses.
-    private func respond<Input: Sendable>(_ request: Request, longPoll: Bool = false, deadline: Duration? = nil,
-                                          read: () async throws -> Input,
+    /// Authenticates and rate-limits (before any query: ``Gatekeeper``), takes a place and
+    /// `bytes` of the body budget, reads what `read` reads (in this task, with no deadline),
+    /// then runs `body` with it under the database deadline; turns errors into JSON responses.
+    private func respond<Input: Sendable>(_ request: Request, _ context: SyncRequestContext, longPoll: Bool = false, bytes: Int = 0,
+                                          deadline: Duration? = nil, read: () async throws -> Input,
                                           _ body: @escaping @Sendable (Caller, Input) async throws -> Response) async -> Response {
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
               case let token = String(header.dropFirst("Bearer ".count)), !token.isEmpty, token.utf8.count <= 200 else {
             return Self.error(.unauthorized, "unauthorized", "a bearer token is required (Authorization: Bearer <token>)")
         }
         do {
+            let address = context.remoteAddress?.ipAddress ?? ""
+            switch gate.admit(token: token, address: address) {
+            case .limited:
+                return Self.error(.tooManyRequests, "rate_limited", "too many requests (\(Int(configuration.requestsPerSecond)) per second per token); retry later")
+            case .unknown:
+                return Self.error(.unauthorized, "unauthorized", "the token is unknown or revoked")
+            case .lookUp:
+                break
+            }
             // Every PostgreSQL call, the token's lookup included, answers 503 by its deadline
             // (after a PostgreSQL restart a query on the client's pool has hung for longer than
             // a device waits for its answer).
-            guard let space = try await Self.withDeadline(configuration.databaseDeadline, { [storage] in try await storage.space(forToken: token) }) else {
-                return Self.error(.unauthorized, "unauthorized", "the token is unknown or revoked")
+            let found = try await Self.withDeadline(configuration.databaseDeadline, { [storage] in try await storage.space(forToken: token) })
+            gate.looked(up: token, from: address, space: found)
+            guard let space = found else { return Self.error(.unauthorized, "unauthorized", "the token is unknown or revoked") }
+            // Long polls wait without working on the database: they take no place.
+            guard longPoll || gate.enter(bytes: bytes) else {
+                return Self.error(.serviceUnavailable, "saturated", "the service is at its limit of requests or body bytes in flight; retry")
             }
-            guard await limiter.allow(token) else {
-                var response = Self.error(.tooManyRequests, "rate_limited", "more than \(Int(configuration.requestsPerSecond)) requests per second")
-                response.headers[.retryAfter] = "1"
-                return response
-            }
+            defer { if !longPoll { gate.leave(bytes: bytes) } }
             let input = try await read()
             let deadline = (deadline ?? configuration.databaseDeadline) + (longPoll ? .seconds(Self.longestWait) : .zero)
             let caller = Caller(space: space, token: token)
@@ -176,7 +200,7 @@ public struct SyncService: Sendable {
         }
         switch try await storage.push(push, space: caller.space, token: caller.token, policy: policy) {
         case .success(let response): return try Self.json(response)
-        case .failure(let error) where ["behind", "identity_conflict"].contains(error.error): return Self.error(.conflict, error.error, error.message)
+        case .failure(let error) where ["behind", "identity_conflict", "replay"].contains(error.error): return Self.error(.conflict, error.error, error.message)
         case .failure(let error): return Self.error(.badRequest, error.error, error.message)
         }
     }
@@ -260,9 +284,12 @@ public struct SyncService: Sendable {
         return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
+    /// An error response; 429 and 503 say when to retry (`Retry-After: 1`).
     static func error(_ status: HTTPResponse.Status, _ code: String, _ message: String) -> Response {
         let data = (try? JSONEncoder().encode(SyncErrorBody(error: code, message: message))) ?? Data()
-        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if status == .tooManyRequests || status == .serviceUnavailable { headers[.retryAfter] = "1" }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
     private static func describe(_ error: any Error) -> String {
@@ -277,5 +304,18 @@ public struct SyncService: Sendable {
         default:
             return "\(error)"
         }
+    }
+}
+
+/// The request context of the service's routes: Hummingbird's, with the client's address
+/// (what unknown tokens are rate-limited by).
+public struct SyncRequestContext: RequestContext, RemoteAddressRequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// The client's address (nil when the channel has none).
+    public let remoteAddress: SocketAddress?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
     }
 }

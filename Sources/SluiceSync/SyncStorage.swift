@@ -72,6 +72,8 @@ public struct SyncStorage: Sendable {
         // The clock a transaction was pushed with, when the service bounded it (`clock` is
         // then the bound): a retried push is recognized by what the device sent.
         "ALTER TABLE sluice_txn ADD COLUMN IF NOT EXISTS sent BIGINT",
+        // Replays are found by clock (see ``push(_:space:token:policy:)``).
+        "CREATE INDEX IF NOT EXISTS sluice_txn_clock ON sluice_txn (space_id, clock)",
     ]
 
     // MARK: - Tokens
@@ -167,6 +169,12 @@ public struct SyncStorage: Sendable {
             }
             let fresh = request.transactions.filter { $0.local > lastLocal }
             guard !fresh.isEmpty else { return .success(PushResponse(head: head, appended: 0)) }
+            if let replayed = try await Self.replayed(fresh, device: request.device, space: space, connection: connection, logger: logger) {
+                return .failure(SyncErrorBody(error: "replay", message: """
+                    transaction \(replayed.local) is one device '\(replayed.device)' pushed already (same clock and changes): \
+                    a replayed push would roll rows back
+                    """))
+            }
             if head != request.base {
                 // Transactions the device has not pulled came first: its own go after them when
                 // no row or column is written by both (the order of the two does not change any
@@ -271,6 +279,23 @@ public struct SyncStorage: Sendable {
             }
         }
         return candidates
+    }
+
+    /// The first of `transactions` that another device pushed already, clock and changes
+    /// alike (an old push sent again under a new device id), with that device's id.
+    static func replayed(_ transactions: [SyncTransaction], device: String, space: Int64,
+                         connection: PostgresConnection, logger: Logger) async throws -> (local: Int64, device: String)? {
+        guard !transactions.isEmpty else { return nil }
+        let rows = try await connection.query("""
+            SELECT device, clock, changes FROM sluice_txn
+            WHERE space_id = \(space) AND clock = ANY(\(transactions.map(\.clock.rawValue))) AND device <> \(device)
+            """, logger: logger)
+        let decoder = JSONDecoder()
+        for try await (other, clock, json) in rows.decode((String, Int64, String).self) {
+            let changes = try decoder.decode([SyncChange].self, from: Data(json.utf8))
+            if let match = transactions.first(where: { $0.clock.rawValue == clock && $0.changes == changes }) { return (match.local, other) }
+        }
+        return nil
     }
 
     /// The most transactions a push may come after without its device having pulled them.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Hummingbird
 import Logging
+import NIOSSL
 import PostgresNIO
 import SluiceDemo
 import SluiceSync
@@ -25,6 +26,21 @@ struct DatabaseOptions: ParsableArguments {
         valueName: "url"))
     var postgres: String?
 
+    /// How the connection to PostgreSQL is encrypted.
+    enum TLSMode: String, ExpressibleByArgument, CaseIterable {
+        /// TLS or nothing: refuse a server without it (certificates checked against the system's roots).
+        case require
+        /// TLS when the server offers it, else plain.
+        case prefer
+        /// Plain (a server on loopback or a private network).
+        case disable
+    }
+
+    @Option(help: ArgumentHelp(
+        "TLS to PostgreSQL: require (refuse a server without it; its certificate is checked against the system's roots and the host name), prefer (TLS when offered), or disable.",
+        valueName: "mode"))
+    var postgresTLS: TLSMode = .prefer
+
     func configuration() throws -> PostgresClient.Configuration {
         let environment = ProcessInfo.processInfo.environment
         guard let text = postgres ?? environment["SLUICE_SYNC_POSTGRES"] else {
@@ -35,9 +51,14 @@ struct DatabaseOptions: ParsableArguments {
             throw ValidationError("--postgres: '\(Self.redacted(text))' is not postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE")
         }
         let database = url.path.hasPrefix("/") ? String(url.path.dropFirst()) : url.path
+        let tls: PostgresClient.Configuration.TLS = switch postgresTLS {
+        case .require: .require(.makeClientConfiguration())
+        case .prefer: .prefer(.makeClientConfiguration())
+        case .disable: .disable
+        }
         return PostgresClient.Configuration(host: host, port: url.port ?? 5432, username: user,
                                             password: url.password ?? environment["PGPASSWORD"],
-                                            database: database.isEmpty ? nil : database, tls: .disable)
+                                            database: database.isEmpty ? nil : database, tls: tls)
     }
 
     static func redacted(_ url: String) -> String {
@@ -46,8 +67,37 @@ struct DatabaseOptions: ParsableArguments {
         return components.string ?? url
     }
 
+    /// A failure to reach PostgreSQL, as the command reports it.
+    struct ConnectionFailure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// Connects once and disconnects, so that a wrong address, password or TLS mode is
+    /// reported at once (the client's pool goes on retrying for a minute before a query fails).
+    func probe() async throws {
+        let settings = try configuration()
+        let tls: PostgresConnection.Configuration.TLS = switch postgresTLS {
+        case .require: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        case .prefer: .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        case .disable: .disable
+        }
+        let host = settings.host ?? "127.0.0.1"
+        let port = settings.port ?? 5432
+        var logger = Logger(label: "sluice-sync.postgres")
+        logger.logLevel = .critical
+        do {
+            let connection = try await PostgresConnection.connect(
+                configuration: .init(host: host, port: port, username: settings.username, password: settings.password,
+                                     database: settings.database, tls: tls), id: 0, logger: logger)
+            try await connection.close()
+        } catch {
+            throw ConnectionFailure(description: "cannot connect to PostgreSQL at \(host):\(port) (--postgres-tls \(postgresTLS.rawValue)): \(String(reflecting: error))")
+        }
+    }
+
     /// Runs `body` with a running client.
     func withStorage<T: Sendable>(_ body: @escaping @Sendable (SyncStorage) async throws -> T) async throws -> T {
+        try await probe()
         var logger = Logger(label: "sluice-sync.postgres")
         logger.logLevel = .error
         let client = PostgresClient(configuration: try configuration(), backgroundLogger: logger)
@@ -94,22 +144,33 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds a device's clock may run ahead of this service's; a transaction stamped further ahead is stored with the service's clock.")
     var maxClockSkew = 60
 
+    @Option(help: "Bytes of request bodies held at once; a push past it is answered 503 with Retry-After before its body is read.")
+    var maxInflightBytes = 256 << 20
+
+    @Option(help: "Requests working on PostgreSQL at once (long polls aside); past it, 503 with Retry-After.")
+    var maxConcurrentRequests = 256
+
     func validate() throws {
         guard maxBodyBytes > 0 else { throw ValidationError("--max-body-bytes: must be at least 1") }
         guard maxPushTransactions > 0 else { throw ValidationError("--max-push-transactions: must be at least 1") }
         guard idleTimeout > 0 else { throw ValidationError("--idle-timeout: must be at least 1") }
         guard rateLimit > 0 else { throw ValidationError("--rate-limit: must be more than 0") }
         guard maxClockSkew >= 0 else { throw ValidationError("--max-clock-skew: must be 0 or more") }
+        guard maxInflightBytes >= maxBodyBytes else { throw ValidationError("--max-inflight-bytes: must be at least --max-body-bytes (\(maxBodyBytes))") }
+        guard maxConcurrentRequests > 0 else { throw ValidationError("--max-concurrent-requests: must be at least 1") }
     }
 
     func run() async throws {
         let registered = try loadSchema()
+        try await database.probe()
         var settings = SyncService.Configuration(schema: registered)
         settings.maximumBodyBytes = maxBodyBytes
         settings.maximumPushTransactions = maxPushTransactions
         settings.requestsPerSecond = rateLimit
         settings.burst = rateLimit * 2
         settings.maximumClockSkew = .seconds(maxClockSkew)
+        settings.maximumInflightBytes = maxInflightBytes
+        settings.maximumConcurrentRequests = maxConcurrentRequests
         var logger = Logger(label: "sluice-sync")
         logger.logLevel = .warning
         let client = PostgresClient(configuration: try database.configuration(), backgroundLogger: logger)

@@ -219,7 +219,9 @@ struct SyncFaultTests {
                 if service == contents[0] { break }
             }
             guard ContinuousClock.now < deadline else {
-                Issue.record("devices did not converge within 60 s (pending \(pending); \(contents.map(\.count)) rows)")
+                var quarantined: [String] = []
+                for device in devices { quarantined += try await device.client.quarantined().map { "\($0.transaction.seq ?? 0): \($0.error)" } }
+                Issue.record("devices did not converge within 60 s (pending \(pending); \(contents.map(\.count)) rows; quarantined: \(quarantined))")
                 return
             }
             try await Task.sleep(for: .milliseconds(50))

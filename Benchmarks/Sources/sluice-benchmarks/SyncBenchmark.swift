@@ -123,7 +123,7 @@ enum SyncBenchmark {
                                 return db.lastInsertedRowID
                             }
                         } else {
-                            try await store.write { db in
+                            try await store.write { [own] db in
                                 try db.execute(sql: "UPDATE person SET age = ? WHERE id = ?", arguments: [.integer(Int64(commit)), .integer(own)])
                             }
                         }
