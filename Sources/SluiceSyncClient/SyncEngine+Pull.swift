@@ -47,6 +47,7 @@ extension SyncEngine {
             }
         }
         var merged = false
+        let resolver = ConflictResolver(configuration: configuration, device: state.device)
         for change in transaction.changes {
             guard let table = tables[change.table.lowercased()] else {
                 throw StoreError(code: .invalidInput, message: "sync: pulled a change to '\(change.table)', which this device does not sync")
@@ -77,7 +78,7 @@ extension SyncEngine {
                 guard let local else { continue }
                 let key = RowKey(table: name, rowID: local)
                 guard try currentRow(table, local, db) != nil else {
-                    if configuration.deleteRule == .updateWins, let deleted = pending[key]?.deleted,
+                    if let deleted = pending[key]?.deleted, resolver.resolveUpdateOfRowDeletedHere() == .kept,
                        let values = try localValues(change.values ?? [:], table, gid: change.id, db) {
                         // The update brings back the row this device deleted.
                         var all = Dictionary(uniqueKeysWithValues: zip(deleted.columns, deleted.values).map { ($0.0, $0.1) })
@@ -97,23 +98,14 @@ extension SyncEngine {
                 }
                 var applied: [(String, SQLiteValue)] = []
                 for (column, remote) in values {
-                    guard let mine = pending[key]?.columns[column.lowercased()] else {
-                        applied.append((column, remote))
-                        continue
-                    }
-                    switch configuration.policy(table: table.name, column: column) {
-                    case .lastWriterWins:
-                        if (transaction.clock, transaction.device) > (mine.clock, state.device) {
-                            applied.append((column, remote))
-                            pending[key]?.columns[column.lowercased()] = nil
-                        }
-                    case .serverWins:
+                    switch resolver.resolve(table: table.name, column: column, local: pending[key]?.columns[column.lowercased()], remote: remote,
+                                            from: .init(clock: transaction.clock, device: transaction.device)) {
+                    case .applyRemote:
                         applied.append((column, remote))
                         pending[key]?.columns[column.lowercased()] = nil
-                    case .deviceWins:
+                    case .keepLocal:
                         break
-                    case .merge(let merge):
-                        let value = merge(MergeConflict(table: table.name, column: column, base: mine.base, local: mine.value, remote: remote))
+                    case .merge(let value):
                         applied.append((column, remote))
                         pending[key]?.columns[column.lowercased()] = nil
                         try db.execute(sql: "INSERT OR REPLACE INTO sluice_sync_merge (tbl, local, col, value) VALUES (?, ?, ?, ?)",
@@ -125,7 +117,7 @@ extension SyncEngine {
             case .delete:
                 guard let local, try currentRow(table, local, db) != nil else { continue }
                 let key = RowKey(table: name, rowID: local)
-                if configuration.deleteRule == .updateWins, let row = pending[key], !row.columns.isEmpty {
+                if resolver.resolveDelete(ofRowChangedHere: !(pending[key]?.columns.isEmpty ?? true)) == .kept {
                     // The unpushed update wins: the row stays, and the next push brings it back everywhere.
                     try db.execute(sql: "INSERT OR IGNORE INTO sluice_sync_resurrect (tbl, local) VALUES (?, ?)", arguments: [.text(name), .integer(local)])
                     continue

@@ -242,8 +242,7 @@ extension SyncEngine {
         try save(state, db)
         if state.pushed >= 1 { try acknowledgeStamps(1...state.pushed, head: served ?? state.cursor, cursor: state.cursor, db) }
         try db.execute(sql: "DELETE FROM sluice_sync_resurrect")
-        try db.execute(sql: "UPDATE sluice_consumer SET acknowledged = max(acknowledged, ?), at = ? WHERE name = ?",
-                       arguments: [.integer(state.pushed), .integer(Int64(Date().timeIntervalSince1970 * 1000)), .text(Self.consumer)])
+        try db.acknowledgeHistory(HistoryToken(databaseID: state.databaseID, sequence: state.pushed), for: Self.consumer)
     }
 
     func resurrections(_ db: Database) throws -> [(LocalTable, Int64)] {

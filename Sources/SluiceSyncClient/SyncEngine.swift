@@ -99,11 +99,7 @@ final class SyncEngine: @unchecked Sendable {
     }
 
     /// An unpushed local column value.
-    struct PendingValue {
-        var clock: HybridClock
-        var value: SQLiteValue
-        var base: SQLiteValue?
-    }
+    typealias PendingValue = ConflictResolver.Local
 
     struct PendingRow {
         var columns: [String: PendingValue] = [:]
@@ -157,8 +153,7 @@ final class SyncEngine: @unchecked Sendable {
         let state = State(device: Self.newDeviceID(), cursor: 0, pushed: 0, clock: .zero, databaseID: token.databaseID)
         try save(state, db)
         if let identity { try saveFile(identity, db) }
-        try db.execute(sql: "INSERT INTO sluice_consumer (name, acknowledged, at) VALUES (?, 0, 0) ON CONFLICT (name) DO NOTHING",
-                       arguments: [.text(Self.consumer)])
+        try db.acknowledgeHistory(HistoryToken(databaseID: token.databaseID, sequence: 0), for: Self.consumer)
         return state
     }
 
@@ -371,20 +366,9 @@ final class SyncEngine: @unchecked Sendable {
     /// sync of 100,000 people (ten 10,000-row parts, the new device's migration the only
     /// local transaction) took 5.3–6.6 s with it and 3.9–4.3 s without.
     func hasLocalTransactions(after sequence: Int64, _ db: Database) throws -> Bool {
-        let synced = order.compactMap { tables[$0]?.name.lowercased() }
-        guard !synced.isEmpty else { return false }
-        // A transaction's change rows are the ids from its first_change up to the next
-        // transaction's (the log's range rule); first_change is NULL only in logs older than
-        // that column, where the range then starts at 0 (slower, still right).
-        let sql = """
-            SELECT 1 FROM sluice_transaction t WHERE t.seq > ? AND t.author IS NOT ? AND EXISTS (
-                SELECT 1 FROM sluice_change c
-                WHERE c.id >= coalesce(t.first_change, 0)
-                  AND c.id < coalesce((SELECT u.first_change FROM sluice_transaction u WHERE u.seq > t.seq ORDER BY u.seq LIMIT 1), 9223372036854775807)
-                  AND c.seq = t.seq AND lower(c.tbl) IN (\(synced.map { _ in "?" }.joined(separator: ", "))))
-            LIMIT 1
-            """
-        return try !db.fetchRows(sql: sql, arguments: [.integer(sequence), .text(Self.syncAuthor)] + synced.map { .text($0) }).isEmpty
+        let synced = order.compactMap { tables[$0]?.name }
+        let token = HistoryToken(databaseID: try db.currentHistoryToken().databaseID, sequence: sequence)
+        return try db.hasLoggedTransactions(after: token, touching: synced, notBy: Self.syncAuthor)
     }
 
     private static func subset(_ row: Row, _ columns: [String]) -> Row {
