@@ -221,7 +221,11 @@ struct SyncFaultTests {
             guard ContinuousClock.now < deadline else {
                 var quarantined: [String] = []
                 for device in devices { quarantined += try await device.client.quarantined().map { "\($0.transaction.seq ?? 0): \($0.error)" } }
-                Issue.record("devices did not converge within 60 s (pending \(pending); \(contents.map(\.count)) rows; quarantined: \(quarantined))")
+                let service = (try? cluster.map { try SyncContent.ofService(postgres, cluster: $0) } ?? SyncContent.ofService(postgres)) ?? []
+                let differences = contents.enumerated().map { index, content in
+                    "device \(index): only here \(Set(content).subtracting(service).sorted()), missing \(Set(service).subtracting(content).sorted())"
+                }
+                Issue.record("devices did not converge within 60 s (pending \(pending); \(contents.map(\.count)) rows; quarantined: \(quarantined)); against the service: \(differences)")
                 return
             }
             try await Task.sleep(for: .milliseconds(50))
