@@ -207,9 +207,10 @@ struct SyncFaultTests {
         }
     }
 
-    /// Waits until every device and the service hold the same rows and nothing is pending.
+    /// Waits (150 s at most) until every device and the service hold the same rows and nothing is pending.
     static func converge(_ devices: [Device], postgres: String, cluster: PostgresCluster? = nil) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
+        // Following devices that met errors during a fault wait up to 30 s between retries.
+        let deadline = ContinuousClock.now + .seconds(150)
         while true {
             var pending = 0
             for device in devices { pending += try await device.client.pendingChangeCount() }
@@ -225,7 +226,7 @@ struct SyncFaultTests {
                 let differences = contents.enumerated().map { index, content in
                     "device \(index): only here \(Set(content).subtracting(service).sorted()), missing \(Set(service).subtracting(content).sorted())"
                 }
-                Issue.record("devices did not converge within 60 s (pending \(pending); \(contents.map(\.count)) rows; quarantined: \(quarantined)); against the service: \(differences)")
+                Issue.record("devices did not converge within 150 s (pending \(pending); \(contents.map(\.count)) rows; quarantined: \(quarantined)); against the service: \(differences)")
                 return
             }
             try await Task.sleep(for: .milliseconds(50))
