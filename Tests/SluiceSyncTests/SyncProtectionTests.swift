@@ -78,7 +78,10 @@ struct SyncProtectionTests {
         // A push that announces 25 MB and sends them slowly holds its share of the budget...
         let port = UInt16(space.service.url.port ?? 0)
         let slow = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(slow) }
+        // Closed once, below: a second close would close whatever file took the number since
+        // (a store's WAL in a test running beside this one: a disk I/O error at its COMMIT).
+        var open = true
+        defer { if open { close(slow) } }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
@@ -104,6 +107,7 @@ struct SyncProtectionTests {
         try device.sql("INSERT INTO person (first_name, last_name) VALUES ('Ada', 'A')")
         try await device.client.sync()
         close(slow)
+        open = false
         try await Task.sleep(for: .milliseconds(500))
         let (_, again) = try await URLSession.shared.data(for: request)
         #expect((again as? HTTPURLResponse)?.statusCode == 400)
