@@ -70,6 +70,7 @@ final class RowChecker: Sendable {
 
     /// Checks `rows`; the error names the first row that fails and the constraint.
     func check(_ rows: [Candidate]) throws {
+        guard !rows.isEmpty else { return }
         struct Undo: Error {}
         let failure: SyncErrorBody? = try store.write { db in
             try db.execute(sql: "PRAGMA defer_foreign_keys = ON")
