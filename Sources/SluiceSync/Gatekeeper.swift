@@ -52,17 +52,23 @@ final class Gatekeeper: @unchecked Sendable {
         return lock.withLock {
             guard perToken.allow(token, now: now) else { return .limited }
             if let until = unknown[token], until > now { return .unknown }
-            return perAddress.allow(address, now: now, taking: false) ? .lookUp : .limited
+            // Taken now, given back when the token opens a space: requests at once cannot all
+            // pass on the one lookup left.
+            return perAddress.allow(address, now: now) ? .lookUp : .limited
         }
     }
 
-    /// Records a lookup's result: a token found nothing counts against the address, and is
-    /// remembered as unknown for a moment.
+    /// Records a lookup's result: a token that opened a space gives back the lookup it took
+    /// from its address; one that found nothing keeps it counted and is remembered as
+    /// unknown for a moment. (Lookups under way at once each hold one, so a burst of valid
+    /// tokens from one address larger than the bucket waits a moment too.)
     func looked(up token: String, from address: String, space: Int64?) {
-        guard space == nil else { return }
         let now = clock.now
         lock.withLock {
-            _ = perAddress.allow(address, now: now)
+            guard space == nil else {
+                perAddress.refund(address)
+                return
+            }
             unknown[token] = now + limits.tokenMemory
             if unknown.count > 100_000 { unknown = unknown.filter { $0.value > now } }
         }

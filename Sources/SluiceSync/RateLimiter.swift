@@ -18,19 +18,29 @@ struct RateLimiter {
         self.burst = burst
     }
 
-    /// Takes one request from `key`'s bucket; false when it is empty. With `taking` false,
-    /// only says whether it could.
-    mutating func allow(_ key: String, now: ContinuousClock.Instant, taking: Bool = true) -> Bool {
+    /// Takes one request from `key`'s bucket; false when it is empty.
+    mutating func allow(_ key: String, now: ContinuousClock.Instant) -> Bool {
         var bucket = buckets[key] ?? Bucket(tokens: burst, updated: now)
         let elapsed = bucket.updated.duration(to: now)
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        bucket.tokens = min(burst, bucket.tokens + seconds * rate)
+        bucket.tokens = min(burst, bucket.tokens + elapsed.seconds * rate)
         bucket.updated = now
         let allowed = bucket.tokens >= 1
-        if allowed, taking { bucket.tokens -= 1 }
+        if allowed { bucket.tokens -= 1 }
         buckets[key] = bucket
         // Full buckets are the default: forgetting them changes nothing.
         if buckets.count > 100_000 { buckets = buckets.filter { $0.value.tokens < burst } }
         return allowed
     }
+
+    /// Gives back one request taken from `key`'s bucket (it turned out not to count).
+    mutating func refund(_ key: String) {
+        guard var bucket = buckets[key] else { return }
+        bucket.tokens = min(burst, bucket.tokens + 1)
+        buckets[key] = bucket
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

@@ -193,8 +193,7 @@ public struct SyncStorage: Sendable {
             var seq = head
             var clamped = 0
             let now = Date()
-            let skew = Double(policy.maximumSkew.components.seconds) + Double(policy.maximumSkew.components.attoseconds) / 1e18
-            let bound = HybridClock(date: now.addingTimeInterval(skew))
+            let bound = HybridClock(date: now.addingTimeInterval(policy.maximumSkew.seconds))
             for transaction in fresh {
                 seq += 1
                 // A clock further ahead of the service's own than the skew it accepts is
