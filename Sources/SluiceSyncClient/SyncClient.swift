@@ -103,11 +103,15 @@ public actor SyncClient {
     @discardableResult
     public static func retryQuarantined(in store: Store, configuration: SyncConfiguration) throws -> [QuarantinedTransaction] {
         let engine = SyncEngine(configuration: configuration)
-        for (transaction, _, _) in try store.read({ db in try engine.quarantined(db) }) {
+        // The synced tables as they are now (a migration may have made them accept these).
+        let waiting = try store.read { db in
+            try engine.loadTables(db)
+            return try engine.quarantined(db)
+        }
+        for (transaction, _, _) in waiting {
             guard let seq = transaction.seq else { continue }
             do {
                 let merged = try store.write { db in
-                    try engine.loadTables(db)
                     let merged = try engine.apply(transaction, again: true, db)
                     try engine.release(seq, db)
                     return merged

@@ -127,7 +127,7 @@ extension SyncEngine {
                 pending[key] = nil
             }
         }
-        if !merged, try !hasLocalTransactions(after: state.pushed, db), try !hasFixUps(db) {
+        if !merged, try !hasLocalTransactions(after: state.pushedToken, db), try !hasFixUps(db) {
             // Nothing local since the last push: what the log holds up to here is pushed or
             // pulled, so later scans can start here. (Not with fix-ups waiting: their
             // transaction takes the number of the last logged one, which must stay above.)

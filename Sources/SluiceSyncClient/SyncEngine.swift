@@ -47,6 +47,9 @@ final class SyncEngine: @unchecked Sendable {
         /// The latest clock this device stamped a transaction with.
         var stamped: HybridClock = .zero
 
+        /// The log's token of `pushed`.
+        var pushedToken: HistoryToken { HistoryToken(databaseID: databaseID, sequence: pushed) }
+
         /// The stamp of a transaction committed at `date`: its commit time, later than
         /// every earlier stamp of this device.
         mutating func stamp(at date: Date) -> HybridClock {
@@ -307,7 +310,7 @@ final class SyncEngine: @unchecked Sendable {
         // Pulled transactions alone since the last push (the usual case while a device
         // follows): nothing to read. Without this, every pulled transaction re-read the
         // whole history pulled since the last push.
-        guard try hasLocalTransactions(after: state.pushed, db) else { return [] }
+        guard try hasLocalTransactions(after: state.pushedToken, db) else { return [] }
         let names = order.compactMap { tables[$0]?.name }
         let transactions = try db.loggedTransactions(after: HistoryToken(databaseID: state.databaseID, sequence: state.pushed), tables: names)
         var rowsOverwritten: Set<RowKey> = []
@@ -357,7 +360,7 @@ final class SyncEngine: @unchecked Sendable {
         return result.reversed()
     }
 
-    /// Whether the log has a transaction after `sequence` that was not written by applying a
+    /// Whether the log has a transaction after `token` that was not written by applying a
     /// pulled one (an app's, a foreign writer's, a merge result) and changed a synced table.
     ///
     /// One that changed no synced table (a migration, the app's own unsynced tables) has
@@ -365,10 +368,8 @@ final class SyncEngine: @unchecked Sendable {
     /// pulled transaction re-read every one pulled before it, which is quadratic: the initial
     /// sync of 100,000 people (ten 10,000-row parts, the new device's migration the only
     /// local transaction) took 5.3–6.6 s with it and 3.9–4.3 s without.
-    func hasLocalTransactions(after sequence: Int64, _ db: Database) throws -> Bool {
-        let synced = order.compactMap { tables[$0]?.name }
-        let token = HistoryToken(databaseID: try db.currentHistoryToken().databaseID, sequence: sequence)
-        return try db.hasLoggedTransactions(after: token, touching: synced, notBy: Self.syncAuthor)
+    func hasLocalTransactions(after token: HistoryToken, _ db: Database) throws -> Bool {
+        try db.hasLoggedTransactions(after: token, touching: order.compactMap { tables[$0]?.name }, notBy: Self.syncAuthor)
     }
 
     private static func subset(_ row: Row, _ columns: [String]) -> Row {

@@ -31,7 +31,7 @@ import Testing
         try store.migrate(DemoSchema.migrations)
         let engine = SyncEngine(configuration: configuration)
         _ = try store.write { db in try engine.prepare(db) }
-        #expect(try store.read { db in try engine.hasLocalTransactions(after: 0, db) } == false)
+        #expect(try store.read { db in try engine.hasLocalTransactions(after: HistoryToken(databaseID: db.currentHistoryToken().databaseID, sequence: 0), db) } == false)
 
         for seq in Int64(1)...5 {
             _ = try store.write { db in try engine.apply(pulledPerson(seq), db) }
@@ -47,7 +47,7 @@ import Testing
         // is pulled, and the edit is still there to push afterwards.
         try store.write { db in try db.execute(sql: "UPDATE person SET age = 99 WHERE first_name = 'Pulled2'") }
         let beforeEdit = try pushedMark(store, engine)
-        #expect(try store.read { db in try engine.hasLocalTransactions(after: beforeEdit, db) })
+        #expect(try store.read { db in try engine.hasLocalTransactions(after: HistoryToken(databaseID: db.currentHistoryToken().databaseID, sequence: beforeEdit), db) })
         for seq in Int64(6)...8 {
             _ = try store.write { db in try engine.apply(pulledPerson(seq), db) }
             #expect(try pushedMark(store, engine) == beforeEdit, "after pulled transaction \(seq)")
@@ -69,20 +69,20 @@ import Testing
         // right after it: the first transaction's change range must end where the next begins.
         try store.write { db in try db.execute(sql: "UPDATE app_state SET temperature_low = temperature_low - 1 WHERE id = 1") }
         _ = try store.write { db in try engine.apply(pulledPerson(1), db) }
-        #expect(try store.read { db in try engine.hasLocalTransactions(after: start, db) } == false)
+        #expect(try store.read { db in try engine.hasLocalTransactions(after: HistoryToken(databaseID: db.currentHistoryToken().databaseID, sequence: start), db) } == false)
 
         // A transaction that changed both kinds of table counts.
         try store.write { db in
             try db.execute(sql: "UPDATE app_state SET temperature_low = temperature_low - 1 WHERE id = 1")
             try db.execute(sql: "UPDATE person SET age = 30 WHERE first_name = 'Pulled1'")
         }
-        #expect(try store.read { db in try engine.hasLocalTransactions(after: start, db) })
+        #expect(try store.read { db in try engine.hasLocalTransactions(after: HistoryToken(databaseID: db.currentHistoryToken().databaseID, sequence: start), db) })
 
         // A foreign writer's change of a synced table (through the log's triggers) counts too.
         let later = try store.currentToken.sequence
-        #expect(try store.read { db in try engine.hasLocalTransactions(after: later, db) } == false)
+        #expect(try store.read { db in try engine.hasLocalTransactions(after: HistoryToken(databaseID: db.currentHistoryToken().databaseID, sequence: later), db) } == false)
         try store.trackForeignWriters(tables: ["person"])
         try SQLiteShell.run(path: store.path, "UPDATE person SET age = 31 WHERE first_name = 'Pulled1';")
-        #expect(try store.read { db in try engine.hasLocalTransactions(after: later, db) })
+        #expect(try store.read { db in try engine.hasLocalTransactions(after: HistoryToken(databaseID: db.currentHistoryToken().databaseID, sequence: later), db) })
     }
 }
