@@ -147,8 +147,7 @@ extension ConvergenceTests {
             // The tool three hours ahead, in capitals, on a person the service has.
             if let gid = try devices[0].rows("SELECT gid FROM sluice_sync_id WHERE tbl = 'person' AND pulled = 0 LIMIT 1").first {
                 toolLocal += 1
-                let head = try Int64(PostgresCluster.shared().psql(SyncRuleTests.database(space), "SELECT coalesce(max(seq), 0) FROM sluice_txn")
-                    .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+                let head = try space.head()
                 _ = try await SyncRequests.push(PushRequest(device: "tool", base: head, transactions: [
                     SyncTransaction(device: "tool", local: toolLocal, clock: HybridClock(date: Date().addingTimeInterval(3 * 3600)),
                                     changes: [SyncChange(table: "PERSON", id: gid, op: .update, values: ["CITY": .text("Tool\(round)")])]),

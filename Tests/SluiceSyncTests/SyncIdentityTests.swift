@@ -136,8 +136,7 @@ enum SyncRequests {
 
     /// The service's stored rows of `table` as `id column=value` lines (JSON keys as stored).
     static func storedRows(_ space: SyncSpace, table: String) throws -> [String] {
-        let database = String(URLComponents(string: space.postgres)?.path.dropFirst() ?? "")
-        let output = try PostgresCluster.shared().psql(database, """
+        let output = try space.psql("""
             SELECT id || ' ' || (SELECT string_agg(key || '=' || value::text, ' ' ORDER BY key) FROM jsonb_each(vals))
             FROM sluice_row WHERE tbl = '\(table)' AND NOT deleted ORDER BY id
             """)

@@ -14,12 +14,10 @@ import Testing
 /// are refused, and the connection to PostgreSQL can require TLS.
 @Suite(.serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
 struct SyncProtectionTests {
-    static func database(_ space: SyncSpace) -> String { String(URLComponents(string: space.postgres)?.path.dropFirst() ?? "") }
-
     /// Transactions PostgreSQL has counted in the space's database (statistics are flushed
     /// by each backend at most once a second: wait before reading).
     static func transactions(_ space: SyncSpace) throws -> Int {
-        let text = try PostgresCluster.shared().psql(database(space), "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()")
+        let text = try space.psql("SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()")
         return Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
     }
 
@@ -115,11 +113,10 @@ struct SyncProtectionTests {
 
     @Test func aReplayedPushIsRefused() async throws {
         let space = try SyncSpace()
-        let head = { try Int64(PostgresCluster.shared().psql(Self.database(space), "SELECT coalesce(max(seq), 0) FROM sluice_txn").trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 }
         let original = SyncTransaction(device: "tablet", local: 1, clock: HybridClock(date: Date()), changes: [
             SyncChange(table: "person", id: "p1", op: .insert, values: ["first_name": .text("Ada"), "last_name": .text("A"), "city": .text("Oslo")]),
         ])
-        #expect(try await SyncRequests.push(PushRequest(device: "tablet", base: head(), transactions: [original]), to: space, token: space.token).0 == 200)
+        #expect(try await SyncRequests.push(PushRequest(device: "tablet", base: space.head(), transactions: [original]), to: space, token: space.token).0 == 200)
         let device = try space.device()
         try await device.client.sync()
         try device.sql("UPDATE person SET city = 'Riga'")
@@ -128,7 +125,7 @@ struct SyncProtectionTests {
         // Oslo back.
         var replay = original
         replay.device = "intruder"
-        let answer = try await SyncRequests.push(PushRequest(device: "intruder", base: head(), transactions: [replay]), to: space, token: space.token)
+        let answer = try await SyncRequests.push(PushRequest(device: "intruder", base: space.head(), transactions: [replay]), to: space, token: space.token)
         #expect(answer.0 == 409 && answer.1.contains("replay"), "\(answer)")
         try await device.client.sync()
         #expect(try device.rows("SELECT city FROM person") == ["Riga"])

@@ -12,14 +12,9 @@ import Testing
 /// reported, and resolvable, while every other transaction is applied.
 @Suite(.serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
 struct SyncQuarantineTests {
-    static func head(_ space: SyncSpace) throws -> Int64 {
-        let database = String(URLComponents(string: space.postgres)?.path.dropFirst() ?? "")
-        return try Int64(PostgresCluster.shared().psql(database, "SELECT coalesce(max(seq), 0) FROM sluice_txn").trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
-    }
-
     /// Pushes one transaction as device `device`, number `local`.
     static func push(_ space: SyncSpace, device: String = "tool", local: Int64, _ changes: [SyncChange]) async throws -> (Int, String) {
-        try await SyncRequests.push(PushRequest(device: device, base: head(space), transactions: [
+        try await SyncRequests.push(PushRequest(device: device, base: space.head(), transactions: [
             SyncTransaction(device: device, local: local, clock: HybridClock(date: Date()), changes: changes),
         ]), to: space, token: space.token)
     }

@@ -10,11 +10,9 @@ import Testing
 /// service and stamped at commit, column names as the registered schema spells them.
 @Suite(.serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
 struct SyncRuleTests {
-    static func database(_ space: SyncSpace) -> String { String(URLComponents(string: space.postgres)?.path.dropFirst() ?? "") }
-
     /// The largest clock the service's history holds, as a date.
     static func latestStoredClock(_ space: SyncSpace) throws -> Date {
-        let text = try PostgresCluster.shared().psql(database(space), "SELECT max(clock) FROM sluice_txn")
+        let text = try space.psql("SELECT max(clock) FROM sluice_txn")
         return HybridClock(rawValue: Int64(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0).date
     }
 
@@ -26,7 +24,7 @@ struct SyncRuleTests {
         let gid = try a.rows("SELECT gid FROM sluice_sync_id WHERE tbl = 'person'")[0]
         // One device's clock at the end of time, another's three hours ahead.
         for (device, clock) in [("end-of-time", HybridClock(rawValue: .max)), ("hours-ahead", HybridClock(date: Date().addingTimeInterval(3 * 3600)))] {
-            let head = try Int64(PostgresCluster.shared().psql(Self.database(space), "SELECT max(seq) FROM sluice_txn").trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+            let head = try space.head()
             let push = PushRequest(device: device, base: head, transactions: [
                 SyncTransaction(device: device, local: 1, clock: clock, changes: [SyncChange(table: "person", id: gid, op: .update, values: ["city": .text(device)])]),
             ])
@@ -93,7 +91,7 @@ struct SyncRuleTests {
             #expect(try device.rows("SELECT first_name, coalesce(city, '-'), coalesce(age, '-'), coalesce(email, '-') FROM person ORDER BY 1") == expected)
         }
         // Pushes on one base: one writing a column another wrote since is sent back to pull.
-        let base = try Int64(PostgresCluster.shared().psql(Self.database(space), "SELECT max(seq) FROM sluice_txn").trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        let base = try space.head()
         let ada = try a.rows("SELECT i.gid FROM sluice_sync_id i JOIN person p ON p.id = i.local WHERE i.tbl = 'person' AND p.first_name = 'Ada'")[0]
         let bo = try a.rows("SELECT i.gid FROM sluice_sync_id i JOIN person p ON p.id = i.local WHERE i.tbl = 'person' AND p.first_name = 'Bo'")[0]
         func push(_ device: String, _ id: String, _ values: [String: SyncValue]) async throws -> (Int, String) {
@@ -115,7 +113,7 @@ struct SyncRuleTests {
     @Test func columnNamesAreStoredAsTheSchemaSpellsThem() async throws {
         let space = try SyncSpace()
         let push = { (local: Int64, change: SyncChange) in
-            let head = try Int64(PostgresCluster.shared().psql(Self.database(space), "SELECT coalesce(max(seq), 0) FROM sluice_txn").trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+            let head = try space.head()
             return try await SyncRequests.push(PushRequest(device: "shouty", base: head, transactions: [
                 SyncTransaction(device: "shouty", local: local, clock: HybridClock(date: Date()), changes: [change]),
             ]), to: space, token: space.token)

@@ -19,6 +19,17 @@ final class SyncSpace: @unchecked Sendable {
         service = try SyncServiceProcess(postgres: postgres, extraArguments: serviceArguments)
     }
 
+    /// The name of the space's PostgreSQL database.
+    var databaseName: String { String(URLComponents(string: postgres)?.path.dropFirst() ?? "") }
+
+    /// Runs SQL on the space's database with psql; its output.
+    func psql(_ sql: String) throws -> String { try PostgresCluster.shared().psql(databaseName, sql) }
+
+    /// The last sequence of the space's history (0 when it is empty): the base of a raw push.
+    func head() throws -> Int64 {
+        Int64(try psql("SELECT coalesce(max(seq), 0) FROM sluice_txn").trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+    }
+
     /// A device: a fresh demo store and its client.
     func device(_ configure: (inout SyncConfiguration) -> Void = { _ in }) throws -> Device {
         try Device(server: service.url, token: token, configure)
