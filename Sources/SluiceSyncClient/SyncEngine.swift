@@ -167,47 +167,6 @@ final class SyncEngine: @unchecked Sendable {
                        arguments: [.text(identity)])
     }
 
-    /// Gives this store a new device id: it is a copy of another store (its file changed),
-    /// or the service or a pulled transaction showed another history under its id. What it
-    /// has not pushed is pushed under the new id; every transaction of the old id it pulls
-    /// from now on is another device's. The ids it had are kept under `ancestors`.
-    func reidentify(_ state: inout State, _ db: Database) throws {
-        let old = state.device
-        state.device = Self.newDeviceID()
-        try save(state, db)
-        try db.execute(sql: """
-            INSERT INTO sluice_sync_state (key, value) VALUES ('ancestors', ?)
-            ON CONFLICT (key) DO UPDATE SET value = sluice_sync_state.value || ' ' || excluded.value
-            """, arguments: [.text(old)])
-    }
-
-    /// Whether a pulled transaction under this device's id is one this device sent: its
-    /// number and the clock it was sent with match a recorded stamp.
-    func isOwn(_ transaction: SyncTransaction, _ db: Database) throws -> Bool {
-        let rows = try db.fetchRows(sql: "SELECT clock FROM sluice_sync_stamp WHERE seq = ?", arguments: [.integer(transaction.local)])
-        return rows.first?[0] == .integer((transaction.sent ?? transaction.clock).rawValue)
-    }
-
-    /// The recorded stamp of transaction (or upload part) `seq`, or a new one at `date`,
-    /// recorded before it is sent: a retried push carries the same clock.
-    func stamp(_ seq: Int64, at date: Date, state: inout State, _ db: Database) throws -> HybridClock {
-        if case .integer(let clock)? = try db.fetchRows(sql: "SELECT clock FROM sluice_sync_stamp WHERE seq = ?", arguments: [.integer(seq)]).first?[0] {
-            return HybridClock(rawValue: clock)
-        }
-        let clock = state.stamp(at: date)
-        try db.execute(sql: "INSERT INTO sluice_sync_stamp (seq, clock) VALUES (?, ?)", arguments: [.integer(seq), .integer(clock.rawValue)])
-        return clock
-    }
-
-    /// Marks the stamps of `seqs` (not marked yet) as taken by the service at `head`, and
-    /// drops those the cursor has passed (their transactions are never pulled again).
-    /// Upload parts have negative numbers, log transactions positive ones.
-    func acknowledgeStamps(_ seqs: ClosedRange<Int64>, head: Int64, cursor: Int64, _ db: Database) throws {
-        try db.execute(sql: "UPDATE sluice_sync_stamp SET acked = ? WHERE seq BETWEEN ? AND ? AND acked IS NULL",
-                       arguments: [.integer(head), .integer(seqs.lowerBound), .integer(seqs.upperBound)])
-        try db.execute(sql: "DELETE FROM sluice_sync_stamp WHERE acked <= ?", arguments: [.integer(cursor)])
-    }
-
     func loadTables(_ db: Database) throws {
         let infos = try configuration.tables.map { try db.tableInfo($0) }
         let synced = Set(infos.map { $0.name.lowercased() })

@@ -1,0 +1,110 @@
+import Foundation
+import Logging
+import PostgresNIO
+import SluiceSyncProtocol
+
+/// What ``SyncStorage/push(_:space:token:policy:)`` checks a push's fresh transactions
+/// against, inside its transaction: CHECK constraints on the rows they leave, replays of
+/// another device's transactions, and whether they commute with the history their device
+/// has not pulled.
+extension SyncStorage {
+    /// The rows of checked tables as `transactions` leave them, one candidate per change
+    /// (an update merged into the row as stored, or as an earlier change of the push left it).
+    static func candidates(_ transactions: [SyncTransaction], checker: RowChecker, space: Int64,
+                                   connection: PostgresConnection, logger: Logger) async throws -> [RowChecker.Candidate] {
+        var updated: [String: Set<String>] = [:]
+        for transaction in transactions {
+            for change in transaction.changes where change.op == .update && checker.checks(change.table) {
+                updated[change.table.lowercased(), default: []].insert(change.id)
+            }
+        }
+        var current: [String: [String: SyncValue]] = [:]
+        let decoder = JSONDecoder()
+        for (table, ids) in updated {
+            let rows = try await connection.query("""
+                SELECT id, vals::text FROM sluice_row
+                WHERE space_id = \(space) AND tbl = \(table) AND id = ANY(\(Array(ids))) AND NOT deleted
+                """, logger: logger)
+            for try await (id, json) in rows.decode((String, String).self) {
+                current[table + "\u{0}" + id] = try decoder.decode([String: SyncValue].self, from: Data(json.utf8))
+            }
+        }
+        var candidates: [RowChecker.Candidate] = []
+        for (index, transaction) in transactions.enumerated() {
+            for change in transaction.changes where checker.checks(change.table) {
+                let key = change.table.lowercased() + "\u{0}" + change.id
+                switch change.op {
+                case .insert:
+                    current[key] = change.values ?? [:]
+                case .update:
+                    guard var row = current[key] else { continue }
+                    for (name, value) in change.values ?? [:] {
+                        // Rows stored before names were normalized may spell a column otherwise.
+                        for old in row.keys where old != name && old.lowercased() == name.lowercased() { row[old] = nil }
+                        row[name] = value
+                    }
+                    current[key] = row
+                case .delete:
+                    current[key] = nil
+                    continue
+                }
+                candidates.append(RowChecker.Candidate(table: change.table, id: change.id, values: current[key] ?? [:],
+                                                       place: "transaction \(index) (local \(transaction.local))"))
+            }
+        }
+        return candidates
+    }
+
+    /// The first of `transactions` that another device pushed already, clock and changes
+    /// alike (an old push sent again under a new device id), with that device's id.
+    static func replayed(_ transactions: [SyncTransaction], device: String, space: Int64,
+                         connection: PostgresConnection, logger: Logger) async throws -> (local: Int64, device: String)? {
+        guard !transactions.isEmpty else { return nil }
+        let rows = try await connection.query("""
+            SELECT device, clock, changes FROM sluice_txn
+            WHERE space_id = \(space) AND clock = ANY(\(transactions.map(\.clock.rawValue))) AND device <> \(device)
+            """, logger: logger)
+        let decoder = JSONDecoder()
+        for try await (other, clock, json) in rows.decode((String, Int64, String).self) {
+            let changes = try decoder.decode([SyncChange].self, from: Data(json.utf8))
+            if let match = transactions.first(where: { $0.clock.rawValue == clock && $0.changes == changes }) { return (match.local, other) }
+        }
+        return nil
+    }
+
+    /// The most transactions a push may come after without its device having pulled them.
+    static let longestSequencedGap: Int64 = 1_000
+
+    /// Whether `transactions` write nothing the history after `base` wrote: no column of a
+    /// row both update, and no row one inserts or deletes that the other writes at all.
+    static func commute(_ transactions: [SyncTransaction], withHistoryAfter base: Int64, space: Int64,
+                        connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        var columns: [String: Set<String>] = [:]
+        var whole: Set<String> = []
+        let rows = try await connection.query(
+            "SELECT changes FROM sluice_txn WHERE space_id = \(space) AND seq > \(base) ORDER BY seq", logger: logger)
+        let decoder = JSONDecoder()
+        for try await json in rows.decode(String.self) {
+            for change in try decoder.decode([SyncChange].self, from: Data(json.utf8)) {
+                let row = change.table.lowercased() + "\u{0}" + change.id
+                if change.op == .update {
+                    columns[row, default: []].formUnion((change.values ?? [:]).keys.map { $0.lowercased() })
+                } else {
+                    whole.insert(row)
+                }
+            }
+        }
+        for transaction in transactions {
+            for change in transaction.changes {
+                let row = change.table.lowercased() + "\u{0}" + change.id
+                if whole.contains(row) { return false }
+                if change.op != .update {
+                    if columns[row] != nil { return false }
+                } else if let written = columns[row], (change.values ?? [:]).keys.contains(where: { written.contains($0.lowercased()) }) {
+                    return false
+                }
+            }
+        }
+        return true
+    }
+}
