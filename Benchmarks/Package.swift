@@ -14,6 +14,8 @@ let package = Package(
     platforms: [.macOS(.v14)],
     dependencies: [
         .package(path: ".."),
+        // The peer some figures are printed beside (benchmarks only).
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // The raw SQLite C API, for the baseline each benchmark compares against.
@@ -25,6 +27,7 @@ let package = Package(
                 .product(name: "Store", package: root),
                 .product(name: "SluiceDemo", package: root),
                 .product(name: "SluiceSyncClient", package: root),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
     ],

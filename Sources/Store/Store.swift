@@ -42,9 +42,8 @@ public final class Store: @unchecked Sendable {
     let logWriter: LogWriter?
     /// Commits since retention last ran (writer queue only).
     private var commitsSincePruning = 0
-    /// Notices other connections' commits while anything is observed (writer queue only).
-    private let watcher: CommitWatcher?
-    /// Runs observations on their own queue and read connections.
+    /// Runs observations on their own queue and read connections; its
+    /// `ExternalCommits` hears other connections' and processes' commits.
     let observationCenter: ObservationCenter
 
     /// Opens (or creates) the database at `path`.
@@ -96,15 +95,17 @@ public final class Store: @unchecked Sendable {
         readerQueue = DispatchQueue(label: "sluice.reader")
         writerQueue.setSpecific(key: writerKey, value: true)
         readerQueue.setSpecific(key: readerKey, value: true)
-        observationCenter = ObservationCenter(openConnection: {
+        let commits = ExternalCommits(path: path) {
+            try? Self.openReader(path: path, configuration: configuration).connection
+        }
+        observationCenter = ObservationCenter(commits: commits) {
             try Self.openReader(path: path, configuration: configuration)
-        })
+        }
 
         if configuration.readOnly {
             writer = nil
             tracker = nil
             logWriter = nil
-            watcher = nil
             reader = try Self.openReader(path: path, configuration: configuration)
         } else {
             if !configuration.createIfMissing, !FileManager.default.fileExists(atPath: path) {
@@ -123,26 +124,17 @@ public final class Store: @unchecked Sendable {
             let writer = Database(connection: connection, isReadOnly: false, capture: capture)
             guard let broker = writer.broker else { throw StoreError(code: .internal, message: "the writer of \(path) has no hook broker") }
             self.writer = writer
-            let tracker = ChangeTracker(db: writer, broker: broker)
-            self.tracker = tracker
+            tracker = ChangeTracker(db: writer, broker: broker, commits: commits, listener: observationCenter)
             if configuration.logsChanges {
                 if try !ChangeLog.exists(writer) || !ChangeLog.isCurrent(writer) { try writer.inTransaction { try ChangeLog.create(writer) } }
                 logWriter = LogWriter(db: writer, broker: broker)
             } else {
                 logWriter = nil
             }
-            watcher = CommitWatcher(connection: connection, queue: writerQueue)
         }
-        let center = observationCenter
-        tracker?.onCommit = { [watcher] changes, silenced in
-            center.record(changes, silenced: silenced, raced: { watcher?.otherConnectionCommitted() ?? false })
-        }
-        observationCenter.trackingChanged = { [weak self] in self?.updateTracking() }
-        observationCenter.watchesForCommits = configuration.readOnly
     }
 
     deinit {
-        watcher?.stop()
         tracker?.uninstall()
         logWriter?.uninstall()
         // Open connections keep an unlinked file readable until they close.
@@ -277,8 +269,6 @@ public final class Store: @unchecked Sendable {
     /// On the writer queue: BEGIN, body, COMMIT (or ROLLBACK). The commit
     /// reaches observers through the transaction path, as every commit does.
     private func transaction<T>(_ writer: Database, silenced: Set<ObjectIdentifier>, _ body: (Database) throws -> T) throws -> T {
-        checkExternalCommit()
-        writer.broker?.prepareForTransaction()
         try writer.begin(immediate: true)
         writer.transactionAuthor = configuration.author
         tracker?.silenced = silenced
@@ -354,43 +344,11 @@ public final class Store: @unchecked Sendable {
 
     // MARK: - Observation plumbing
 
-    /// Turns change tracking on while anything is observed (on the writer
-    /// queue, before the observation reads its initial state).
-    ///
-    /// Reads the current state: the last observation going away and a new
-    /// one arriving race, and their calls can reach the writer in either order.
-    private func updateTracking() {
-        guard let tracker, let watcher else { return }
-        let work = {
-            let tracking = self.observationCenter.isObserving
-            guard tracking != tracker.isTracking else { return }
-            tracker.isTracking = tracking
-            if tracking {
-                let center = self.observationCenter
-                let path = self.path
-                watcher.start(onCommit: { center.record(.external, silenced: []) },
-                              onReplaced: { center.fail(Database.fileReplaced(path)) })
-            } else {
-                watcher.stop()
-            }
-        }
-        if DispatchQueue.getSpecific(key: writerKey) == true { work() } else { writerQueue.sync(execute: work) }
-    }
-
-    /// On the writer queue: records a commit by another process or connection.
-    private func checkExternalCommit() {
-        if let tracker, let watcher, tracker.isTracking, watcher.otherConnectionCommitted() {
-            observationCenter.record(.external, silenced: [])
-        }
-    }
-
     /// Waits until every commit so far has been delivered to observers
     /// (checking first for other processes' commits), including the main
     /// queue's deliveries when called from another thread. For tests and tools.
     public func waitForObservers() {
-        if writer != nil, DispatchQueue.getSpecific(key: writerKey) != true {
-            writerQueue.sync { checkExternalCommit() }
-        }
+        if observationCenter.isObserving { observationCenter.commits.checkNow() }
         observationCenter.drain()
         if !Self.isOnMainQueue { DispatchQueue.main.sync {} }
     }

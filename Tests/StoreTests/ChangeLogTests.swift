@@ -378,7 +378,7 @@ import SluiceDemo
         let reader = try Store(path: store.path)
         let position = try #require(reader.withReader({ db in ChangeLog.position(db) }, fallback: nil))
         try SQLiteShell.run(path: store.path, "BEGIN; UPDATE item SET rank = 5 WHERE id = 2; INSERT INTO note VALUES (1, 'x'); COMMIT;")
-        let changes = try #require(reader.withReader({ db in try? ChangeLog.changes(after: position, on: db).0 }, fallback: nil))
+        let changes = try #require(reader.withReader({ db in try? ChangeLog.changes(after: position, on: db, commit: nil).0 }, fallback: nil))
         #expect(changes.change(in: "item") == .rows([2]), "tracked: exactly the row the shell changed")
         #expect(changes.change(in: "note") == .unknown, "untracked: unknown")
         #expect(!changes.schemaChanged)

@@ -74,6 +74,7 @@ import OpenCombineShim
         func wait(until rows: [[SQLiteValue]]) -> Bool {
             let deadline = DispatchTime.now() + 30
             while lock.withLock({ array != rows }), DispatchTime.now() < deadline { usleep(500) }
+            if lock.withLock({ array != rows }) { print("MIRROR \(lock.withLock { array }) EXPECTED \(rows) EVENTS \(lock.withLock { events.count }) ERRORS \(lock.withLock { errors })") }
             return lock.withLock { array == rows }
         }
     }

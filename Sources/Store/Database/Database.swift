@@ -146,6 +146,7 @@ public final class Database {
 
     func begin(immediate: Bool) throws {
         if !isReadOnly { try checkFileInPlace() }
+        broker?.willBegin()
         try connection.execute(script: immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
     }
 

@@ -32,6 +32,9 @@ protocol TransactionObserver: AnyObject {
     /// (store writes and migrations), with what it changed: the last moment
     /// to write in it. An error cancels the commit (the caller rolls back).
     func databaseWillCommitTransaction(_ db: Database, changes: CapturedChanges) throws
+    /// A transaction is about to begin (before BEGIN runs): the last moment
+    /// to choose what the broker records in it.
+    func databaseWillBegin()
     /// A statement is about to run (its first step).
     func statementWillRun(_ notes: StatementNotes)
     /// The transaction is about to commit (SQLite's commit hook).
@@ -51,6 +54,7 @@ protocol TransactionObserver: AnyObject {
 
 extension TransactionObserver {
     func databaseWillCommitTransaction(_ db: Database, changes: CapturedChanges) throws {}
+    func databaseWillBegin() {}
     func statementWillRun(_ notes: StatementNotes) {}
     func databaseWillCommit() {}
     func databaseCommitDidFail() {}
@@ -390,9 +394,16 @@ final class HookBroker {
         }
     }
 
+    /// Before BEGIN: observers choose what is recorded, then the
+    /// update-hook capture reads what its authorizer needs.
+    func willBegin() {
+        for observer in observers { observer.databaseWillBegin() }
+        prepareForTransaction()
+    }
+
     /// Before a transaction: reads what the update-hook capture's authorizer
     /// needs of every table (outside the authorizer, before statements are prepared).
-    func prepareForTransaction() {
+    private func prepareForTransaction() {
         guard capture == .updateHook, recordsRowIDs else {
             factsGeneration = -1
             return

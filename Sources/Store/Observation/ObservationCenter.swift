@@ -18,26 +18,28 @@ extension StoreObservation {
     func repin(from old: ReadPin, to new: ReadPin) {}
 }
 
-/// Runs the store's observations on their own queue and read connections.
+/// Runs the store's observations on their own queue, in the order of the
+/// events that change what they see.
 ///
-/// Every event observers must see (one of our commits, a commit noticed
-/// from another connection, an observation starting) is *pinned*: a read
-/// transaction is started on a pooled connection, and the event is queued
-/// with it, both under one lock. So events are queued in the order their
-/// snapshots were taken, and each snapshot holds at least what the ones
-/// before it hold: observations only ever move forward, through states that
-/// commits produced. Right after our COMMIT, while the writer holds off the
-/// next one, the snapshot is exactly that commit unless another connection
-/// committed in between; `record` checks for that and then says "unknown",
-/// so the changeset covers both commits.
+/// Every event observers must see (one of this store's commits, another
+/// connection's commit that `ExternalCommits` heard of, an observation
+/// starting) is *pinned*: a read transaction is started on a connection of
+/// the `SnapshotPool`, and the event is queued with it, both under the
+/// pool's lock. So events are queued in the order their snapshots were
+/// taken, and each snapshot holds at least what the ones before it hold:
+/// observations only ever move forward, through states that commits
+/// produced. Right after this store's COMMIT, while the writer holds off
+/// the next one, the snapshot is exactly that commit unless another
+/// connection committed in between; `ExternalCommits.pinned(_:own:)` tells,
+/// and then the changeset covers both commits.
 ///
 /// When all snapshot connections are in use (observers far behind), a
-/// commit waits for one, up to `snapshotWait`; past that it is queued
-/// without a snapshot and applied, merged, with the next event that has one.
+/// commit waits for one, up to `SnapshotPool.snapshotWait`; past that it is
+/// queued without a snapshot and applied, merged, with the next event that has one.
 final class ObservationCenter: @unchecked Sendable {
-    // @unchecked Sendable: `pending`, `scheduled`, `idle`, `pooled` are
-    // guarded by `lock`; `connection`, `observations`, `order`, the watcher
-    // are only touched on `queue`.
+    // @unchecked Sendable: `pending` and `scheduled` are guarded by the
+    // pool's lock; `observations`, `order` and the renewal state are only
+    // touched on `queue`.
 
     private enum Event {
         case commit(ChangedRows, silenced: Set<ObjectIdentifier>)
@@ -51,43 +53,19 @@ final class ObservationCenter: @unchecked Sendable {
     private struct Pending {
         var event: Event
         /// A read transaction on the state right after this event, if one could be pinned.
-        var snapshot: Database?
+        var snapshot: PinnedSnapshot?
     }
-
-    /// Snapshots pinned at once, at most: queued events, and the states
-    /// delivered snapshots read their elements from.
-    static let maximumSnapshots = 6
-    /// How long a commit waits for a snapshot connection when all are in
-    /// use, before it is queued without one (merged with the next).
-    static let snapshotWait: TimeInterval = 1
 
     let queue = DispatchQueue(label: "sluice.observation")
     private let queueKey = DispatchSpecificKey<Bool>()
-    /// Guards the shared state; signalled when a snapshot connection comes back.
-    private let lock = NSCondition()
+    private let pool: SnapshotPool
+    /// Hears other connections' commits, checks this store's, reads the change log.
+    let commits: ExternalCommits
     private var pending: [Pending] = []
     private var scheduled = false
-    private var idle: [Database] = []
-    private var pooled = 0
-    /// The queue's own connection: the watcher's.
-    private var connection: Database?
-    private let openConnection: () throws -> Database
     private var observations: [ObjectIdentifier: StoreObservation] = [:]
     private var order: [ObjectIdentifier] = []
-    /// Called when the number of observations goes from 0 to 1 or back,
-    /// to re-check `isObserving` (calls may arrive out of order, so the
-    /// callee reads the current state instead of trusting an argument);
-    /// set once, right after init.
-    var trackingChanged: @Sendable () -> Void = {}
-    /// For a read-only store, whose every commit comes from elsewhere:
-    /// watches a connection of this queue for other connections' commits.
-    var watchesForCommits = false
-    private var watcher: CommitWatcher?
     private let count = Mutex(0)
-    /// Where the change log stood at the last snapshot observations were
-    /// brought to (queue only): other connections' commits after it are
-    /// read from the log.
-    private var logPosition: ChangeLog.Position?
     /// The pin of the last event applied (queue only), and how many events
     /// were applied since it was last renewed to let the WAL restart.
     private weak var latestPin: ReadPin?
@@ -101,8 +79,9 @@ final class ObservationCenter: @unchecked Sendable {
     static let renewalInterval = 256
     static let renewalRetry = 16
 
-    init(openConnection: @escaping () throws -> Database) {
-        self.openConnection = openConnection
+    init(commits: ExternalCommits, openConnection: @escaping () throws -> Database) {
+        self.commits = commits
+        pool = SnapshotPool(counter: commits.counter, openConnection: openConnection)
         queue.setSpecific(key: queueKey, value: true)
     }
 
@@ -113,98 +92,29 @@ final class ObservationCenter: @unchecked Sendable {
 
     // MARK: - Events
 
-    /// Queues a commit with a snapshot of the state it committed. Called
-    /// right after COMMIT, before anything else can commit through this
-    /// store. `raced` runs once the snapshot is pinned and says whether
-    /// another connection may have committed since our COMMIT (then the
-    /// snapshot may hold that commit too, and the changes are unknown).
-    func record(_ changes: ChangedRows, silenced: Set<ObjectIdentifier>, raced: () -> Bool = { false }) {
+    /// Queues a commit with a snapshot of the state it committed: this
+    /// store's (`own`: the number `ExternalCommits` gave it, if known), or
+    /// another connection's (`changes.readsLog`).
+    private func record(_ changes: ChangedRows, silenced: Set<ObjectIdentifier>, own: UInt32?, external: Bool) {
         guard isObserving, !changes.isEmpty else { return }
-        let db = snapshotConnection()
-        lock.lock()
-        var event = Pending(event: .commit(changes, silenced: silenced), snapshot: pin(db))
-        if event.snapshot == nil, let db { giveBack(db) }
-        var raceFound = false
-        if raced() {
-            // The snapshot holds our commit and perhaps the other one: the
-            // changeset covers both. Queue the other commit too, in case it
-            // landed after the snapshot was taken.
-            var unknown = ChangedRows.external
-            unknown.formUnion(changes)
-            event.event = .commit(unknown, silenced: [])
-            raceFound = true
+        let db = pool.connection(mayWait: !isOnQueue)
+        let (schedule, raced) = pool.withLock { () -> (Bool, Bool) in
+            var event = Pending(event: .commit(changes, silenced: silenced), snapshot: pool.pin(db))
+            let raced = commits.pinned(event.snapshot?.commit, own: own)
+            if raced, !external {
+                // The snapshot holds this commit and perhaps another
+                // connection's: the changeset covers both. Queue the other
+                // commit too, in case it landed after the snapshot was taken.
+                var unknown = ChangedRows.external
+                unknown.formUnion(changes)
+                event.event = .commit(unknown, silenced: [])
+            }
+            pending.append(event)
+            defer { scheduled = true }
+            return (!scheduled, raced && !external)
         }
-        pending.append(event)
-        let schedule = !scheduled
-        scheduled = true
-        lock.unlock()
-        if raceFound { record(.external, silenced: []) }
+        if raced { record(.external, silenced: [], own: nil, external: true) }
         if schedule { queue.async { self.pump() } }
-    }
-
-    /// A connection for a snapshot: an idle one, a new one while the pool
-    /// has room, or one handed back within `snapshotWait` (not on the queue,
-    /// which is what hands them back). Nil when none could be had.
-    private func snapshotConnection() -> Database? {
-        lock.lock()
-        if let db = idle.popLast() {
-            lock.unlock()
-            return db
-        }
-        if pooled < Self.maximumSnapshots {
-            pooled += 1
-            lock.unlock()
-            if let db = try? openConnection() { return db }
-            lock.lock()
-            pooled -= 1
-        }
-        if !isOnQueue {
-            let deadline = Date().addingTimeInterval(Self.snapshotWait)
-            while idle.isEmpty, lock.wait(until: deadline) {}
-        }
-        let db = idle.popLast()
-        lock.unlock()
-        return db
-    }
-
-    /// Starts a read transaction (BEGIN + a read pins the snapshot); nil on failure.
-    private func pin(_ db: Database?) -> Database? {
-        guard let db else { return nil }
-        do {
-            try db.begin(immediate: false)
-            _ = try db.fetchRows(sql: "SELECT 1 FROM sqlite_schema LIMIT 1")
-            return db
-        } catch {
-            db.rollback()
-            return nil
-        }
-    }
-
-    /// Returns a pooled connection (the caller holds the lock).
-    ///
-    /// Past `maximumSnapshots` idle connections (the queue opens more when
-    /// it finds none free), it is closed instead, with its page cache. (The
-    /// idle ones keep theirs: emptying it on every return made each
-    /// single-row change read its pages from the file again, 381–494 →
-    /// 738 µs at a million rows.)
-    private func giveBack(_ db: Database) {
-        if idle.count >= Self.maximumSnapshots {
-            pooled -= 1
-        } else {
-            idle.append(db)
-        }
-        lock.signal()
-    }
-
-    /// The event's snapshot, as a pin that gives its connection back when
-    /// the last snapshot reading from it is gone.
-    private func makePin(_ db: Database) -> ReadPin {
-        ReadPin(db) { [weak self] db in
-            guard let self else { return }
-            self.lock.lock()
-            self.giveBack(db)
-            self.lock.unlock()
-        }
     }
 
     // MARK: - Observations
@@ -227,20 +137,20 @@ final class ObservationCenter: @unchecked Sendable {
     ///   state on (its snapshots read their elements through it later).
     func join(_ observation: StoreObservation) throws -> ReadPin {
         becameObserved()
-        let db = snapshotConnection()
-        lock.lock()
-        let pinned = pin(db)
-        if pinned != nil {
-            pending.append(Pending(event: .join(ObjectIdentifier(observation), observation), snapshot: nil))
-        } else if let db {
-            giveBack(db)
+        let db = pool.connection(mayWait: !isOnQueue)
+        let pinned = pool.withLock { () -> PinnedSnapshot? in
+            let pinned = pool.pin(db)
+            if pinned != nil {
+                commits.pinned(pinned?.commit)
+                pending.append(Pending(event: .join(ObjectIdentifier(observation), observation), snapshot: nil))
+            }
+            return pinned
         }
-        lock.unlock()
         guard let pinned else {
             becameUnobserved()
             throw StoreError(code: .cannotOpen, message: "cannot start a read transaction for observing")
         }
-        return makePin(pinned)
+        return pool.makePin(pinned)
     }
 
     private func becameObserved() {
@@ -248,7 +158,7 @@ final class ObservationCenter: @unchecked Sendable {
             count += 1
             return count == 1
         }
-        if first { trackingChanged() }
+        if first { commits.setWatching(true, sink: self) }
     }
 
     /// One observation fewer; returns whether it was the last.
@@ -258,33 +168,22 @@ final class ObservationCenter: @unchecked Sendable {
             count -= 1
             return count == 0
         }
-        if last { trackingChanged() }
+        if last { commits.setWatching(false, sink: self) }
         return last
     }
 
     /// On the queue: pins a connection for an event, opening one beyond
     /// the pool's size when none is free (the queue cannot wait for one).
     private func enqueuePinned(_ event: Event) {
-        var db = snapshotConnection()
-        if db == nil, let opened = try? openConnection() {
-            db = opened
-            lock.withLock { pooled += 1 }
+        let db = pool.connection(mayWait: false, beyondPool: true)
+        let snapshot = pool.withLock { () -> PinnedSnapshot? in
+            let snapshot = pool.pin(db)
+            commits.pinned(snapshot?.commit)
+            pending.append(Pending(event: event, snapshot: snapshot))
+            return snapshot
         }
-        lock.lock()
-        let snapshot = pin(db)
-        if snapshot == nil, let db { giveBack(db) }
-        pending.append(Pending(event: event, snapshot: snapshot))
-        lock.unlock()
         if snapshot == nil, case .start(_, let observation) = event {
             (observation as? FailableObservation)?.fail(StoreError(code: .cannotOpen, message: "cannot open a read connection for observing"))
-        }
-    }
-
-    /// Ends every observation with `error` (on the queue, after the
-    /// deliveries queued before it): the store's file was replaced.
-    func fail(_ error: StoreError) {
-        queue.async {
-            for id in self.order { (self.observations[id] as? FailableObservation)?.fail(error) }
         }
     }
 
@@ -294,7 +193,7 @@ final class ObservationCenter: @unchecked Sendable {
             let removed = self.observations.removeValue(forKey: id) != nil
             // The events removed are released after the lock: an observation
             // that joined holds a pin, which takes the lock when it goes.
-            let removedEvents = self.lock.withLock {
+            let removedEvents = self.pool.withLock {
                 let removing = { (pending: Pending) -> Bool in
                     switch pending.event {
                     case .start(let other, _), .join(let other, _): return other == id
@@ -307,15 +206,9 @@ final class ObservationCenter: @unchecked Sendable {
             }
             let pendingHere = !removedEvents.isEmpty
             self.order.removeAll { $0 == id }
-            // The last one gone: let go of the watcher and the connections.
+            // The last one gone: let go of the watch and the connections.
             guard removed || pendingHere, self.becameUnobserved() else { return }
-            self.watcher?.stop()
-            self.watcher = nil
-            self.connection = nil
-            self.lock.withLock {
-                self.pooled -= self.idle.count
-                self.idle = []
-            }
+            self.pool.closeIdle()
         }
         if isOnQueue { work() } else { queue.async(execute: work) }
     }
@@ -329,11 +222,13 @@ final class ObservationCenter: @unchecked Sendable {
 
     private func pump() {
         while true {
-            lock.lock()
-            let events = pending
-            pending = []
-            scheduled = false
-            lock.unlock()
+            let events = pool.withLock {
+                defer {
+                    pending = []
+                    scheduled = false
+                }
+                return pending
+            }
             guard !events.isEmpty else { return }
             // Events without a snapshot wait for the next one that has one,
             // and are applied with it (merged).
@@ -346,9 +241,9 @@ final class ObservationCenter: @unchecked Sendable {
                     observations[id] = observation
                     order.append(id)
                 case .start(let id, let observation):
-                    if let db = event.snapshot {
+                    if let snapshot = event.snapshot {
                         // The pin lives on in the snapshots delivered for this event.
-                        let pin = makePin(db)
+                        let pin = pool.makePin(snapshot)
                         pin.withDatabase { db in
                             if hasWaiting { apply(waiting, silenced: waitingSilenced ?? [], on: db, pin: pin) }
                             hasWaiting = false
@@ -357,7 +252,7 @@ final class ObservationCenter: @unchecked Sendable {
                             observations[id] = observation
                             order.append(id)
                             observation.start(db, pin: pin)
-                            logPosition = ChangeLog.position(db)
+                            commits.startLog(at: db, commit: snapshot.commit)
                         }
                         latestPin = pin
                         eventsSinceRenewal += 1
@@ -366,8 +261,8 @@ final class ObservationCenter: @unchecked Sendable {
                     waiting.formUnion(changes)
                     waitingSilenced = waitingSilenced.map { $0.intersection(silenced) } ?? silenced
                     hasWaiting = true
-                    if let db = event.snapshot {
-                        let pin = makePin(db)
+                    if let snapshot = event.snapshot {
+                        let pin = pool.makePin(snapshot)
                         pin.withDatabase { db in apply(waiting, silenced: waitingSilenced ?? [], on: db, pin: pin) }
                         latestPin = pin
                         eventsSinceRenewal += 1
@@ -379,84 +274,62 @@ final class ObservationCenter: @unchecked Sendable {
                 if hasWaiting, offset == events.count - 1 {
                     // Nothing later to merge with: queue what waits again,
                     // in front, and pin a fresh snapshot behind it.
-                    lock.lock()
-                    pending.insert(Pending(event: .commit(waiting, silenced: waitingSilenced ?? []), snapshot: nil), at: 0)
-                    lock.unlock()
+                    pool.withLock {
+                        pending.insert(Pending(event: .commit(waiting, silenced: waitingSilenced ?? []), snapshot: nil), at: 0)
+                    }
                     enqueuePinned(.commit(ChangedRows(), silenced: []))
                 }
             }
-            if eventsSinceRenewal >= Self.renewalInterval, lock.withLock({ pending.isEmpty }) {
+            if eventsSinceRenewal >= Self.renewalInterval, pool.withLock({ pending.isEmpty }) {
                 eventsSinceRenewal = renewLatestPin() ? 0 : Self.renewalInterval - Self.renewalRetry
-            }
-            if watchesForCommits, watcher == nil, !observations.isEmpty {
-                if connection == nil { connection = try? openConnection() }
-                guard let connection else { continue }
-                let watcher = CommitWatcher(connection: connection.connection, queue: queue)
-                let path = connection.connection.path
-                watcher.start(onCommit: { [weak self] in self?.record(.external, silenced: []) },
-                              onReplaced: { [weak self] in self?.fail(Database.fileReplaced(path)) })
-                self.watcher = watcher
             }
         }
     }
 
-    /// Lets the WAL restart while snapshots are held.
-    ///
-    /// Snapshots read through the read transaction of the last event, and a
-    /// reader holding WAL frames keeps writers from restarting the WAL, so
-    /// with a snapshot always held it would grow with every commit. Here,
-    /// when a passive checkpoint copies every frame to the database (which
-    /// proves the latest pin is at the newest commit: a checkpoint cannot
-    /// go past a reader's frames), a new read transaction is started (it
-    /// reads the database file only, holding no frames) and, unless a
-    /// commit came in between (the WAL's size says), it replaces the latest
-    /// pin for everything that read through it. (Neither `data_version`
-    /// nor the WAL's size changes from the first checkpoint to the second.)
+    /// Lets the WAL restart while snapshots are held (`SnapshotPool.renew`).
     ///
     /// - Returns: whether it was renewed (or there was nothing to renew).
     private func renewLatestPin() -> Bool {
         guard let old = latestPin, !observations.isEmpty else { return true }
-        if connection == nil { connection = try? openConnection() }
-        guard let connection else { return false }
-        func checkpoint() -> (log: Int64, copied: Int64)? {
-            guard let row = try? connection.fetchRows(sql: "PRAGMA wal_checkpoint(PASSIVE)").first, row.values.count == 3,
-                  case .integer(let log) = row.values[1], case .integer(let copied) = row.values[2], log >= 0 else { return nil }
-            return (log, copied)
+        switch pool.renew() {
+        case .unneeded: return true
+        case .failed: return false
+        case .renewed(let new):
+            for id in order { observations[id]?.repin(from: old, to: new) }
+            latestPin = new
+            return true
         }
-        // `data_version` on this connection changes when any other connection commits.
-        func dataVersion() -> SQLiteValue? { try? connection.fetchRows(sql: "PRAGMA data_version").first?.values.first }
-        let version = dataVersion()
-        guard version != nil, let before = checkpoint() else { return false }
-        guard before.log > 0 else { return true }
-        guard before.copied == before.log else { return false }
-        let db = snapshotConnection()
-        lock.lock()
-        let pinned = pin(db)
-        if pinned == nil, let db { giveBack(db) }
-        lock.unlock()
-        guard let pinned else { return false }
-        let new = makePin(pinned)
-        guard let after = checkpoint(), after.log == before.log, dataVersion() == version else { return false }
-        for id in order { observations[id]?.repin(from: old, to: new) }
-        latestPin = new
-        return true
     }
 
     /// Applies changes to every observation, against a snapshot that holds them all.
     private func apply(_ changes: ChangedRows, silenced: Set<ObjectIdentifier>, on db: Database, pin: ReadPin) {
         guard !changes.isEmpty else { return }
         db.refreshSchemaIfChanged()
-        var changes = changes
-        if changes.readsLog, let position = logPosition, let (logged, now) = try? ChangeLog.changes(after: position, on: db) {
-            changes = changes.resolving(logged)
-            logPosition = now
-            guard !changes.isEmpty else { return }
-        } else {
-            logPosition = ChangeLog.position(db)
-        }
+        let changes = commits.resolve(changes, at: db, commit: pin.commit)
+        guard !changes.isEmpty else { return }
         for id in order {
             guard let observation = observations[id] else { continue }
             observation.update(db, pin: pin, changes: changes, silent: silenced.contains(id))
+        }
+    }
+}
+
+extension ObservationCenter: CommitListener {
+    func committed(_ changes: ChangedRows, silenced: Set<ObjectIdentifier>, number: UInt32?) {
+        record(changes, silenced: silenced, own: number, external: false)
+    }
+}
+
+extension ObservationCenter: ExternalCommitSink {
+    func externalCommitNoticed() {
+        record(.external, silenced: [], own: nil, external: true)
+    }
+
+    /// Ends every observation with `error` (on the queue, after the
+    /// deliveries queued before it): the store's file was replaced.
+    func fileReplaced(_ error: StoreError) {
+        queue.async {
+            for id in self.order { (self.observations[id] as? FailableObservation)?.fail(error) }
         }
     }
 }

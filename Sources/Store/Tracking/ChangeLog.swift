@@ -7,8 +7,10 @@ import Foundation
 /// - `sluice_transaction`: one row per logged transaction: `seq` (the
 ///   sequence number, AUTOINCREMENT so never reused), `at` (milliseconds
 ///   since 1970), `author`, `token` (how a foreign writer's triggers find
-///   the transaction they are filling) and `first_change`: the `id` of its
-///   first change row.
+///   the transaction they are filling), `first_change`: the `id` of its
+///   first change row, and `commit_number`: the file's commit counter after
+///   this commit (`CommitCounter`; a Sluice writer fills it, so other stores
+///   on the file know that the log names every commit they missed).
 /// - `sluice_change`: one row per changed row, in the order of the changes:
 ///   `id` (increasing: each transaction's rows come after every earlier
 ///   one's, so a range of transactions is a range of ids and the table
@@ -31,7 +33,8 @@ enum ChangeLog {
             at INTEGER NOT NULL,
             author TEXT,
             token TEXT,
-            first_change INTEGER
+            first_change INTEGER,
+            commit_number INTEGER
         );
         CREATE TABLE IF NOT EXISTS sluice_change (
             id INTEGER PRIMARY KEY,
@@ -81,6 +84,7 @@ enum ChangeLog {
     /// Whether the log's tables, and the triggers of tracked tables, are as this version writes them.
     static func isCurrent(_ db: Database) throws -> Bool {
         try !db.fetchRows(sql: "SELECT 1 FROM pragma_table_info('sluice_transaction') WHERE name = 'first_change'").isEmpty
+            && !db.fetchRows(sql: "SELECT 1 FROM pragma_table_info('sluice_transaction') WHERE name = 'commit_number'").isEmpty
             && !db.fetchRows(sql: "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'sluice_replaced'").isEmpty
             && ForeignTracking.outdatedTables(db).isEmpty
     }
@@ -102,6 +106,9 @@ enum ChangeLog {
                     (SELECT coalesce(max(id), 0) + 1 FROM sluice_change WHERE seq < sluice_transaction.seq));
                 DROP INDEX IF EXISTS sluice_change_by_seq;
                 """)
+        }
+        if try db.fetchRows(sql: "SELECT 1 FROM pragma_table_info('sluice_transaction') WHERE name = 'commit_number'").isEmpty {
+            try db.execute(script: "ALTER TABLE sluice_transaction ADD COLUMN commit_number INTEGER")
         }
         try db.execute(script: replacedSQL)
         db.refreshSchemaIfChanged()
@@ -125,6 +132,8 @@ enum ChangeLog {
         var sequence: Int64
         var prunedThrough: Int64
         var schemaVersion: Int64
+        /// The commit counter at this position (`CommitCounter`), when known.
+        var commit: UInt32?
     }
 
     /// Where the log stands on `db`'s snapshot; nil when it cannot be read.
@@ -158,22 +167,37 @@ enum ChangeLog {
         return Set(rows.compactMap { String(sqliteValue: $0[0]) })
     }
 
-    /// What commits after `position` changed, read on a snapshot: exact rows
-    /// for tracked tables, unknown for the others (a foreign writer may have
-    /// changed them unseen), unknown everywhere when retention removed part
-    /// of what is needed or when nothing was logged (the commits the caller
-    /// knows of bypassed the triggers, or wrote untracked tables only), and a
-    /// schema change when the schema version moved.
-    static func changes(after position: Position, on db: Database) throws -> (ChangedRows, Position) {
-        guard let now = self.position(db) else { throw StoreError(code: .error, message: "cannot read the change log") }
+    /// What commits after `position` changed, read on a snapshot whose
+    /// commit counter reads `commit` (nil when unknown).
+    ///
+    /// - Every commit in between is known exactly when the log names each
+    ///   one: as many logged transactions as the counter moved, each with
+    ///   its commit number, and none missing (a Sluice writer logs its
+    ///   commit's number; a writer that is not Sluice logs none, or nothing).
+    /// - Otherwise: exact rows for tracked tables, unknown for the others (a
+    ///   foreign writer may have changed them unseen); unknown everywhere when
+    ///   retention removed part of what is needed or when nothing was logged.
+    /// - Nothing when the counter did not move; a schema change when the
+    ///   schema version moved.
+    static func changes(after position: Position, on db: Database, commit: UInt32?) throws -> (ChangedRows, Position) {
+        guard var now = self.position(db) else { throw StoreError(code: .error, message: "cannot read the change log") }
+        now.commit = commit
+        let commits = position.commit.flatMap { from in commit.map { $0 &- from } }
         var changes = ChangedRows.unknown
+        if commits == 0, now.sequence == position.sequence {
+            changes = ChangedRows()    // no commit at all
+        } else if now.prunedThrough > position.sequence || now.sequence <= position.sequence {
+            // Retention removed what is needed; or another connection
+            // committed and logged nothing (it wrote untracked tables only, or
+            // a tracked one without its triggers): every table is re-read.
+        } else if let commits, let from = position.commit,
+                  try everyCommitLogged(commits, after: (position.sequence, from), through: now.sequence, db) {
+            changes = ChangedRows()
+        } else {
+            changes.knownTables = try trackedTables(db)
+        }
         if now.schemaVersion != position.schemaVersion { changes.schemaChanged = true }
-        guard now.prunedThrough <= position.sequence, now.sequence >= position.sequence else { return (changes, now) }
-        // Another connection committed (the caller knows) and logged nothing:
-        // it wrote untracked tables only, or wrote a tracked one without its
-        // triggers (SQLITE_DBCONFIG_ENABLE_TRIGGER off); every table is re-read.
-        guard now.sequence > position.sequence else { return (changes, now) }
-        changes.knownTables = try trackedTables(db)
+        guard now.sequence > position.sequence, now.prunedThrough <= position.sequence else { return (changes, now) }
         let statement = try db.connection.cachedStatement(sql: "SELECT tbl, row_id, old_row_id FROM sluice_change WHERE \(changesInRange)")
         defer { statement.reset() }
         try statement.bind([.integer(position.sequence), .integer(now.sequence)])
@@ -185,5 +209,20 @@ enum ChangeLog {
         }
         for (table, rowIDs) in byTable { changes.insert(rowIDs, in: table) }
         return (changes, now)
+    }
+
+    /// Whether the transactions logged after `after.sequence` through
+    /// `sequence` are `commits` commits numbered one by one from `after.commit + 1`.
+    private static func everyCommitLogged(_ commits: UInt32, after: (sequence: Int64, commit: UInt32), through sequence: Int64, _ db: Database) throws -> Bool {
+        let last = UInt64(after.commit) + UInt64(commits)
+        guard commits > 0, last <= UInt64(UInt32.max) else { return false }    // wrapped around: cannot tell
+        let statement = try db.connection.cachedStatement(sql: """
+            SELECT count(*), count(commit_number), min(commit_number), max(commit_number) FROM sluice_transaction WHERE seq > ? AND seq <= ?
+            """)
+        defer { statement.reset() }
+        try statement.bind([.integer(after.sequence), .integer(sequence)])
+        guard try statement.step(), case .integer(let count) = statement.value(at: 0), case .integer(let numbered) = statement.value(at: 1),
+              case .integer(let first) = statement.value(at: 2), case .integer(let final) = statement.value(at: 3) else { return false }
+        return count == Int64(commits) && numbered == count && first == Int64(after.commit) + 1 && final == Int64(last)
     }
 }

@@ -1,28 +1,46 @@
+/// Where the change tracker reports this store's commits: the observation center.
+protocol CommitListener: AnyObject, Sendable {
+    /// Whether anything is observed now (rows are recorded only then).
+    var isObserving: Bool { get }
+    /// One or more commits of this store, with what they changed, right
+    /// after COMMIT on the writer's queue (before anything else can commit
+    /// through it). `number`: the commit counter's reading for the commit,
+    /// when `ExternalCommits` knows it follows every commit pinned so far.
+    func committed(_ changes: ChangedRows, silenced: Set<ObjectIdentifier>, number: UInt32?)
+}
+
 /// Hands each committed transaction's changed rows to observers: reads the
 /// rowids of the hook broker's capture (savepoints already applied) when
 /// the transaction commits; nothing when it rolls back.
 ///
+/// Whether rows are recorded is chosen before each BEGIN, from whether
+/// anything is observed; a transaction that began before the first
+/// observation and commits after it reports "unknown" (re-read).
+///
 /// Used only on the writer's queue.
 final class ChangeTracker: TransactionObserver {
     private unowned let broker: HookBroker
+    private let commits: ExternalCommits
+    private weak var listener: CommitListener?
 
     var capture: ChangeCapture { broker.capture }
-    /// Whether anything observes the store; when not, nothing is recorded.
-    var isTracking = false {
+    /// Whether this transaction's rows are recorded.
+    private var isTracking = false {
         didSet { broker.recordsRowIDs = isTracking }
     }
     /// Observations the current transaction must not notify.
     var silenced: Set<ObjectIdentifier> = []
-    /// Called with each committed transaction's changes (after COMMIT, on
-    /// the writer's queue, before the next transaction can begin).
-    var onCommit: (ChangedRows, Set<ObjectIdentifier>) -> Void = { _, _ in }
 
     /// The silenced observations of each transaction whose commit hook ran, not yet reported.
     private var committing: [Set<ObjectIdentifier>] = []
+    /// `ExternalCommits` was told of the commit in progress.
+    private var toldCommits = false
     private var schemaGeneration: Int
 
-    init(db: Database, broker: HookBroker) {
+    init(db: Database, broker: HookBroker, commits: ExternalCommits, listener: CommitListener) {
         self.broker = broker
+        self.commits = commits
+        self.listener = listener
         schemaGeneration = db.schema.generation
         broker.add(self)
     }
@@ -33,12 +51,22 @@ final class ChangeTracker: TransactionObserver {
 
     // MARK: - TransactionObserver
 
+    func databaseWillBegin() {
+        let observing = listener?.isObserving ?? false
+        if observing != isTracking { isTracking = observing }
+    }
+
     func databaseWillCommit() {
         committing.append(silenced)
+        if committing.count == 1, listener?.isObserving == true {
+            commits.ownCommitBegins()
+            toldCommits = true
+        }
     }
 
     func databaseCommitDidFail() {
         _ = committing.popLast()
+        if committing.isEmpty { endCommit() }
     }
 
     func databaseDidCommit(_ db: Database, changes captured: [CapturedChanges]) {
@@ -46,11 +74,11 @@ final class ChangeTracker: TransactionObserver {
         for quiet in committing {
             silenced = silenced.map { $0.intersection(quiet) } ?? quiet
         }
+        let single = committing.count == 1
         committing = []
+        defer { endCommit() }
         var changes = ChangedRows()
-        if isTracking {
-            for transaction in captured { changes.formUnion(Self.changedRows(transaction)) }
-        }
+        for transaction in captured where isTracking { changes.formUnion(Self.changedRows(transaction)) }
         // This connection's own DDL drops the schema cache as it runs, and
         // so does another connection's, seen at BEGIN: either way the
         // schema may differ from what observers planned with.
@@ -58,8 +86,17 @@ final class ChangeTracker: TransactionObserver {
             schemaGeneration = db.schema.generation
             changes.schemaChanged = true
         }
-        guard isTracking else { return }
-        onCommit(changes, silenced ?? [])
+        guard let listener, listener.isObserving else { return }
+        // Observed since this transaction began: its rows were not recorded.
+        if !isTracking { changes.formUnion(.unknown) }
+        let number = toldCommits && single ? commits.ownCommitNumber(wroteSomething: !changes.isEmpty) : nil
+        listener.committed(changes, silenced: silenced ?? [], number: number)
+    }
+
+    private func endCommit() {
+        guard toldCommits else { return }
+        toldCommits = false
+        commits.ownCommitEnded()
     }
 
     /// The rows a captured transaction changed: for each table, the rowids

@@ -30,9 +30,14 @@ final class LogWriter: TransactionObserver {
 
     /// The temporary triggers, when capturing without the preupdate hook.
     private let triggers: TemporaryLogTriggers?
+    /// The file's commit counter: each logged transaction records the
+    /// number its commit gets (the last one's, read while this writer holds
+    /// the write lock, plus one).
+    private let counter: CommitCounter
 
     init(db: Database, broker: HookBroker) {
         self.broker = broker
+        counter = CommitCounter(connection: db.connection)
         triggers = broker.capture == .updateHook ? TemporaryLogTriggers(db: db) : nil
         broker.recordsValues = broker.capture == .preupdateHook
         db.connection.silencesForeignTriggers = true
@@ -68,8 +73,8 @@ final class LogWriter: TransactionObserver {
             // The triggers wrote the changes; the transaction row gets its author now.
             guard let seq = try triggers.openTransaction(db, logTablesGeneration: &logTablesGeneration) else { return }
             lastSequence = seq
-            try db.execute(sql: "UPDATE sluice_transaction SET author = ? WHERE seq = ?",
-                           arguments: [db.transactionAuthor.map { .text($0) } ?? .null, .integer(seq)])
+            try db.execute(sql: "UPDATE sluice_transaction SET author = ?, commit_number = ? WHERE seq = ?",
+                           arguments: [db.transactionAuthor.map { .text($0) } ?? .null, commitNumber(), .integer(seq)])
         } else if !changes.entries.isEmpty {
             try flush(changes, db)
         }
@@ -181,8 +186,8 @@ final class LogWriter: TransactionObserver {
             ], old: old, new: new))
         }
         guard !writes.isEmpty else { return }    // only updates that changed nothing
-        try db.execute(sql: "INSERT INTO sluice_transaction (at, author, first_change) VALUES (?, ?, \(ChangeLog.nextChangeID))",
-                       arguments: [.integer(Self.now()), db.transactionAuthor.map { .text($0) } ?? .null])
+        try db.execute(sql: "INSERT INTO sluice_transaction (at, author, first_change, commit_number) VALUES (?, ?, \(ChangeLog.nextChangeID), ?)",
+                       arguments: [.integer(Self.now()), db.transactionAuthor.map { .text($0) } ?? .null, commitNumber()])
         let seq = db.lastInsertedRowID
         lastSequence = seq
         let statement = try db.connection.cachedStatement(sql: """
@@ -212,6 +217,11 @@ final class LogWriter: TransactionObserver {
                 while try copy.step() {}
             }
         }
+    }
+
+    /// The number this transaction's commit gets, NULL when the counter cannot be read.
+    private func commitNumber() -> SQLiteValue {
+        counter.read().map { .integer(Int64($0 &+ 1)) } ?? .null
     }
 
     static func now() -> Int64 {

@@ -15,12 +15,16 @@ final class ReadPin: @unchecked Sendable {
     private let lock = NSRecursiveLock()
     private let db: Database
     private let release: @Sendable (Database) -> Void
+    /// The file's commit counter at this snapshot (`CommitCounter`), when known.
+    let commit: UInt32?
 
     /// - Parameters:
     ///   - db: a connection in a read transaction that has read (so its snapshot is fixed).
+    ///   - commit: the commit counter at that snapshot, when known.
     ///   - release: called with `db` once its transaction has ended.
-    init(_ db: Database, release: @escaping @Sendable (Database) -> Void) {
+    init(_ db: Database, commit: UInt32? = nil, release: @escaping @Sendable (Database) -> Void) {
         self.db = db
+        self.commit = commit
         self.release = release
     }
 

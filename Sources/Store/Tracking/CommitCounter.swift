@@ -1,0 +1,88 @@
+import CSQLite
+import Foundation
+
+/// Counts the commits made to a database file by every connection of every
+/// process, as the file itself records them.
+///
+/// In WAL mode it is the wal-index header's `iChange`, read in memory
+/// through the mapping SQLite's VFS made for one connection:
+///
+/// > iChange: Unsigned integer counter, incremented with each transaction.
+///
+/// SQLite writes that header twice, the second copy first, and a reader
+/// that finds the two copies different reads again; so does this. In
+/// rollback-journal mode it is the database header's file change counter
+/// (offset 24), which every commit increments, read through the
+/// connection's file handle. (Both are documented:
+/// <https://www.sqlite.org/walformat.html>, <https://www.sqlite.org/fileformat.html>.)
+/// Nothing here opens a descriptor of its own: closing one would drop
+/// every POSIX lock this process holds on the file.
+///
+/// A value is comparable only with values read while a connection kept the
+/// file open; `newer(_:than:)` compares across wrap-around. Thread-safe.
+final class CommitCounter: @unchecked Sendable {
+    // @unchecked Sendable: everything is guarded by `lock`.
+
+    private let lock = NSLock()
+    private let open: (() -> Connection?)?
+    private var connection: Connection?
+    private var region: UnsafeRawPointer?
+
+    /// Reads through `connection`, by a caller that uses it on its queue
+    /// and only inside a transaction (the writer's commit hook).
+    init(connection: Connection) {
+        self.connection = connection
+        open = nil
+    }
+
+    /// Reads through a connection of its own, opened by `open` on the
+    /// first read and closed by `close()`.
+    init(open: @escaping () -> Connection?) {
+        self.open = open
+    }
+
+    /// Closes its own connection (opened again on the next read).
+    func close() {
+        lock.withLock {
+            region = nil
+            if open != nil { connection = nil }
+        }
+    }
+
+    /// The number of the last commit, or nil when the file cannot tell
+    /// (no wal-index, or it was being rewritten three reads in a row).
+    func read() -> UInt32? {
+        lock.withLock {
+            if let region { return Self.change(region) }
+            if connection == nil, let open { connection = open() }
+            guard let connection else { return nil }
+            var header = [UInt8](repeating: 0, count: 28)
+            guard _sluice_read_database_header(connection.handle, &header, Int32(header.count)) == SQLITE_OK else { return nil }
+            guard header[18] == 2 else {
+                // Rollback journal: the change counter, big-endian.
+                return header[24..<28].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            }
+            // WAL: a connection maps the wal-index in its first read transaction.
+            if !connection.isInTransaction {
+                guard open != nil else { return nil }
+                _ = try? connection.execute(script: "BEGIN; SELECT 1 FROM sqlite_schema LIMIT 1; ROLLBACK")
+            }
+            guard let mapped = _sluice_wal_index(connection.handle) else { return nil }
+            region = UnsafeRawPointer(mapped)
+            return Self.change(mapped)
+        }
+    }
+
+    private static func change(_ region: UnsafeRawPointer) -> UInt32? {
+        var change: UInt32 = 0
+        for _ in 0..<3 where _sluice_wal_index_change(region, &change) == 0 {
+            return change
+        }
+        return nil
+    }
+
+    /// Whether `a` counts more commits than `b` (across wrap-around).
+    static func newer(_ a: UInt32, than b: UInt32) -> Bool {
+        Int32(bitPattern: a &- b) > 0
+    }
+}
