@@ -124,6 +124,12 @@ final class ExternalCommits: @unchecked Sendable {
         }
     }
 
+    /// Whether a file-event source (or the safety poll) is running, and
+    /// which kind (for tests and diagnostics).
+    var watchingSource: String? {
+        queue.sync { source.map { String(describing: type(of: $0)) } }
+    }
+
     /// Looks for commits now (for `waitForObservers`), from any thread but the queue's own.
     func checkNow() {
         if DispatchQueue.getSpecific(key: queueKey) == true { check() } else { queue.sync { check() } }

@@ -1,0 +1,187 @@
+import Foundation
+import SluiceTestSupport
+import Testing
+@testable import Store
+
+/// Commits made elsewhere (another connection, the sqlite3 shell, a second
+/// `Store` on the file, a store opened read-only) reach observers through
+/// file events, one changeset per commit heard, exactly; nothing runs while
+/// nothing is observed. Expected rows come from a plain connection.
+@Suite struct ExternalCommitTests {
+    static let schema = """
+        CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT, rank INTEGER);
+        CREATE TABLE note (id INTEGER PRIMARY KEY, body TEXT);
+        """
+    static let query = "SELECT * FROM item ORDER BY rank, id"
+
+    /// A store with ten items ranked 0, 10, ... 90, and a plain connection.
+    static func store(_ capture: ChangeCapture = .preupdateHook) throws -> (Store, PlainConnection) {
+        let (store, plain) = try CommitPathTests.store(capture, schema: schema)
+        try store.write { tx in
+            for id in 1...10 { try tx.execute(sql: "INSERT INTO item VALUES (?, ?, ?)", arguments: [.integer(Int64(id)), .text("item \(id)"), .integer(Int64((id - 1) * 10))]) }
+        }
+        return (store, plain)
+    }
+
+    static func mirror(_ store: Store, _ plain: PlainConnection) throws -> CommitPathTests.RowMirror {
+        let mirror = CommitPathTests.RowMirror(store.rows(in: "item").sorted(byKeyPath: "rank"))
+        #expect(mirror.wait(until: try plain.rows(query)))
+        _ = mirror.take()
+        return mirror
+    }
+
+    /// The changesets of events, compactly.
+    static func changes(_ events: [CollectionChange<Row>]) -> [Changes] {
+        events.compactMap { Changes($0) }
+    }
+
+    @Test(arguments: CommitPathTests.captures)
+    func eachForeignCommitHeardIsOneExactChangeset(_ capture: ChangeCapture) throws {
+        let (store, plain) = try Self.store(capture)
+        try store.trackForeignWriters(tables: ["item"])
+        let mirror = try Self.mirror(store, plain)
+        // Twenty commits by another connection, each moving one row to the
+        // end (rank 100, 101, ...): each is heard on its own and delivered
+        // as one move and one modification.
+        for commit in 0..<20 {
+            let id = commit % 10 + 1
+            try plain.execute("UPDATE item SET rank = \(100 + commit) WHERE id = \(id)")
+            #expect(mirror.wait(until: try plain.rows(Self.query)))
+        }
+        let events = mirror.take().events
+        #expect(events.count == 20, "one changeset per commit")
+        for (commit, change) in Self.changes(events).enumerated() {
+            #expect(change == Changes(deletions: [0], insertions: [9], moves: [[0, 9]]), "commit \(commit)")
+        }
+    }
+
+    @Test func aBurstFromTheShellIsDeliveredInCommittedStatesOnly() throws {
+        let (store, plain) = try Self.store()
+        try store.trackForeignWriters(tables: ["item"])
+        let mirror = try Self.mirror(store, plain)
+        // Forty commits in one shell process, as fast as it runs them.
+        let script = (0..<40).map { "UPDATE item SET rank = \(200 + $0) WHERE id = \($0 % 10 + 1);" }.joined(separator: "\n")
+        try SQLiteShell.run(path: store.path, script)
+        #expect(mirror.wait(until: try plain.rows(Self.query)))
+        CommitPathTests.settle(store)
+        let taken = mirror.take()
+        #expect(taken.errors.isEmpty)
+        #expect((1...40).contains(taken.events.count), "at most one changeset per commit: \(taken.events.count)")
+        // Every delivered state is one the shell committed, later than the last.
+        var rows: [[SQLiteValue]] = (1...10).map { [.integer(Int64($0)), .text("item \($0)"), .integer(Int64(($0 - 1) * 10))] }
+        var committed: [[[SQLiteValue]]] = []
+        for commit in 0..<40 {
+            rows[commit % 10][2] = .integer(Int64(200 + commit))
+            committed.append(rows.sorted { (Int64(sqliteValue: $0[2]) ?? 0, Int64(sqliteValue: $0[0]) ?? 0) < (Int64(sqliteValue: $1[2]) ?? 0, Int64(sqliteValue: $1[0]) ?? 0) })
+        }
+        var last = -1
+        for state in taken.states {
+            let index = committed.firstIndex(of: state)
+            #expect(index != nil, "a state the shell never committed")
+            if let index {
+                #expect(index > last, "states in commit order")
+                last = index
+            }
+        }
+        #expect(last == 39)
+    }
+
+    @Test(arguments: CommitPathTests.captures)
+    func aSecondStoreOnTheFileIsReadExactlyFromTheLog(_ capture: ChangeCapture) throws {
+        let (store, plain) = try Self.store(capture)
+        let other = try Store(path: store.path)
+        let counter = CommitCounter { try? Connection(path: store.path, mode: .readWrite) }
+        let reader = try Store(path: store.path)
+        func snapshot() -> (ChangeLog.Position, UInt32)? {
+            reader.withReader({ db -> (ChangeLog.Position, UInt32)? in
+                let before = counter.read()
+                try? db.begin(immediate: false)
+                defer { db.rollback() }
+                guard var position = ChangeLog.position(db), let before, before == counter.read() else { return nil }
+                position.commit = before
+                return (position, before)
+            }, fallback: nil)
+        }
+        func changes(after position: ChangeLog.Position) -> ChangedRows? {
+            reader.withReader({ db -> ChangedRows? in
+                let commit = counter.read()
+                try? db.begin(immediate: false)
+                defer { db.rollback() }
+                return try? ChangeLog.changes(after: position, on: db, commit: commit).0
+            }, fallback: nil)
+        }
+        let (start, _) = try #require(snapshot())
+        // Two commits by the other store, none tracked: the log names both.
+        try other.write { tx in try tx.execute(sql: "UPDATE item SET rank = 5 WHERE id = 3") }
+        try other.write { tx in try tx.execute(sql: "INSERT INTO note VALUES (1, 'x')") }
+        let logged = try #require(changes(after: start))
+        #expect(logged.change(in: "item") == .rows([3]))
+        #expect(logged.change(in: "note") == .rows([1]))
+        #expect(!logged.isUnknown)
+        // A commit the log does not name (the shell, untracked) in between: unknown again.
+        let (middle, _) = try #require(snapshot())
+        try SQLiteShell.run(path: store.path, "UPDATE item SET rank = 6 WHERE id = 4;")
+        try other.write { tx in try tx.execute(sql: "UPDATE item SET rank = 7 WHERE id = 5") }
+        let mixed = try #require(changes(after: middle))
+        #expect(mixed.change(in: "item") == .unknown && mixed.change(in: "note") == .unknown)
+        // And the live query of one store follows the other's commits incrementally.
+        let mirror = try Self.mirror(store, plain)
+        try other.write { tx in try tx.execute(sql: "UPDATE item SET name = 'renamed' WHERE id = 8") }
+        #expect(mirror.wait(until: try plain.rows(Self.query)))
+        try other.write { tx in try tx.execute(sql: "DELETE FROM item WHERE id = 1") }
+        #expect(mirror.wait(until: try plain.rows(Self.query)))
+        let events = mirror.take().events
+        #expect(Self.changes(events) == [Changes(modifications: [7]), Changes(deletions: [0])])
+    }
+
+    @Test func aReadOnlyStoreHearsEveryCommitAndNothingElse() throws {
+        let (store, plain) = try Self.store()
+        var configuration = Store.Configuration()
+        configuration.readOnly = true
+        let readOnly = try Store(path: store.path, configuration: configuration)
+        let mirror = try Self.mirror(readOnly, plain)
+        try store.write { tx in try tx.execute(sql: "UPDATE item SET rank = -1 WHERE id = 10") }
+        #expect(mirror.wait(until: try plain.rows(Self.query)))
+        try plain.execute("UPDATE item SET name = 'plain' WHERE id = 2")
+        #expect(mirror.wait(until: try plain.rows(Self.query)))
+        try SQLiteShell.run(path: store.path, "DELETE FROM item WHERE id = 5;")
+        #expect(mirror.wait(until: try plain.rows(Self.query)))
+        #expect(Self.changes(mirror.take().events) == [
+            Changes(deletions: [9], insertions: [0], moves: [[9, 0]]), Changes(modifications: [2]), Changes(deletions: [5]),
+        ])
+    }
+
+    @Test func aCommitThatChangesNothingObservedDeliversNothing() throws {
+        let (store, plain) = try Self.store()
+        let mirror = try Self.mirror(store, plain)
+        // Another connection and the shell write a table nobody observes.
+        try plain.execute("INSERT INTO note VALUES (1, 'plain')")
+        try SQLiteShell.run(path: store.path, "INSERT INTO note VALUES (2, 'shell');")
+        // A second store writes it too (logged: read exactly, nothing for `item`).
+        try Store(path: store.path).write { tx in try tx.execute(sql: "INSERT INTO note VALUES (3, 'store')") }
+        CommitPathTests.settle(store)
+        try plain.execute("UPDATE item SET name = 'seen' WHERE id = 1")
+        #expect(mirror.wait(until: try plain.rows(Self.query)))
+        #expect(Self.changes(mirror.take().events) == [Changes(modifications: [0])])
+    }
+
+    @Test func theWatchRunsOnlyWhileSomethingIsObserved() throws {
+        let (store, plain) = try Self.store()
+        let commits = store.observationCenter.commits
+        #expect(commits.watchingSource == nil)
+        let first = try Self.mirror(store, plain)
+        let second = try Self.mirror(store, plain)
+        #expect(commits.watchingSource == "InotifyFileEvents")
+        first.token?.invalidate()
+        store.observationCenter.drain()
+        #expect(commits.watchingSource == "InotifyFileEvents", "one observation is left")
+        second.token?.invalidate()
+        store.observationCenter.drain()
+        #expect(commits.watchingSource == nil, "the last one ended: no watch")
+        // Observing again watches again, and hears the next commit.
+        let third = try Self.mirror(store, plain)
+        #expect(commits.watchingSource == "InotifyFileEvents")
+        try plain.execute("UPDATE item SET rank = 1000 WHERE id = 1")
+        #expect(third.wait(until: try plain.rows(Self.query)))
+    }
+}
