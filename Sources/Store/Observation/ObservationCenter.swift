@@ -72,6 +72,8 @@ final class ObservationCenter: @unchecked Sendable {
     /// Starts due: the first events often follow a bulk write, whose long
     /// WAL makes every later commit checkpoint until it restarts.
     private var eventsSinceRenewal = ObservationCenter.renewalInterval - 1
+    /// Attempts in a row that could not pin a snapshot for merged events (queue only).
+    private var pinFailures = 0
     /// Events between attempts to renew the latest pin (each attempt runs
     /// two passive checkpoints: at every 16th event they doubled a
     /// single-row change's latency at a million rows); 16 more after an
@@ -173,8 +175,10 @@ final class ObservationCenter: @unchecked Sendable {
     }
 
     /// On the queue: pins a connection for an event, opening one beyond
-    /// the pool's size when none is free (the queue cannot wait for one).
-    private func enqueuePinned(_ event: Event) {
+    /// the pool's size when none is free (the queue cannot wait for one);
+    /// returns whether it could.
+    @discardableResult
+    private func enqueuePinned(_ event: Event) -> Bool {
         let db = pool.connection(mayWait: false, beyondPool: true)
         let snapshot = pool.withLock { () -> PinnedSnapshot? in
             let snapshot = pool.pin(db)
@@ -185,6 +189,7 @@ final class ObservationCenter: @unchecked Sendable {
         if snapshot == nil, case .start(_, let observation) = event {
             (observation as? FailableObservation)?.fail(StoreError(code: .cannotOpen, message: "cannot open a read connection for observing"))
         }
+        return snapshot != nil
     }
 
     /// Removes an observation (on the queue, after any delivery in progress).
@@ -273,11 +278,19 @@ final class ObservationCenter: @unchecked Sendable {
                 }
                 if hasWaiting, offset == events.count - 1 {
                     // Nothing later to merge with: queue what waits again,
-                    // in front, and pin a fresh snapshot behind it.
+                    // in front, and pin a fresh snapshot behind it; when
+                    // none can be pinned, try again later, less and less
+                    // often (not at once: that would spin).
                     pool.withLock {
                         pending.insert(Pending(event: .commit(waiting, silenced: waitingSilenced ?? []), snapshot: nil), at: 0)
                     }
-                    enqueuePinned(.commit(ChangedRows(), silenced: []))
+                    if !enqueuePinned(.commit(ChangedRows(), silenced: [])) {
+                        pinFailures += 1
+                        let delay = min(1_000, 10 << min(pinFailures, 7))
+                        queue.asyncAfter(deadline: .now() + .milliseconds(delay)) { self.pump() }
+                        return
+                    }
+                    pinFailures = 0
                 }
             }
             if eventsSinceRenewal >= Self.renewalInterval, pool.withLock({ pending.isEmpty }) {
