@@ -20,9 +20,10 @@ enum WakeUpBenchmark {
     }
 
     /// CPU time per minute and wake-ups per second while `seconds` pass
-    /// with nothing committing (the measuring thread sleeps once).
+    /// with nothing committing (the measuring thread sleeps once), after
+    /// seven seconds for the looks that follow the last write to end.
     static func idleCost(seconds: Double) -> (cpuPerMinute: Double, wakeUpsPerSecond: Double) {
-        Thread.sleep(forTimeInterval: 1)    // let start-up work settle
+        Thread.sleep(forTimeInterval: 7)
         let before = usage()
         Thread.sleep(forTimeInterval: seconds)
         let after = usage()
