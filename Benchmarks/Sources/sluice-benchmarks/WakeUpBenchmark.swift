@@ -80,7 +80,8 @@ enum WakeUpBenchmark {
             let raw = try rawConnectionLatencies(store: store, path: path, count: count, samples: samples)
             report(&harness, "another connection (raw C API), tracked table, \(count.formatted()) rows", raw)
             if let shell = try shellLatencies(store: store, path: path, count: count, samples: samples) {
-                report(&harness, "another process (a running sqlite3 shell), tracked table, \(count.formatted()) rows, from sending the statement", shell)
+                report(&harness, "another process (a running sqlite3 shell), tracked table, \(count.formatted()) rows", shell.fromCommit)
+                report(&harness, "the same, timed from sending the statement (the shell's parsing and commit included)", shell.fromSending)
             }
         }
         let secondCount = quick ? 100_000 : 1_000_000
@@ -131,34 +132,46 @@ enum WakeUpBenchmark {
         return latencies
     }
 
-    /// From writing an UPDATE to a running `sqlite3` shell's input (its
-    /// parsing and its commit included) to the changeset arriving.
-    static func shellLatencies(store: Store, path: String, count: Int, samples: Int) throws -> [Double]? {
+    /// From a running `sqlite3` shell's commit to the changeset arriving
+    /// (the commit's end is when the shell's `.print` after it is read),
+    /// and from writing the UPDATE to its input (its parsing and commit included).
+    static func shellLatencies(store: Store, path: String, count: Int, samples: Int) throws -> (fromCommit: [Double], fromSending: [Double])? {
         guard let shell = ["/usr/bin/sqlite3", "/usr/local/bin/sqlite3"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
         let arrivals = Arrivals()
         let tokens = try observe(store, count: 1, arrivals: arrivals)
         defer { tokens.forEach { $0.invalidate() } }
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: shell)
-        process.arguments = ["-cmd", ".timeout 5000", path]
+        // Line-buffered output (coreutils' stdbuf), so `.print` arrives when printed.
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/stdbuf")
+        process.arguments = ["-oL", shell, "-cmd", ".timeout 5000", path]
         let input = Pipe()
+        let output = Pipe()
         process.standardInput = input
-        process.standardOutput = FileHandle.nullDevice
+        process.standardOutput = output
         try process.run()
         defer {
             try? input.fileHandleForWriting.close()
             process.waitUntilExit()
         }
-        var latencies: [Double] = []
+        var fromCommit: [Double] = []
+        var fromSending: [Double] = []
         for sample in 0..<samples {
-            let statement = "UPDATE person SET email = 'shell\(sample)@example.com' WHERE id = \(sampleID(sample, count: count));\n"
+            let statement = "UPDATE person SET email = 'shell\(sample)@example.com' WHERE id = \(sampleID(sample, count: count));\n.print done\n"
             let sent = DispatchTime.now().uptimeNanoseconds
             input.fileHandleForWriting.write(Data(statement.utf8))
+            var printed = Data()
+            while !printed.contains(UInt8(ascii: "\n")) {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                printed.append(chunk)
+            }
+            let committed = DispatchTime.now().uptimeNanoseconds
             try arrivals.wait()
-            latencies.append(Double(arrivals.last() - sent) / 1e9)
+            fromCommit.append(max(0, Double(arrivals.last()) - Double(committed)) / 1e9)
+            fromSending.append(Double(arrivals.last() - sent) / 1e9)
             usleep(UInt32.random(in: 1_000..<10_000))
         }
-        return latencies
+        return (fromCommit, fromSending)
     }
 
     /// From a second store's `write` returning to the first store's changeset arriving.
