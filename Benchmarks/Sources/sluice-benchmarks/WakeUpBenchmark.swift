@@ -14,7 +14,7 @@ enum WakeUpBenchmark {
     /// whole process (every thread) so far.
     static func usage() -> (cpu: Double, switches: Int) {
         var usage = rusage()
-        getrusage(RUSAGE_SELF, &usage)
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
         let cpu = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
         return (cpu, usage.ru_nvcsw)
     }
