@@ -136,9 +136,11 @@ public struct SyncStorage: Sendable {
         let encoder = JSONEncoder()
         let logger = self.logger
         return try await client.withTransaction(logger: logger) { connection in
-            var head: Int64 = 0
-            for try await value in try await connection.query("SELECT head FROM sluice_space WHERE id = \(space) FOR UPDATE", logger: logger)
-                .decode(Int64.self) { head = value }
+            // What concerns this device alone comes before the space's lock, which every
+            // push of the space waits for: the device's row, locked by the upsert, orders
+            // two pushes under one id; a replay copies a transaction committed long before.
+            // (The space's lock is NO KEY UPDATE: the upsert's foreign key holds KEY SHARE
+            // on the space's row, which FOR UPDATE would wait for, two pushes each other.)
             var owned = false
             for try await value in try await connection.query("""
                 INSERT INTO sluice_device (space_id, device, token_hash)
@@ -168,13 +170,17 @@ public struct SyncStorage: Sendable {
                 }
             }
             let fresh = request.transactions.filter { $0.local > lastLocal }
-            guard !fresh.isEmpty else { return .success(PushResponse(head: head, appended: 0)) }
-            if let replayed = try await Self.replayed(fresh, device: request.device, space: space, connection: connection, logger: logger) {
+            if !fresh.isEmpty, let replayed = try await Self.replayed(fresh, device: request.device, space: space, connection: connection, logger: logger) {
                 return .failure(SyncErrorBody(error: "replay", message: """
                     transaction \(replayed.local) is one device '\(replayed.device)' pushed already (same clock and changes): \
                     a replayed push would roll rows back
                     """))
             }
+            var head: Int64 = 0
+            for try await value in try await connection.query(
+                "SELECT head FROM sluice_space WHERE id = \(space)\(unescaped: fresh.isEmpty ? "" : " FOR NO KEY UPDATE")", logger: logger)
+                .decode(Int64.self) { head = value }
+            guard !fresh.isEmpty else { return .success(PushResponse(head: head, appended: 0)) }
             if head != request.base {
                 // Transactions the device has not pulled came first: its own go after them when
                 // no row or column is written by both (the order of the two does not change any
@@ -226,9 +232,11 @@ public struct SyncStorage: Sendable {
             if clamped > 0 {
                 logger.warning("device \(request.device): \(clamped) transaction clock(s) ahead of the service's clock were stored with the service's clock")
             }
-            try await connection.query("UPDATE sluice_space SET head = \(seq) WHERE id = \(space)", logger: logger)
-            // Delivered at commit, to every instance listening (``HeadListener``).
-            try await connection.query("SELECT pg_notify(\(Self.headChannel), \("\(space):\(seq)"))", logger: logger)
+            // The notification is delivered at commit, to every instance listening (``HeadListener``).
+            try await connection.query("""
+                WITH moved AS (UPDATE sluice_space SET head = \(seq) WHERE id = \(space) RETURNING id)
+                SELECT pg_notify(\(Self.headChannel), \("\(space):\(seq)")) FROM moved
+                """, logger: logger)
             return .success(PushResponse(head: cursor, appended: fresh.count, clamped: clamped == 0 ? nil : clamped))
         }
     }
