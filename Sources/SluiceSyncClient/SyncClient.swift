@@ -3,8 +3,9 @@ import SluiceSyncProtocol
 import Store
 
 /// Syncs one store with a sync service: pushes its unpushed local transactions, pulls
-/// what other devices pushed and applies each pulled transaction as one local
-/// transaction (author `"sync"`), so live queries emit ordinary changesets.
+/// what other devices pushed and applies each page of pulled transactions as one local
+/// transaction (author `"sync"`; each pulled transaction in a savepoint of its own), so
+/// live queries emit ordinary changesets.
 ///
 /// ```swift
 /// let client = try SyncClient(store: store, server: URL(string: "http://127.0.0.1:8080")!,
@@ -161,10 +162,26 @@ public actor SyncClient {
             var conflicts = 0
             var limit = engine.configuration.pushBatchSize
             var rows = engine.configuration.uploadBatchRows
+            // A store that has pushed before and has something to push pushes first: the
+            // service appends a push after transactions it has not seen when they write other
+            // rows and columns (and sends it back to be rebased when they don't), so the pull
+            // that follows finds nothing of this store's pending and applies each page as one
+            // local transaction.
+            var pull = try await !store.read { db in try engine.hasSomethingToPush(db) }
+            // Whether the last push was appended right after what this store had pulled.
+            var agreed = false
             while true {
                 rounds += 1
-                report.pulled += try await pullAll()
-                guard let push = try await store.write({ [limit, rows] db in try engine.makePush(db, limit: limit, rows: rows) }) else { break }
+                if pull { report.pulled += try await pullAll() }
+                let pulled = pull
+                pull = true
+                guard let push = try await store.write({ [limit, rows] db in try engine.makePush(db, limit: limit, rows: rows) }) else {
+                    // Nothing left to push, and nothing came in since this store last heard
+                    // from the service: they agree.
+                    if pulled || agreed { break }
+                    continue
+                }
+                agreed = false
                 let outcome: SyncTransport.PushOutcome
                 do {
                     outcome = try await transport.push(push.request)
@@ -191,6 +208,8 @@ public actor SyncClient {
                     // base and its own transactions (the service may put them after such).
                     let contiguous = response.appended > 0 && response.head - Int64(response.appended) == push.request.base
                     let head = contiguous ? response.head : nil
+                    pull = !contiguous
+                    agreed = contiguous
                     try await store.write { db in
                         if let progress = push.upload {
                             try engine.uploaded(progress, head: head, served: response.head, db)
@@ -236,19 +255,65 @@ public actor SyncClient {
         while true {
             let cursor = try await store.read { db in try engine.loadState(db)?.cursor ?? 0 }
             let page = try await transport.pull(since: cursor)
-            for transaction in page.transactions {
-                if transaction.device != device { applied += 1 }
+            applied += page.transactions.count(where: { $0.device != device })
+            var rest = page.transactions[...]
+            while !rest.isEmpty {
+                let done: Int
                 do {
-                    if try await store.write({ db in try engine.apply(transaction, db) }) {
-                        try await store.write { db in try engine.writeMerges(db) }
-                    }
+                    done = try await applyBatch(Array(rest))
                 } catch let error as StoreError where SyncEngine.isQuarantinable(error) {
-                    // One transaction this device cannot apply does not stop the others.
-                    try await store.write { db in try engine.quarantine(transaction, error: error, db) }
+                    // Only COMMIT (a deferred foreign key) or a constraint that rolls back the
+                    // whole transaction fails so: the first transaction alone, as its own
+                    // local transaction, tells whether it was the one.
+                    done = try await applyAlone(rest[rest.startIndex])
                 }
+                rest = rest.dropFirst(done)
             }
             guard let last = page.transactions.last?.seq, last < page.head else { return applied }
         }
+    }
+
+    /// Applies pulled transactions, oldest first, as one local transaction (one commit and
+    /// one fsync for a page, not one per pulled transaction; live queries see one changeset),
+    /// each in a savepoint of its own: one this device cannot apply is rolled back alone and
+    /// quarantined, and the others go on. Takes only the first while this store has local
+    /// changes to push, and stops after one whose merge results must be written (as a local
+    /// transaction of their own, which is pushed). Returns how many it took.
+    private func applyBatch(_ transactions: [SyncTransaction]) async throws -> Int {
+        let engine = engine
+        let (taken, merged) = try await store.write { db -> (Int, Bool) in
+            // With local changes unpushed, each pulled transaction settles its conflicts
+            // against what the log says the ones before it overwrote: one per commit.
+            let batch = try engine.pendingCount(db) == 0 ? transactions[...] : transactions.prefix(1)
+            for (index, transaction) in batch.enumerated() {
+                do {
+                    if try db.savepoint({ db in try engine.apply(transaction, db) }) { return (index + 1, true) }
+                } catch let error as StoreError where SyncEngine.isQuarantinable(error) {
+                    // SQLite rolled the whole transaction back (ON CONFLICT ROLLBACK): the
+                    // batch is gone, and the caller applies the transactions one by one.
+                    guard db.isInsideTransaction else { throw error }
+                    // One transaction this device cannot apply does not stop the others.
+                    try engine.quarantine(transaction, error: error, db)
+                }
+            }
+            return (batch.count, false)
+        }
+        if merged { try await store.write { db in try engine.writeMerges(db) } }
+        return taken
+    }
+
+    /// Applies one pulled transaction as one local transaction, quarantining it when this
+    /// device cannot apply it. Returns 1.
+    private func applyAlone(_ transaction: SyncTransaction) async throws -> Int {
+        let engine = engine
+        do {
+            if try await store.write({ db in try engine.apply(transaction, db) }) {
+                try await store.write { db in try engine.writeMerges(db) }
+            }
+        } catch let error as StoreError where SyncEngine.isQuarantinable(error) {
+            try await store.write { db in try engine.quarantine(transaction, error: error, db) }
+        }
+        return 1
     }
 
     /// Syncs now, then again after every local commit and whenever the service has

@@ -16,6 +16,7 @@ extension SyncEngine {
     @discardableResult
     func apply(_ transaction: SyncTransaction, again: Bool = false, _ db: Database) throws -> Bool {
         guard var state = try loadState(db), let seq = transaction.seq, again || seq > state.cursor else { return false }
+        let loaded = state
         db.transactionAuthor = Self.syncAuthor
         state.cursor = max(state.cursor, seq)
         state.clock = state.clock.receiving(transaction.clock)
@@ -35,7 +36,8 @@ extension SyncEngine {
             // claims this id): this store takes a new id and applies it as any other.
             try reidentify(&state, db)
         }
-        let unpushed = try unpushed(state, db)
+        let local = try hasLocalTransactions(after: state.pushedToken, db)
+        let unpushed = try unpushed(state, local: local, db)
         let stamps = try stamp(unpushed, state: &state, db)
         var pending = pendingRows(unpushed, stamps: stamps)
         // Row ids the unpushed changes name (rows deleted here among them): a pulled new row
@@ -127,13 +129,13 @@ extension SyncEngine {
                 pending[key] = nil
             }
         }
-        if !merged, try !hasLocalTransactions(after: state.pushedToken, db), try !hasFixUps(db) {
+        if !merged, !local, try !hasFixUps(db) {
             // Nothing local since the last push: what the log holds up to here is pushed or
             // pulled, so later scans can start here. (Not with fix-ups waiting: their
             // transaction takes the number of the last logged one, which must stay above.)
             state.pushed = try db.currentHistoryToken().sequence
         }
-        try save(state, db)
+        try save(state, db, loaded: loaded)
         return merged
     }
 

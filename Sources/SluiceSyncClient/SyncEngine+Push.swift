@@ -134,6 +134,12 @@ extension SyncEngine {
         return updates + deletions
     }
 
+    /// Whether this store, done with its first upload, has logged changes or fix-ups to push.
+    func hasSomethingToPush(_ db: Database) throws -> Bool {
+        guard let state = try loadState(db), try hasPushedBefore(db) else { return false }
+        return try hasLocalTransactions(after: state.pushedToken, db) || hasFixUps(db)
+    }
+
     func hasPushedBefore(_ db: Database) throws -> Bool {
         try !db.fetchRows(sql: "SELECT 1 FROM sluice_sync_state WHERE key = 'uploaded'").isEmpty
     }

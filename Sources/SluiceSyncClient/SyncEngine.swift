@@ -209,12 +209,14 @@ final class SyncEngine: @unchecked Sendable {
                      clock: HybridClock(rawValue: integer("clock")), databaseID: databaseID, stamped: HybridClock(rawValue: integer("stamped")))
     }
 
-    func save(_ state: State, _ db: Database) throws {
-        let pairs: [(String, SQLiteValue)] = [
-            ("device", .text(state.device)), ("database", .text(state.databaseID)), ("cursor", .integer(state.cursor)),
-            ("pushed", .integer(state.pushed)), ("clock", .integer(state.clock.rawValue)), ("stamped", .integer(state.stamped.rawValue)),
-        ]
-        for (key, value) in pairs {
+    /// Writes the state; with `loaded` (what was read in this transaction), only what differs.
+    func save(_ state: State, _ db: Database, loaded: State? = nil) throws {
+        func pairs(_ state: State) -> [(String, SQLiteValue)] {
+            [("device", .text(state.device)), ("database", .text(state.databaseID)), ("cursor", .integer(state.cursor)),
+             ("pushed", .integer(state.pushed)), ("clock", .integer(state.clock.rawValue)), ("stamped", .integer(state.stamped.rawValue))]
+        }
+        let before = loaded.map(pairs)
+        for (index, (key, value)) in pairs(state).enumerated() where before?[index].1 != value {
             try db.execute(sql: "INSERT INTO sluice_sync_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                            arguments: [.text(key), value])
         }
@@ -265,11 +267,14 @@ final class SyncEngine: @unchecked Sendable {
     /// The local transactions after the last push, with the parts that later pulled
     /// changes overwrote left out (a pulled delete or insert of a row drops the row's
     /// earlier local changes; a pulled update drops the columns it wrote).
-    func unpushed(_ state: State, _ db: Database) throws -> [(LoggedTransaction, [LocalChange])] {
+    ///
+    /// `local`: what ``hasLocalTransactions(after:_:)`` answered for `state.pushedToken` in
+    /// this transaction, when the caller asked already.
+    func unpushed(_ state: State, local: Bool? = nil, _ db: Database) throws -> [(LoggedTransaction, [LocalChange])] {
         // Pulled transactions alone since the last push (the usual case while a device
         // follows): nothing to read. Without this, every pulled transaction re-read the
         // whole history pulled since the last push.
-        guard try hasLocalTransactions(after: state.pushedToken, db) else { return [] }
+        guard try local ?? hasLocalTransactions(after: state.pushedToken, db) else { return [] }
         let names = order.compactMap { tables[$0]?.name }
         let transactions = try db.loggedTransactions(after: HistoryToken(databaseID: state.databaseID, sequence: state.pushed), tables: names)
         var rowsOverwritten: Set<RowKey> = []
@@ -342,6 +347,7 @@ final class SyncEngine: @unchecked Sendable {
     /// "last to sync wins").
     func stamp(_ transactions: [(LoggedTransaction, [LocalChange])], state: inout State, _ db: Database) throws -> [Int64: HybridClock] {
         var stamps: [Int64: HybridClock] = [:]
+        guard !transactions.isEmpty else { return stamps }
         for row in try db.fetchRows(sql: "SELECT seq, clock FROM sluice_sync_stamp WHERE seq > ?", arguments: [.integer(state.pushed)]) {
             if case .integer(let seq)? = row["seq"], case .integer(let clock)? = row["clock"] { stamps[seq] = HybridClock(rawValue: clock) }
         }

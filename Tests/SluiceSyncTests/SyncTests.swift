@@ -54,6 +54,54 @@ struct SyncTests {
         #expect(deletions.isEmpty && insertions == [0, 1])
     }
 
+    /// A page of pulled transactions is one local transaction (one commit, one changeset);
+    /// while the device has its own changes to push, each pulled transaction is one.
+    @Test func aPageOfPulledTransactionsIsOneLocalTransaction() async throws {
+        let space = try SyncSpace()
+        let a = try space.device()
+        let b = try space.device()
+        try await a.client.sync()
+        try await b.client.sync()
+        let results = b.store.objects(Person.self).sorted(by: \.lastName)
+        let recorder = ChangeLog<Person>()
+        let token = results.observe(on: DispatchQueue(label: "test")) { recorder.append($0) }
+        defer { token.invalidate() }
+        try await recorder.waitForCount(1)
+        for name in ["Cole", "Ames", "Berg"] {
+            try a.sql("INSERT INTO person (first_name, last_name) VALUES ('P', ?)", [.text(name)])
+        }
+        try await a.client.sync()
+        let before = try b.store.currentToken
+        let report = try await b.client.sync()
+        #expect(report.pulled == 3)
+        let logged = try b.store.changes(since: before)
+        #expect(logged.count == 1 && logged.first?.author == "sync" && logged.first?.changes.count == 3, "\(logged)")
+        try await recorder.waitForCount(2)
+        guard case .update(let people, let deletions, let insertions, _) = recorder.values[1] else {
+            Issue.record("expected an update, got \(recorder.values[1])")
+            return
+        }
+        #expect(people.map(\.lastName) == ["Ames", "Berg", "Cole"])
+        #expect(deletions.isEmpty && insertions == [0, 1, 2])
+
+        // B has an unpushed edit of a column A wrote since: its push is sent back, and A's
+        // three transactions are applied one by one, each settling against what the log says
+        // the ones before it overwrote. B's later edit wins; A's other column arrives.
+        for age in 1...3 {
+            try a.sql("UPDATE person SET age = ?, city = ? WHERE last_name = 'Ames'", [.integer(Int64(age)), .text("City\(age)")])
+        }
+        try await a.client.sync()
+        try b.sql("UPDATE person SET age = 99 WHERE last_name = 'Ames'")
+        let beforeEdit = try b.store.currentToken
+        let rebased = try await b.client.sync()
+        #expect(rebased.behind == 1 && rebased.pulled == 3 && rebased.pushed == 1, "\(rebased)")
+        let pulled = try b.store.changes(since: beforeEdit).filter { $0.author == "sync" }
+        #expect(pulled.count == 3, "\(pulled)")
+        try await a.client.sync()
+        #expect(try a.rows("SELECT age || ' ' || city FROM person WHERE last_name = 'Ames'") == ["99 City3"])
+        #expect(try a.content() == b.content())
+    }
+
     @Test func concurrentUpdatesFollowEachPolicy() async throws {
         // Each column's policy decides; B writes after A (a later clock), A pushes first.
         let space = try SyncSpace()

@@ -144,6 +144,10 @@ public final class Database {
         }
     }
 
+    /// Whether a transaction is open on this connection: false once SQLite has rolled
+    /// one back by itself (a constraint declared `ON CONFLICT ROLLBACK`, a full disk).
+    public var isInsideTransaction: Bool { connection.isInTransaction }
+
     func begin(immediate: Bool) throws {
         if !isReadOnly { try checkFileInPlace() }
         broker?.willBegin()
