@@ -1,6 +1,6 @@
 import Foundation
 
-// Usage: swift run -c release --package-path Benchmarks sluice-benchmarks [--quick] [--only=records|live|log|scale|features|sync|wakeups|log-bulk|log-fallback]
+// Usage: swift run -c release --package-path Benchmarks sluice-benchmarks [--quick] [--only=records|live|log|scale|features|sync|sync-crowd|wakeups|log-bulk|log-fallback]
 // (sync needs the release sluice-sync: swift build -c release --product sluice-sync at the repository root)
 // Development aids: --compare-fetch[=rounds] (raw, @Table and Codable fetches of the same rows in turn,
 // with what Codable itself costs), --profile-fetch[-table], --profile-log, --profile-update (for a profiler).
@@ -46,6 +46,9 @@ do {
     }
     if only == nil || only == "sync" {
         for line in try await SyncBenchmark.run(quick: quick) { harness.noteLine(line) }
+    }
+    if only == "sync-crowd" {
+        for line in try await SyncBenchmark.runCrowd(quick: quick) { harness.noteLine(line) }
     }
     if only == nil || only == "wakeups" {
         try WakeUpBenchmark.run(&harness, quick: quick)
