@@ -27,6 +27,14 @@ import Testing
             (tasks.where { $0.projectID.in([1, 3]) && $0.title.beginsWith("task 1", caseInsensitive: true) },
              tasks.filter("projectID IN {1, 3} AND title BEGINSWITH[c] 'task 1'")),
             (tasks.where { $0.projectID.between(1, 2) && $0.title.contains("2") }, tasks.filter("project_id BETWEEN {1, 2} AND title CONTAINS '2'")),
+            // Bool properties are filters of their own, as in SwiftData and sqlite-data.
+            (tasks.where { !$0.isDone }, tasks.filter("done == false")),
+            (tasks.where { $0.isDone }, tasks.filter("done == true")),
+            (tasks.where { $0.isDone && $0.projectID == 2 }, tasks.filter("done == true AND project_id == 2")),
+            (tasks.where { $0.projectID == 1 || !$0.isDone }, tasks.filter("project_id == 1 OR done == false")),
+            (tasks.filter(\.isDone), tasks.filter("done == true")),
+            (tasks.filter(!\.isDone), tasks.filter("done == false")),
+            (tasks.filter(\.projectID == 3 && !\.isDone), tasks.filter("project_id == 3 AND done == false")),
         ]
         for (typed, string) in pairs {
             let expected = try ids(string)

@@ -131,6 +131,27 @@ extension ModelColumn {
     }
 }
 
+extension ModelColumn where Value == Bool {
+    /// A Bool property as a filter: its rows are those where it is true (`$0.isDone`).
+    public var isTrue: ModelFilter<Root> { self == true }
+
+    /// The property is false: `where { !$0.isDone }`.
+    public static prefix func ! (column: ModelColumn) -> ModelFilter<Root> { column == false }
+
+    /// Both hold: `where { $0.isDone && $0.priority == .high }`.
+    public static func && (lhs: ModelColumn, rhs: ModelFilter<Root>) -> ModelFilter<Root> { lhs.isTrue && rhs }
+    /// Both hold.
+    public static func && (lhs: ModelFilter<Root>, rhs: ModelColumn) -> ModelFilter<Root> { lhs && rhs.isTrue }
+    /// Both hold.
+    public static func && (lhs: ModelColumn, rhs: ModelColumn) -> ModelFilter<Root> { lhs.isTrue && rhs.isTrue }
+    /// Either holds.
+    public static func || (lhs: ModelColumn, rhs: ModelFilter<Root>) -> ModelFilter<Root> { lhs.isTrue || rhs }
+    /// Either holds.
+    public static func || (lhs: ModelFilter<Root>, rhs: ModelColumn) -> ModelFilter<Root> { lhs || rhs.isTrue }
+    /// Either holds.
+    public static func || (lhs: ModelColumn, rhs: ModelColumn) -> ModelFilter<Root> { lhs.isTrue || rhs.isTrue }
+}
+
 /// The model's properties inside `where { ... }`: `$0.age` is the `age` column.
 @dynamicMemberLookup
 public struct ModelQuery<Root: Model>: Sendable {
@@ -167,6 +188,11 @@ public func >= <Root: Model, Value: SQLiteValueConvertible>(lhs: KeyPath<Root, V
     ModelColumn(lhs) >= rhs
 }
 
+/// `!\.isDone`: the Bool property is false.
+public prefix func ! <Root: Model>(keyPath: KeyPath<Root, Bool>) -> ModelFilter<Root> {
+    ModelColumn(keyPath) == false
+}
+
 extension Model {
     /// The column of a key path, or an error naming the key path.
     static func column(for keyPath: PartialKeyPath<Self>) -> Result<String, StoreError> {
@@ -201,10 +227,20 @@ extension Results where Element: Model {
         }
     }
 
+    /// Keeps the rows where a Bool property is true: `.filter(\.isDone)`.
+    public func filter(_ keyPath: KeyPath<Element, Bool>) -> Results {
+        filter(ModelColumn(keyPath).isTrue)
+    }
+
     /// Keeps the rows that match a filter built from the model's properties,
     /// as Realm's `where { $0.age > 18 }`.
     public func `where`(_ build: (ModelQuery<Element>) -> ModelFilter<Element>) -> Results {
         filter(build(ModelQuery()))
+    }
+
+    /// Keeps the rows where a Bool property is true: `where { $0.isDone }`.
+    public func `where`(_ build: (ModelQuery<Element>) -> ModelColumn<Element, Bool>) -> Results {
+        filter(build(ModelQuery()).isTrue)
     }
 
     /// Sorts by a property (ties broken by primary key), as Realm's `sorted(by:ascending:)`.
