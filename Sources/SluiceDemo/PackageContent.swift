@@ -13,13 +13,6 @@ public struct PackageContent: Hashable {
     public var weight: Int
     /// Its place in the package's list.
     public var position: Int
-
-    /// Creates an item.
-    public init(id: Int64? = nil, packageID: Int64, title: String, weight: Int, position: Int) {
-        self.id = id
-        self.packageID = packageID
-        self.title = title
-        self.weight = weight
-        self.position = position
-    }
+    // Its public memberwise initializer, init(id:packageID:title:weight:position:) with id
+    // defaulting to nil, is @Table's: Swift's own would be internal.
 }

@@ -24,7 +24,7 @@
 /// `didInsert(rowID:)` when `id` is an optional integer. Anything you write
 /// yourself is kept. Properties of `SQLiteValueConvertible` types take one
 /// column each; other `Codable` properties are stored as JSON text.
-@attached(member, names: named(CodingKeys))
+@attached(member, names: named(CodingKeys), named(init))
 @attached(extension, conformances: Model, names: named(tableName), named(primaryKeyColumn), named(init(row:)), named(write(to:)),
           named(columnName(for:)), named(didInsert(rowID:)))
 public macro Table(_ name: String? = nil) = #externalMacro(module: "SluiceMacrosPlugin", type: "TableMacro")

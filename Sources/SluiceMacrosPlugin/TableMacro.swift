@@ -18,7 +18,7 @@ public struct TableMacro: MemberMacro, ExtensionMacro {
             return []
         }
         guard let model = ModelDescription(structDecl, attribute: node, context: context) else { return [] }
-        return model.codingKeys()
+        return model.memberwiseInitializer() + model.codingKeys()
     }
 
     public static func expansion(
@@ -27,7 +27,8 @@ public struct TableMacro: MemberMacro, ExtensionMacro {
     ) throws -> [ExtensionDeclSyntax] {
         // Only for structs (the member expansion reports anything else, and
         // diagnoses once). The members go in the extension: an initializer
-        // in the struct itself would take away its memberwise initializer.
+        // in the struct itself would take away its memberwise initializer
+        // (a public model's own public one is the exception, made there).
         guard let structDecl = declaration.as(StructDeclSyntax.self),
               let model = ModelDescription(structDecl, attribute: node, context: nil) else { return [] }
         let conformance = protocols.isEmpty ? "" : ": SluiceMacros._SluiceModel"
@@ -73,12 +74,22 @@ struct ModelDescription {
         let type: TypeSyntax
     }
 
+    /// A parameter of the memberwise initializer, as Swift's implicit one has it.
+    struct Parameter {
+        let name: String
+        let type: TypeSyntax
+        let defaultValue: String?
+    }
+
     let typeName: String
     let access: String
     let tableName: String
     let properties: [Property]
     let declared: Set<String>
     let hasCodingKeys: Bool
+    /// The memberwise initializer's parameters; nil when one property's type is not written
+    /// out (Swift infers it; the macro cannot).
+    let memberwise: [Parameter]?
 
     /// Reads the struct; reports what it cannot map through `context` (nil: silently).
     init?(_ decl: StructDeclSyntax, attribute: AttributeSyntax, context: (any MacroExpansionContext)?) {
@@ -96,6 +107,7 @@ struct ModelDescription {
         }
         var properties: [Property] = []
         var declared = Set<String>()
+        var memberwise: [Parameter]? = []
         var valid = true
         // The struct's own CodingKeys, if any, name the columns (as for Codable).
         let codingKeys = Self.codingKeys(of: decl)
@@ -118,6 +130,17 @@ struct ModelDescription {
                 let transient = variable.hasAttribute("Transient")
                 // `let x = 1` cannot be read from a row: it is not a column.
                 let constantWithValue = variable.bindingSpecifier.text == "let" && binding.initializer != nil
+                if !constantWithValue {
+                    // As Swift's implicit memberwise initializer: a `var`'s initial value, or
+                    // nil for an optional `var`, is the parameter's default.
+                    if let type = binding.typeAnnotation?.type ?? (binding.initializer == nil ? variable.bindings.last?.typeAnnotation?.type : nil) {
+                        let isVar = variable.bindingSpecifier.text == "var"
+                        let defaultValue = binding.initializer.map { $0.value.trimmedDescription } ?? (isVar && type.isOptional ? "nil" : nil)
+                        memberwise?.append(Parameter(name: name, type: type.trimmed, defaultValue: isVar ? defaultValue : nil))
+                    } else {
+                        memberwise = nil
+                    }
+                }
                 if transient || constantWithValue {
                     if transient, binding.initializer == nil, binding.typeAnnotation?.type.isOptional != true {
                         context?.diagnose(Diagnostic(node: binding, message: TableDiagnostic.transientNeedsDefault(name: name)))
@@ -153,6 +176,7 @@ struct ModelDescription {
         self.properties = properties
         self.declared = declared
         self.hasCodingKeys = codingKeys != nil
+        self.memberwise = memberwise
     }
 
     /// The cases of a `CodingKeys` enum nested in the struct, each with its
@@ -228,6 +252,27 @@ struct ModelDescription {
             }
         }
         return members
+    }
+
+    /// A public (or package) model's memberwise initializer, with the model's access: Swift
+    /// gives the implicit one internal access at most, so an app's public model used from
+    /// another module had no initializer there but init(row:) and init(from:). In the struct
+    /// itself, where it takes the implicit one's place (the same parameters and defaults).
+    /// None when the struct declares an initializer of its own, or a property's type is not
+    /// written out.
+    func memberwiseInitializer() -> [DeclSyntax] {
+        guard !access.isEmpty, let memberwise, !memberwise.isEmpty,
+              !declared.contains(where: { $0.hasPrefix("init(") && !["init(row:)", "init(from:)"].contains($0) }) else { return [] }
+        let parameters = memberwise.map { parameter in
+            "\(parameter.name): \(parameter.type.trimmedDescription)" + (parameter.defaultValue.map { " = \($0)" } ?? "")
+        }
+        let assignments = memberwise.map { "self.\($0.name) = \($0.name)" }
+        return ["""
+            /// Makes a model from each stored property's value, as Swift's memberwise initializer.
+            \(raw: access)init(\(raw: parameters.joined(separator: ", "))) {
+            \(raw: assignments.joined(separator: "\n"))
+            }
+            """]
     }
 
     /// `CodingKeys` with the column names, unless the struct has its own

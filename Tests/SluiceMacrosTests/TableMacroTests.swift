@@ -194,6 +194,140 @@ struct TableMacroTests {
         }
     }
 
+    /// Swift's memberwise initializer is internal at most: a public model gets a public one,
+    /// the same parameters and defaults, in the struct (where it takes the implicit one's
+    /// place). Not when the struct has an initializer, nor with a type Swift would infer.
+    @Test func givesAPublicModelAPublicMemberwiseInitializer() {
+        assertMacro {
+            """
+            @Table
+            public struct Item {
+                public var id: Int64?
+                public let title: String
+                public var weight: Int = 1
+                let kind = "item"
+                @Transient public var isSelected: Bool = false
+            }
+            """
+        } expansion: {
+            #"""
+            public struct Item {
+                public var id: Int64?
+                public let title: String
+                public var weight: Int = 1
+                let kind = "item"
+                public var isSelected: Bool = false
+
+                /// Makes a model from each stored property's value, as Swift's memberwise initializer.
+                public init(id: Int64? = nil, title: String, weight: Int = 1, isSelected: Bool = false) {
+                    self.id = id
+                    self.title = title
+                    self.weight = weight
+                    self.isSelected = isSelected
+                }
+
+                /// The columns, as `Codable` names them.
+                public enum CodingKeys: String, CodingKey {
+                    case id
+                    case title
+                    case weight
+                }
+            }
+
+            extension Item: SluiceMacros._SluiceModel {
+                /// The table the model lives in.
+                public static let tableName = "item"
+
+                /// Reads the model from a row, column by column.
+                public init(row: SluiceMacros._SluiceRowReader) throws {
+                    let _sluice_id: Int64? = try row["id"]
+                    let _sluice_title: String = try row["title"]
+                    let _sluice_weight: Int = try row["weight"]
+                    self.id = _sluice_id
+                    self.title = _sluice_title
+                    self.weight = _sluice_weight
+                }
+
+                /// Writes the model's columns.
+                public func write(to row: inout SluiceMacros._SluiceRowWriter) throws {
+                    try row.write(self.id, as: "id")
+                    try row.write(self.title, as: "title")
+                    try row.write(self.weight, as: "weight")
+                }
+
+                /// The column of a stored property's key path.
+                public static func columnName(for keyPath: PartialKeyPath<Item>) -> String? {
+                    if keyPath == \Item.id {
+                        return "id"
+                    }
+                    if keyPath == \Item.title {
+                        return "title"
+                    }
+                    if keyPath == \Item.weight {
+                        return "weight"
+                    }
+                    return nil
+                }
+
+                /// Takes the id SQLite assigned.
+                public mutating func didInsert(rowID: Int64) {
+                    self.id = rowID
+                }
+            }
+            """#
+        }
+        assertMacro {
+            """
+            @Table
+            public struct Inferred {
+                public var id: Int64?
+                @Transient public var isSelected = false
+            }
+            """
+        } expansion: {
+            #"""
+            public struct Inferred {
+                public var id: Int64?
+                public var isSelected = false
+
+                /// The columns, as `Codable` names them.
+                public enum CodingKeys: String, CodingKey {
+                    case id
+                }
+            }
+
+            extension Inferred: SluiceMacros._SluiceModel {
+                /// The table the model lives in.
+                public static let tableName = "inferred"
+
+                /// Reads the model from a row, column by column.
+                public init(row: SluiceMacros._SluiceRowReader) throws {
+                    let _sluice_id: Int64? = try row["id"]
+                    self.id = _sluice_id
+                }
+
+                /// Writes the model's columns.
+                public func write(to row: inout SluiceMacros._SluiceRowWriter) throws {
+                    try row.write(self.id, as: "id")
+                }
+
+                /// The column of a stored property's key path.
+                public static func columnName(for keyPath: PartialKeyPath<Inferred>) -> String? {
+                    if keyPath == \Inferred.id {
+                        return "id"
+                    }
+                    return nil
+                }
+
+                /// Takes the id SQLite assigned.
+                public mutating func didInsert(rowID: Int64) {
+                    self.id = rowID
+                }
+            }
+            """#
+        }
+    }
+
     @Test func refusesAClass() {
         assertMacro {
             """
