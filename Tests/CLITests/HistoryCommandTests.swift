@@ -35,6 +35,11 @@ import Testing
         let after = try cli.run(["history", "--since", token, "--format", "json"])
         #expect(after.stdout.split(separator: "\n").count == 1)
 
+        // --last N: only the newest N.
+        let newest = try cli.run(["history", "--table", "person", "--last", "2", "--format", "json"])
+        #expect(newest.stdout.split(separator: "\n").map { WatchCommandTests.json(String($0))["token"] as? String }
+                == lines.suffix(2).map { $0["token"] as? String })
+
         // untrack: the shell is no longer logged.
         #expect(try cli.run(["untrack"]).stdout.contains("untracked person"))
         try WatchCommandTests.shell(cli, "INSERT INTO person (id, first_name, last_name) VALUES (6, 'Bo', 'Li');")
@@ -61,6 +66,12 @@ import Testing
         #expect(try cli.run(["migrate"]).status == 0)
         let malformed = try cli.run(["history", "--since", "yesterday"])
         #expect(malformed.status != 0 && malformed.stderr.contains("not a history token"), "\(malformed.stderr)")
+        // The subcommand's usage, not the root's.
+        #expect(malformed.stderr.contains("Usage: sluice history"), "\(malformed.stderr)")
+        let last = try cli.run(["history", "--last", "0"])
+        #expect(last.status != 0 && last.stderr.contains("--last takes a count"), "\(last.stderr)")
+        // The help says which writers are logged.
+        #expect(try cli.run(["history", "--help"]).stdout.contains("sluice track"))
         let foreign = try cli.run(["history", "--since", "abcdef-1"])
         #expect(foreign.status != 0 && foreign.stderr.contains("another database"), "\(foreign.stderr)")
         let table = try cli.run(["history", "--table", "nope"])

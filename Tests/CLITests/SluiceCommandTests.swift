@@ -112,6 +112,11 @@ import Testing
         let ages = rows.compactMap { $0["age"] as? Int }
         #expect(ages == ages.sorted(by: >))
         #expect(rows.allSatisfy { ($0["first_name"] as? String)?.lowercased().hasPrefix("zo") == true })
+
+        // A leading - is descending (the argument parser took "-age" for an option).
+        let dashed = try cli.run(["query", "person", "--order", "-age,last_name", "--limit", "5", "--format", "json"])
+        let spelled = try cli.run(["query", "person", "--order", "age DESC,last_name", "--limit", "5", "--format", "json"])
+        #expect(dashed.status == 0 && dashed.stdout == spelled.stdout, "\(dashed)")
     }
 
     @Test func queryTableFormatIsReadable() throws {

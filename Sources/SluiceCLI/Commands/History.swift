@@ -11,14 +11,19 @@ struct History: ParsableCommand {
             --format json prints JSON Lines, one transaction per line: {"token":"...","at":"2026-11-22T10:00:00.000Z",\
             "author":"cli","changes":[{"table":"person","id":5,"op":"update","old":{"age":30},"new":{"age":31}}]} \
             (op is insert, update or delete; an insert has only "new", a delete only "old" with every column). \
-            --since TOKEN starts after a token printed earlier; --follow keeps printing new transactions, from any \
-            process, until interrupted. The database is opened read-only.
+            --since TOKEN starts after a token printed earlier; --last N prints only the newest N; --follow keeps \
+            printing new transactions, from any process, until interrupted. The database is opened read-only. \
+            Sluice writers log every commit; other programs (the sqlite3 shell, another library) are logged only \
+            for tables tracked with `sluice track TABLE`.
             """)
 
     @OptionGroup var options: StoreOptions
 
     @Option(help: ArgumentHelp("Print only transactions after this token.", valueName: "token"))
     var since: String?
+
+    @Option(help: ArgumentHelp("Print only the newest N transactions (before --follow's new ones).", valueName: "n"))
+    var last: Int?
 
     @Option(name: .customLong("table"), help: ArgumentHelp("Only changes to this table (repeat for several).", valueName: "table"))
     var tables: [String] = []
@@ -29,28 +34,29 @@ struct History: ParsableCommand {
     @Option(help: "Output format: table (readable) or json (JSON Lines).")
     var format: Watch.WatchFormat = .table
 
+    func validate() throws {
+        if let since, HistoryToken(since) == nil {
+            throw ValidationError("--since '\(since)' is not a history token (they look like 3f9a0c1b2d4e-42; `sluice history` prints them)")
+        }
+        if let last, last < 1 {
+            throw ValidationError("--last takes a count of transactions, 1 or more (got \(last))")
+        }
+    }
+
     func run() throws {
         let store = try options.openExisting(readOnly: true)
-        let start: HistoryToken
-        if let since {
-            guard let token = HistoryToken(since) else {
-                throw ValidationError("--since '\(since)' is not a history token (they look like 3f9a0c1b2d4e-42; `sluice history` prints them)")
-            }
-            start = token
-        } else {
-            start = try store.earliestToken
-        }
+        let start = try since.flatMap(HistoryToken.init) ?? store.earliestToken
         let names = try store.read { db in try tables.map { try db.tableInfo($0).name } }
         let wanted = Set(names.map { $0.lowercased() })
-        var last = start
-        for transaction in try store.changes(since: start, tables: names.isEmpty ? nil : names) {
+        let transactions = try store.changes(since: start, tables: names.isEmpty ? nil : names)
+        let newest = transactions.last?.token ?? start
+        for transaction in transactions.suffix(last ?? transactions.count) {
             Self.print(transaction, wanted: wanted, format: format)
-            last = transaction.token
         }
         guard follow else { return }
         let done = DispatchSemaphore(value: 0)
         let failure = Locked<Error?>(nil)
-        let stream = store.transactions(from: last)
+        let stream = store.transactions(from: newest)
         Task.detached { [format] in
             do {
                 for try await transaction in stream {

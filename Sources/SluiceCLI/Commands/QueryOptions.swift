@@ -9,7 +9,9 @@ struct QueryOptions: ParsableArguments {
     @Option(name: .customLong("where"), help: ArgumentHelp("A filter in Sluice's query language.", valueName: "expr"))
     var filter: String?
 
-    @Option(help: ArgumentHelp("Columns to order by, comma-separated; each may end in ASC or DESC.", valueName: "columns"))
+    // Unconditional: `--order -age` takes "-age" (descending), which the parser read as an option.
+    @Option(parsing: .unconditional,
+            help: ArgumentHelp("Columns to order by, comma-separated; each may end in ASC or DESC, or start with - for descending.", valueName: "columns"))
     var order: String?
 
     @Flag(help: "Reverse the order (descending).")
@@ -18,7 +20,15 @@ struct QueryOptions: ParsableArguments {
     /// The parsed filter and orderings; checks what the user typed before
     /// the database is touched.
     func parse() throws -> (filter: Filter?, orderings: [Ordering]) {
-        (try filter.map { try Filter($0) }, try order.map { try Ordering.parse($0) } ?? [])
+        (try filter.map { try Filter($0) }, try order.map { try Ordering.parse(Self.descendingPrefixes($0)) } ?? [])
+    }
+
+    /// `-age,name` → `age DESC,name`: a leading `-` on a column is descending.
+    static func descendingPrefixes(_ order: String) -> String {
+        order.split(separator: ",", omittingEmptySubsequences: false).map { term in
+            let trimmed = term.drop { $0 == " " }
+            return trimmed.first == "-" ? trimmed.dropFirst() + " DESC" : String(term)
+        }.joined(separator: ",")
     }
 
     /// The orderings for a table, reversed by `--desc` (the primary key when none is given).

@@ -14,6 +14,12 @@ struct Sync: AsyncParsableCommand {
             $SLUICE_SYNC_TOKEN (`sluice-sync token add` prints one), the service from --server or $SLUICE_SYNC_SERVER. \
             `sluice sync status` prints what is pending without contacting the service; `sluice sync quarantine` \
             lists, retries or discards pulled transactions this store could not apply.
+
+            Options of `sluice sync` itself (the `now` subcommand, the default):
+              --db <path>       the store (default ./sluice.sqlite, or $SLUICE_DB)
+              --server <url>    the sync service (default $SLUICE_SYNC_SERVER)
+              --token <token>   this device's bearer token (default $SLUICE_SYNC_TOKEN)
+              --follow          keep syncing after every local commit and whenever the service has something new
             """,
         subcommands: [SyncNow.self, SyncStatus.self, SyncQuarantine.self],
         defaultSubcommand: SyncNow.self)
