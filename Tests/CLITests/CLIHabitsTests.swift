@@ -170,8 +170,12 @@ import Testing
         let cli = CommandRunner()
         #expect(try cli.run(["seed", "--demo", "--people", "20"]).status == 0)
         let again = try cli.run(["seed", "--demo", "--people", "20"])
-        #expect(again.stdout.contains("already had 20 people; the demo data was added to them (--reset replaces them instead)"), "\(again)")
-        #expect(try cli.run(["query", "person", "--format", "csv"]).stdout.split(separator: "\n").count == 41)
+        #expect(again.stdout.contains("already had 20 people; the demo data (seed 62) was added to them (--reset replaces them instead)"), "\(again)")
+        let people = try cli.run(["query", "person", "--format", "csv"]).stdout.split(separator: "\n")
+        #expect(people.count == 41)
+        // Other people, not copies of the first twenty (the same seed made the same ones).
+        let names = people.dropFirst().map { $0.split(separator: ",").dropFirst().prefix(3).joined(separator: ",") }
+        #expect(Set(names.prefix(20)) != Set(names.suffix(20)), "\(names)")
         let reset = try cli.run(["seed", "--demo", "--people", "5", "--reset"])
         #expect(reset.status == 0 && reset.stdout.contains("deleted the 40 people"), "\(reset)")
         #expect(try cli.run(["query", "person", "--format", "csv"]).stdout.split(separator: "\n").count == 6)
@@ -188,6 +192,14 @@ import Testing
         #expect(frames.first?.contains("people (12)") == true, "the first frame already has the people: \(frames.first ?? "")")
         #expect(result.stdout.contains("added Ada Lovelace (not in this list: the search \"zzzz\" hides them"), "\(result.stdout)")
         #expect(frames.last?.contains("people (13)") == true, "\(frames.last ?? "")")
+    }
+
+    @Test func pipedDemoSaysWhichRowsCanBeDeleted() throws {
+        let cli = CommandRunner()
+        let result = try cli.run(["demo", "--people", "3"], input: "delete 5\ndelete\nquit\n")
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.contains("delete needs a row number from the list: 1 to 3, not 5"), "\(result.stdout)")
+        #expect(result.stdout.contains("delete needs a row number from the list: 1 to 3\n"), "\(result.stdout)")
     }
 }
 

@@ -156,10 +156,12 @@ final class DemoApp {
             }
             screen = .people
         case "delete":
-            if let number = Int(argument), number >= 1, number <= peopleModel.people.items.count {
+            let count = peopleModel.people.items.count
+            if let number = Int(argument), number >= 1, number <= count {
                 await peopleModel.delete(at: IndexSet(integer: number - 1))
             } else {
-                message = "delete needs a row number from the list"
+                message = count == 0 ? "the list is empty: there is nothing to delete"
+                    : "delete needs a row number from the list: 1" + (count > 1 ? " to \(count)" : "") + (argument.isEmpty ? "" : ", not \(argument)")
             }
         case "package": openPackage(argument)
         case "first": await editPackage { $0.recipientFirstName = argument }

@@ -31,8 +31,9 @@ struct Seed: ParsableCommand {
     @Option(help: "With --demo: how many people to generate.")
     var people = 1_000
 
-    @Option(help: "With --demo: the random seed, for repeatable data.")
-    var seed: UInt64 = 42
+    @Option(help: ArgumentHelp("With --demo: the random seed, for repeatable data.",
+                               discussion: "Default: 42 for an empty store; 42 plus the number of people already there otherwise, so a second run adds other people."))
+    var seed: UInt64?
 
     @Flag(help: "With --demo: delete the demo tables' rows first (in the same transaction), instead of adding to them.")
     var reset = false
@@ -72,9 +73,11 @@ struct Seed: ParsableCommand {
             print("applied \(migration.identifier)")
         }
         let existing = try store.read { db in try db.fetchRows(sql: "SELECT count(*) FROM person") }.first.flatMap { Int(sqliteValue: $0[0]) } ?? 0
+        // The same seed twice would add copies of the same people.
+        let seed = seed ?? (existing == 0 || reset ? 42 : 42 &+ UInt64(existing))
         let counts = try Self.generate(people: people, seed: seed, into: store, reset: reset)
         if existing > 0, !reset {
-            print("note: \(options.path) already had \(existing) people; the demo data was added to them (--reset replaces them instead)")
+            print("note: \(options.path) already had \(existing) people; the demo data (seed \(seed)) was added to them (--reset replaces them instead)")
         } else if reset, existing > 0 {
             print("deleted the \(existing) people and everything of theirs that were there")
         }
