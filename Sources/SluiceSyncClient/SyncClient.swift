@@ -151,34 +151,47 @@ public actor SyncClient {
     ///   nothing is lost, call again later), or a `StoreError` from the store.
     @discardableResult
     public func sync() async throws -> Report {
-        publish(.syncing)
+        await publish(.syncing, refresh: false)
         do {
             let engine = engine
             // Merge results recorded by a pull that was interrupted before writing them.
-            try await store.write { db in try engine.writeMerges(db) }
-            var report = Report(pushed: 0, pulled: 0, cursor: 0)
-            let device = try await store.read { db in try engine.loadState(db)?.device }
-            var rounds = 0
-            var conflicts = 0
-            var limit = engine.configuration.pushBatchSize
-            var rows = engine.configuration.uploadBatchRows
             // A store that has pushed before and has something to push pushes first: the
             // service appends a push after transactions it has not seen when they write other
             // rows and columns (and sends it back to be rebased when they don't), so the pull
             // that follows finds nothing of this store's pending and applies each page as one
             // local transaction.
-            var pull = try await !store.read { db in try engine.hasSomethingToPush(db) }
+            let (device, pushFirst) = try await store.write { db in
+                try engine.writeMerges(db)
+                return (try engine.loadState(db)?.device, try engine.hasSomethingToPush(db))
+            }
+            var report = Report(pushed: 0, pulled: 0, cursor: 0)
+            var rounds = 0
+            var conflicts = 0
+            var limit = engine.configuration.pushBatchSize
+            var rows = engine.configuration.uploadBatchRows
+            var pull = !pushFirst
             // Whether the last push was appended right after what this store had pulled.
             var agreed = false
+            var finalDevice: String?
             while true {
                 rounds += 1
                 if pull { report.pulled += try await pullAll() }
-                let pulled = pull
+                // With nothing left to push, the store and the service agree when nothing
+                // came in since this store last heard from the service; then the same
+                // transaction records the sync as completed.
+                let finishing = pull || agreed
                 pull = true
-                guard let push = try await store.write({ [limit, rows] db in try engine.makePush(db, limit: limit, rows: rows) }) else {
-                    // Nothing left to push, and nothing came in since this store last heard
-                    // from the service: they agree.
-                    if pulled || agreed { break }
+                let (next, completed, deviceNow) = try await store.write { [limit, rows] db -> (SyncEngine.Push?, Bool, String?) in
+                    if let push = try engine.makePush(db, limit: limit, rows: rows) { return (push, false, nil) }
+                    guard finishing else { return (nil, false, nil) }
+                    try engine.syncCompleted(db)
+                    return (nil, true, try engine.loadState(db)?.device)
+                }
+                guard let push = next else {
+                    if completed {
+                        finalDevice = deviceNow
+                        break
+                    }
                     continue
                 }
                 agreed = false
@@ -231,17 +244,16 @@ public actor SyncClient {
                     }
                 }
             }
-            try await store.write { db in try engine.syncCompleted(db) }
             snapshot.lastSync = Date()
-            publish(.idle)
+            await publish(.idle)
             report.cursor = snapshot.cursor
-            report.reidentified = try await store.read { db in try engine.loadState(db)?.device } != device
+            report.reidentified = finalDevice != device
             return report
         } catch let error as SyncClientError {
-            if case .offline(let reason) = error { publish(.offline(reason)) } else { publish(.error(error.description)) }
+            if case .offline(let reason) = error { await publish(.offline(reason)) } else { await publish(.error(error.description)) }
             throw error
         } catch {
-            publish(.error("\(error)"))
+            await publish(.error("\(error)"))
             throw error
         }
     }
@@ -251,9 +263,10 @@ public actor SyncClient {
     private func pullAll() async throws -> Int {
         let engine = engine
         var applied = 0
-        let device = try await store.read { db in try engine.loadState(db)?.device }
+        let state = try await store.read { db in try engine.loadState(db) }
+        let device = state?.device
+        var cursor = state?.cursor ?? 0
         while true {
-            let cursor = try await store.read { db in try engine.loadState(db)?.cursor ?? 0 }
             let page = try await transport.pull(since: cursor)
             applied += page.transactions.count(where: { $0.device != device })
             var rest = page.transactions[...]
@@ -269,7 +282,10 @@ public actor SyncClient {
                 }
                 rest = rest.dropFirst(done)
             }
+            // Each transaction taken (applied, quarantined, or this store's own) moved the
+            // cursor to its number.
             guard let last = page.transactions.last?.seq, last < page.head else { return applied }
+            cursor = max(cursor, last)
         }
     }
 
@@ -390,12 +406,21 @@ public actor SyncClient {
         }
     }
 
-    private func publish(_ status: Status) {
+    /// Sets the status and tells the `updates` streams; with `refresh`, reads the cursor and
+    /// the counts again first (one read, awaited: a blocking read here held one of the few
+    /// threads every task of the app shares).
+    private func publish(_ status: Status, refresh: Bool = true) async {
         snapshot.status = status
-        let engine = engine
-        if let state = try? store.read({ db in try engine.loadState(db) }) { snapshot.cursor = state.cursor }
-        if let count = try? store.read({ db in try engine.pendingCount(db) }) { snapshot.pendingChangeCount = count }
-        if let count = try? store.read({ db in try engine.quarantinedCount(db) }) { snapshot.quarantinedCount = count }
+        if refresh {
+            let engine = engine
+            if let (cursor, pending, quarantined) = try? await store.read({ db in
+                (try engine.loadState(db)?.cursor, try engine.pendingCount(db), try engine.quarantinedCount(db))
+            }) {
+                if let cursor { snapshot.cursor = cursor }
+                snapshot.pendingChangeCount = pending
+                snapshot.quarantinedCount = quarantined
+            }
+        }
         broadcast.yield(snapshot)
     }
 }
