@@ -78,8 +78,15 @@ enum SyncBenchmark {
         }
         let latency = Harness.median(latencies)
         followers.forEach { $0.cancel() }
+        // A service that cannot carry the crowd (an older one, for comparison) fails this row only.
+        let crowd: String
+        do {
+            crowd = try await crowdLine(binary: binary, postgres: postgres, server: server, quick: quick)
+        } catch {
+            crowd = "| **sync:** 30 devices on one space | | failed: \(error) | | p99 ≤ 500 ms, none sent back | MISSED |"
+        }
         let lines = [
-            try await crowdLine(binary: binary, postgres: postgres, server: server, quick: quick),
+            crowd,
             "| **sync:** a commit on device A → the changeset on device B (service and PostgreSQL on loopback; median of \(latencies.count)) | | \(Harness.format(latency)) | | ≤ 100 ms | \(latency <= 0.1 ? "ok" : "MISSED") |",
             "| **sync:** initial sync of \(count) people to an empty device | | \(Harness.format(initial)) (\(Int(Double(count) / initial)) rows/s) | | ≤ 10 s at 100,000 | \(initial <= 10 * Double(count) / 100_000 ? "ok" : "MISSED") |",
             "| **sync:** push of a store's \(count) existing people (first sync) / of 100 logged transactions × 100 updates | | \(Harness.format(push)) (\(Int(Double(count) / push)) rows/s) / \(Harness.format(logged)) (\(Int(10_000 / logged)) rows/s) | | rows per second | |",
@@ -114,8 +121,9 @@ enum SyncBenchmark {
     static func crowdLine(binary: String, postgres: String, server: URL, quick: Bool) async throws -> String {
         let crowd = try await crowdedSpace(binary: binary, postgres: postgres, server: server, devices: 30, commits: quick ? 8 : 20)
         return "| **sync:** 30 devices on one space, each committing and syncing \(crowd.commits) times at once: commit → pushed and pulled, "
-            + "p50 / p90 / p99 (pushes sent back to rebase; median of each device's first sync) | | \(Harness.format(crowd.p50)) / \(Harness.format(crowd.p90)) / "
-            + "\(Harness.format(crowd.p99)) (\(crowd.behind) of \(crowd.syncs); first \(Harness.format(crowd.first))) "
+            + "p50 / p90 / p99 (pushes sent back to rebase; the devices' first syncs, all at once before: median / slowest) | | "
+            + "\(Harness.format(crowd.p50)) / \(Harness.format(crowd.p90)) / \(Harness.format(crowd.p99)) (\(crowd.behind) of \(crowd.syncs); "
+            + "joining \(Harness.format(crowd.join)) / \(Harness.format(crowd.slowestJoin))) "
             + "| | p99 ≤ 500 ms, none sent back | \(crowd.p99 <= 0.5 && crowd.behind == 0 ? "ok" : "MISSED") |"
     }
 
@@ -123,7 +131,7 @@ enum SyncBenchmark {
     /// it, syncing after every commit, all at once. Returns the p50 and p99 of commit →
     /// synced, and how many pushes the service sent back to be rebased.
     static func crowdedSpace(binary: String, postgres: String, server: URL, devices: Int, commits: Int) async throws
-        -> (p50: Double, p90: Double, p99: Double, first: Double, behind: Int, syncs: Int, commits: Int) {
+        -> (p50: Double, p90: Double, p99: Double, join: Double, slowestJoin: Double, behind: Int, syncs: Int, commits: Int) {
         let token = try Cluster.output(binary, ["token", "add", "--postgres", postgres, "--space", "crowd"]).split(separator: "\n").last.map(String.init) ?? ""
         let configuration = SyncConfiguration(tables: DemoSchema.syncedTables)
         var members: [(Store, SyncClient, String)] = []
@@ -134,6 +142,12 @@ enum SyncBenchmark {
             members.append((store, try SyncClient(store: store, server: server, token: token, configuration: configuration), path))
         }
         defer { for (_, _, path) in members { removeDatabase(at: path) } }
+        // The devices join the space first, all at once (each one's first sync), as an app's
+        // devices have before their users commit anything; timed apart from the commits.
+        let joins = try await withThrowingTaskGroup(of: Double.self) { group in
+            for (_, client, _) in members { group.addTask { try await seconds { try await client.sync() } } }
+            return try await group.reduce(into: [Double]()) { $0.append($1) }.sorted()
+        }
         let results = try await withThrowingTaskGroup(of: ([Double], Int).self) { group in
             for (index, (store, client, _)) in members.enumerated() {
                 group.addTask {
@@ -169,11 +183,9 @@ enum SyncBenchmark {
             guard count == devices else { throw Failure(description: "a crowded device has \(count) people, not \(devices)") }
         }
         let sorted = results.0.sorted()
-        // The first commit of each device is its first sync too (its whole upload and pull).
-        let first = Harness.median(results.0.enumerated().filter { $0.offset % commits == 0 }.map(\.element))
         let p90 = sorted[min(sorted.count - 1, Int((Double(sorted.count) * 0.9).rounded(.up)) - 1)]
         let p99 = sorted[min(sorted.count - 1, Int((Double(sorted.count) * 0.99).rounded(.up)) - 1)]
-        return (Harness.median(sorted), p90, p99, first, results.1, sorted.count, commits)
+        return (Harness.median(sorted), p90, p99, Harness.median(joins), joins.last ?? 0, results.1, sorted.count, commits)
     }
 
     static func seconds(_ body: () async throws -> Void) async rethrows -> Double {
