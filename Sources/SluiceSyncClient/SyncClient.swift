@@ -88,9 +88,9 @@ public actor SyncClient {
         }
     }
 
-    private let store: Store
-    private let engine: SyncEngine
-    private let transport: SyncTransport
+    let store: Store
+    let engine: SyncEngine
+    let transport: SyncTransport
     /// The latest snapshot.
     public private(set) var snapshot = Snapshot(status: .idle, pendingChangeCount: 0, lastSync: nil, cursor: 0)
 
@@ -256,80 +256,6 @@ public actor SyncClient {
             await publish(.error("\(error)"))
             throw error
         }
-    }
-
-    /// Pulls and applies pages until the cursor reaches the head; returns how many
-    /// transactions of other devices it applied.
-    private func pullAll() async throws -> Int {
-        let engine = engine
-        var applied = 0
-        let state = try await store.read { db in try engine.loadState(db) }
-        let device = state?.device
-        var cursor = state?.cursor ?? 0
-        while true {
-            let page = try await transport.pull(since: cursor)
-            applied += page.transactions.count(where: { $0.device != device })
-            var rest = page.transactions[...]
-            while !rest.isEmpty {
-                let done: Int
-                do {
-                    done = try await applyBatch(Array(rest))
-                } catch let error as StoreError where SyncEngine.isQuarantinable(error) {
-                    // Only COMMIT (a deferred foreign key) or a constraint that rolls back the
-                    // whole transaction fails so: the first transaction alone, as its own
-                    // local transaction, tells whether it was the one.
-                    done = try await applyAlone(rest[rest.startIndex])
-                }
-                rest = rest.dropFirst(done)
-            }
-            // Each transaction taken (applied, quarantined, or this store's own) moved the
-            // cursor to its number.
-            guard let last = page.transactions.last?.seq, last < page.head else { return applied }
-            cursor = max(cursor, last)
-        }
-    }
-
-    /// Applies pulled transactions, oldest first, as one local transaction (one commit and
-    /// one fsync for a page, not one per pulled transaction; live queries see one changeset),
-    /// each in a savepoint of its own: one this device cannot apply is rolled back alone and
-    /// quarantined, and the others go on. Takes only the first while this store has local
-    /// changes to push, and stops after one whose merge results must be written (as a local
-    /// transaction of their own, which is pushed). Returns how many it took.
-    private func applyBatch(_ transactions: [SyncTransaction]) async throws -> Int {
-        let engine = engine
-        let (taken, merged) = try await store.write { db -> (Int, Bool) in
-            // With local changes unpushed, each pulled transaction settles its conflicts
-            // against what the log says the ones before it overwrote: one per commit.
-            let batch = try engine.pendingCount(db) == 0 ? transactions[...] : transactions.prefix(1)
-            for (index, transaction) in batch.enumerated() {
-                do {
-                    if try db.savepoint({ db in try engine.apply(transaction, db) }) { return (index + 1, true) }
-                } catch let error as StoreError where SyncEngine.isQuarantinable(error) {
-                    // SQLite rolled the whole transaction back (ON CONFLICT ROLLBACK): the
-                    // batch is gone, and the caller applies the transactions one by one.
-                    guard db.isInsideTransaction else { throw error }
-                    // One transaction this device cannot apply does not stop the others.
-                    try engine.quarantine(transaction, error: error, db)
-                }
-            }
-            return (batch.count, false)
-        }
-        if merged { try await store.write { db in try engine.writeMerges(db) } }
-        return taken
-    }
-
-    /// Applies one pulled transaction as one local transaction, quarantining it when this
-    /// device cannot apply it. Returns 1.
-    private func applyAlone(_ transaction: SyncTransaction) async throws -> Int {
-        let engine = engine
-        do {
-            if try await store.write({ db in try engine.apply(transaction, db) }) {
-                try await store.write { db in try engine.writeMerges(db) }
-            }
-        } catch let error as StoreError where SyncEngine.isQuarantinable(error) {
-            try await store.write { db in try engine.quarantine(transaction, error: error, db) }
-        }
-        return 1
     }
 
     /// Syncs now, then again after every local commit and whenever the service has
