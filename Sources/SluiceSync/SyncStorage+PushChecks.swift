@@ -76,15 +76,22 @@ extension SyncStorage {
     static let longestSequencedGap: Int64 = 1_000
 
     /// Whether `transactions` write nothing the history after `base` wrote: no column of a
-    /// row both update, and no row one inserts or deletes that the other writes at all.
+    /// row both update, and no row one inserts or deletes that the other writes at all; and
+    /// the last number it read (`base` when there was nothing). More than
+    /// ``longestSequencedGap`` transactions after `base` do not commute.
     static func commute(_ transactions: [SyncTransaction], withHistoryAfter base: Int64, space: Int64,
-                        connection: PostgresConnection, logger: Logger) async throws -> Bool {
+                        connection: PostgresConnection, logger: Logger) async throws -> (commutes: Bool, last: Int64) {
         var columns: [String: Set<String>] = [:]
         var whole: Set<String> = []
-        let rows = try await connection.query(
-            "SELECT changes FROM sluice_txn WHERE space_id = \(space) AND seq > \(base) ORDER BY seq", logger: logger)
+        var last = base
+        var count: Int64 = 0
+        let rows = try await connection.query("""
+            SELECT seq, changes FROM sluice_txn WHERE space_id = \(space) AND seq > \(base) ORDER BY seq LIMIT \(longestSequencedGap + 1)
+            """, logger: logger)
         let decoder = JSONDecoder()
-        for try await json in rows.decode(String.self) {
+        for try await (seq, json) in rows.decode((Int64, String).self) {
+            last = seq
+            count += 1
             for change in try decoder.decode([SyncChange].self, from: Data(json.utf8)) {
                 let row = change.table.lowercased() + "\u{0}" + change.id
                 if change.op == .update {
@@ -94,17 +101,18 @@ extension SyncStorage {
                 }
             }
         }
+        guard count <= longestSequencedGap else { return (false, last) }
         for transaction in transactions {
             for change in transaction.changes {
                 let row = change.table.lowercased() + "\u{0}" + change.id
-                if whole.contains(row) { return false }
+                if whole.contains(row) { return (false, last) }
                 if change.op != .update {
-                    if columns[row] != nil { return false }
+                    if columns[row] != nil { return (false, last) }
                 } else if let written = columns[row], (change.values ?? [:]).keys.contains(where: { written.contains($0.lowercased()) }) {
-                    return false
+                    return (false, last)
                 }
             }
         }
-        return true
+        return (true, last)
     }
 }

@@ -176,19 +176,30 @@ public struct SyncStorage: Sendable {
                     a replayed push would roll rows back
                     """))
             }
+            // Transactions the device has not pulled may have come first: its own go after
+            // them when no row or column is written by both (the order of the two does not
+            // change any copy); otherwise the device pulls and rebases them (conflict
+            // policies decide). What is committed already is checked before the lock; under
+            // it, only what committed meanwhile.
+            func behind(_ head: Int64) -> Result<PushResponse, SyncErrorBody> {
+                .failure(SyncErrorBody(error: "behind", message: "the history is at \(head), the push was based on \(request.base) and writes what came since: pull first"))
+            }
+            var checked = request.base
+            if !fresh.isEmpty {
+                let early = try await Self.commute(fresh, withHistoryAfter: request.base, space: space, connection: connection, logger: logger)
+                guard early.commutes else { return behind(early.last) }
+                checked = early.last
+            }
             var head: Int64 = 0
             for try await value in try await connection.query(
                 "SELECT head FROM sluice_space WHERE id = \(space)\(unescaped: fresh.isEmpty ? "" : " FOR NO KEY UPDATE")", logger: logger)
                 .decode(Int64.self) { head = value }
             guard !fresh.isEmpty else { return .success(PushResponse(head: head, appended: 0)) }
             if head != request.base {
-                // Transactions the device has not pulled came first: its own go after them when
-                // no row or column is written by both (the order of the two does not change any
-                // copy); otherwise the device pulls and rebases them (conflict policies decide).
-                guard request.base < head, head - request.base <= Self.longestSequencedGap,
-                      try await Self.commute(fresh, withHistoryAfter: request.base, space: space, connection: connection, logger: logger)
-                else {
-                    return .failure(SyncErrorBody(error: "behind", message: "the history is at \(head), the push was based on \(request.base) and writes what came since: pull first"))
+                guard request.base < head, head - request.base <= Self.longestSequencedGap else { return behind(head) }
+                if head > checked {
+                    guard try await Self.commute(fresh, withHistoryAfter: checked, space: space, connection: connection, logger: logger).commutes
+                    else { return behind(head) }
                 }
             }
             if let checker = policy.checker {
