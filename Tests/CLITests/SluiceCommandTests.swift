@@ -139,7 +139,16 @@ import Testing
         #expect(result.stdout.contains("applied 004_create_app_state"))
         #expect(result.stdout.contains("seeded 300 people"))
         #expect(result.stdout.contains("$ sluice query person --where"))
-        #expect(result.stdout.range(of: #"\n\d+ people; the first three:\n"#, options: .regularExpression) != nil, "the typed API's section")
+        // The typed API's section prints the Swift it runs, and finds the first query's rows.
+        #expect(result.stdout.contains(".where { $0.age.between(30, 40) && $0.city == \"Oslo\" }"), "\(result.stdout)")
+        let sections = result.stdout.components(separatedBy: "\n$ ")
+        func ids(_ text: String, pattern: String) -> [String] {
+            text.split(separator: "\n").compactMap { line in line.range(of: pattern, options: .regularExpression).map { String(line[$0].filter(\.isNumber)) } }
+        }
+        let first = try #require(sections.first { $0.hasPrefix("sluice query person --where \"age BETWEEN 30 AND 40") })
+        let typed = try #require(sections.last)
+        let queried = ids(first, pattern: #"^\s*\d+ │"#)
+        #expect(!queried.isEmpty && ids(typed, pattern: #"^\d+  "#) == queried, "\(first)\n\(typed)")
         #expect(FileManager.default.fileExists(atPath: cli.path("sluice.sqlite")))
         let again = try cli.run(["tour"])
         #expect(again.stdout.contains("skipped: the store already has 300 people"))

@@ -38,12 +38,22 @@ struct Tour: ParsableCommand {
         try show(store, "package_content", where: "weight > 2500", order: "weight", desc: true, limit: 5, note: "the heaviest items")
         try show(store, "message", where: "conversation_id == 1", order: "sent_at", limit: 6, note: "a chat history in sent order")
 
-        section("typed Swift API", "the same queries from an app")
-        // Key paths of the @Table model: the same SQL as "age >= 65 AND country == 'Norway'".
-        let adults = store.objects(Person.self).filter(\.age >= 65 && \.country == "Norway").sorted(by: \.lastName)
-        print("\(adults.count) people; the first three:")
-        for person in try adults.limit(3).fetch() {
-            print("\(person.fullName), \(person.age.map(String.init) ?? "?"), \(person.city ?? "")")
+        section("typed Swift API", "the first query again, as an app writes it")
+        // The @Table model's key paths: the same SQL as the query string above.
+        print("""
+            let thirtiesInOslo = store.objects(Person.self)
+                .where { $0.age.between(30, 40) && $0.city == "Oslo" }
+                .sorted(by: [Ordering("last_name"), Ordering("first_name")])
+                .limit(5)
+            """)
+        let thirtiesInOslo = store.objects(Person.self)
+            .where { $0.age.between(30, 40) && $0.city == "Oslo" }
+            .sorted(by: [Ordering("last_name"), Ordering("first_name")])
+            .limit(5)
+        let people = try thirtiesInOslo.fetch()
+        print("→ \(people.count) people, the rows of the first query:")
+        for person in people {
+            print("\(person.id.map(String.init) ?? "?")  \(person.fullName), \(person.age.map(String.init) ?? "?"), \(person.city ?? "")")
         }
         print("\nNext: `sluice query person --where \"age > 80\" --format json`, or `sluice --help`.")
     }
