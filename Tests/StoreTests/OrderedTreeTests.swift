@@ -39,6 +39,11 @@ import SluiceDemo
                 model[index].1 = "r\(step)"
             }
             if step % 400 == 0 { snapshots.append((ResultsSnapshot(tree: tree), model.map(\.1))) }
+            let violations = tree._invariantViolations()
+            if !violations.isEmpty {
+                Issue.record("after step \(step): \(violations)")
+                return
+            }
         }
         #expect(tree.count == model.count)
         #expect(Array(ResultsSnapshot(tree: tree)) == model.map(\.1))
@@ -54,12 +59,30 @@ import SluiceDemo
         }
     }
 
+    /// The check finds what it checks: a count that lies, keys out of order.
+    @Test func theInvariantCheckFindsABrokenTree() {
+        let entries = (0..<500).map { (key: Self.key(Int64($0), Int64($0)), element: $0) }
+        let tree = OrderedTree(order: Self.order, sorted: entries)
+        #expect(tree._invariantViolations() == [])
+        let leaf = tree.root.children[0]
+        leaf.count += 1
+        #expect(tree._invariantViolations().contains { $0.contains("count") })
+        leaf.count -= 1
+        leaf.keys.swapAt(0, 1)
+        #expect(tree._invariantViolations().contains { $0.contains("ascending") })
+    }
+
     @Test func bulkBuildThenRemoveEverything() {
         let entries = (0..<10_000).map { (key: Self.key(Int64($0 / 3), Int64($0)), element: $0) }
         var tree = OrderedTree(order: Self.order, sorted: entries)
+        #expect(tree._invariantViolations() == [])
         #expect(tree.count == 10_000)
         #expect(Array(ResultsSnapshot(tree: tree)) == Array(0..<10_000))
-        for entry in entries.reversed() { tree.remove(key: entry.key) }
+        for (index, entry) in entries.reversed().enumerated() {
+            tree.remove(key: entry.key)
+            if index % 97 == 0 { #expect(tree._invariantViolations() == [], "after \(index + 1) removals") }
+        }
+        #expect(tree._invariantViolations() == [])
         #expect(tree.count == 0)
         #expect(Array(ResultsSnapshot(tree: tree)).isEmpty)
         tree.insert(5, key: Self.key(1, 1))

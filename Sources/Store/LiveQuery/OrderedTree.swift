@@ -124,7 +124,9 @@ struct OrderedTree<Element> {
                 }
                 level = next
             }
-            return OrderedTree(order: order, root: level[0])
+            let tree = OrderedTree(order: order, root: level[0])
+            tree._checkInvariants()
+            return tree
         }
     }
 
