@@ -8,6 +8,16 @@ import SluiceSyncProtocol
 /// another device's transactions, and whether they commute with the history their device
 /// has not pulled.
 extension SyncStorage {
+    /// What a push is checked against and what the service adds to it.
+    struct PushPolicy: Sendable {
+        /// How far ahead of the service's clock a transaction's clock may be.
+        var maximumSkew: Duration
+        /// The CHECK constraints of the registered statements, if any.
+        var checker: RowChecker?
+        /// The references whose ON DELETE action the service applies.
+        var deleteRules: [SyncSchema.DeleteRule] = []
+    }
+
     /// The rows of checked tables as `transactions` leave them, one candidate per change
     /// (an update merged into the row as stored, or as an earlier change of the push left it).
     static func candidates(_ transactions: [SyncTransaction], checker: RowChecker, space: Int64,

@@ -252,16 +252,6 @@ public struct SyncStorage: Sendable {
         }
     }
 
-    /// What a push is checked against and what the service adds to it.
-    struct PushPolicy: Sendable {
-        /// How far ahead of the service's clock a transaction's clock may be.
-        var maximumSkew: Duration
-        /// The CHECK constraints of the registered statements, if any.
-        var checker: RowChecker?
-        /// The references whose ON DELETE action the service applies.
-        var deleteRules: [SyncSchema.DeleteRule] = []
-    }
-
     /// The channel pushes notify: the payload is `<space id>:<head>`.
     static let headChannel = "sluice_head"
 
