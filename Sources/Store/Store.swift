@@ -22,6 +22,8 @@ public final class Store: @unchecked Sendable {
 
     /// The database file's path (for `":memory:"`, the private file made for it).
     public let path: String
+    /// The file the store opened at `path`.
+    private let file: OpenedFile
     /// The folder of an in-memory store's file, removed with the store.
     private let temporaryFolder: URL?
 
@@ -95,24 +97,28 @@ public final class Store: @unchecked Sendable {
         readerQueue = DispatchQueue(label: "sluice.reader")
         writerQueue.setSpecific(key: writerKey, value: true)
         readerQueue.setSpecific(key: readerKey, value: true)
-        let commits = ExternalCommits(path: path) {
-            try? Self.openReader(path: path, configuration: configuration).connection
+        let file = OpenedFile(path: path)
+        self.file = file
+        let commits = ExternalCommits(path: path, file: file) {
+            try? Self.openReader(path: path, configuration: configuration, file: file).connection
         }
         observationCenter = ObservationCenter(commits: commits) {
-            try Self.openReader(path: path, configuration: configuration)
+            try Self.openReader(path: path, configuration: configuration, file: file)
         }
 
         if configuration.readOnly {
             writer = nil
             tracker = nil
             logWriter = nil
-            reader = try Self.openReader(path: path, configuration: configuration)
+            reader = try Self.openReader(path: path, configuration: configuration, file: file)
+            file.noteOpened()
         } else {
             if !configuration.createIfMissing, !FileManager.default.fileExists(atPath: path) {
                 throw StoreError(code: .cannotOpen, message: "no database at \(path)")
             }
             let connection = try Connection(path: path, mode: configuration.createIfMissing ? .create : .readWrite,
                                             busyTimeout: configuration.busyTimeoutMilliseconds)
+            file.noteOpened()
             // WAL lets the reader run while the writer writes.
             let mode = try connection.prepare(sql: "PRAGMA journal_mode = WAL")
             let journal = try mode.step() ? String(sqliteValue: mode.value(at: 0)) : nil
@@ -155,7 +161,10 @@ public final class Store: @unchecked Sendable {
         try migrate(migrations)
     }
 
-    private static func openReader(path: String, configuration: Configuration) throws -> Database {
+    /// Opens a read connection, unless the file at the path is no longer
+    /// the one the store opened (`OpenedFile`).
+    private static func openReader(path: String, configuration: Configuration, file: OpenedFile) throws -> Database {
+        try file.check()
         let connection = try Connection(path: path, mode: .readWrite, busyTimeout: configuration.busyTimeoutMilliseconds)
         try connection.execute(script: "PRAGMA query_only = 1")
         return Database(connection: connection, isReadOnly: true)
@@ -337,7 +346,7 @@ public final class Store: @unchecked Sendable {
     /// The reader, opened on first use (reader queue only).
     private func readerConnection() throws -> Database {
         if let reader { return reader }
-        let db = try Self.openReader(path: path, configuration: configuration)
+        let db = try Self.openReader(path: path, configuration: configuration, file: file)
         reader = db
         return db
     }

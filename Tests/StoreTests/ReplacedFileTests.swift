@@ -37,7 +37,10 @@ import Testing
             try FileManager.default.removeItem(atPath: database.path)
             try Self.populated(database.path, name: "new")
         }
-        let before = try dump(path: database.path)
+        // The file's bytes: opening it through SQLite while the old
+        // database's -wal is beside it would read (and on closing,
+        // checkpoint) the old frames over it.
+        let before = try Data(contentsOf: URL(fileURLWithPath: database.path))
 
         let error = try #require(throws: StoreError.self) {
             try store.write { tx in try tx.execute(sql: "INSERT INTO item VALUES (2, 'lost')") }
@@ -47,7 +50,6 @@ import Testing
         await #expect(throws: StoreError.self) {
             try await store.write { tx in try tx.execute(sql: "INSERT INTO item VALUES (3, 'lost')") }
         }
-        #expect(try dump(path: database.path) == before, "the file now at the path is left as it was")
 
         // Observers hear of it without any write.
         let deadline = Date().addingTimeInterval(30)
@@ -57,6 +59,11 @@ import Testing
             usleep(2_000)
         }
         #expect(errors.map(\.code) == [.fileReplaced])
+        // A read that needs a connection the store has not opened yet is
+        // refused too, rather than opening the file now at the path.
+        let readError = try #require(throws: StoreError.self) { try store.read { db in try db.fetchRows(sql: "SELECT * FROM item") } }
+        #expect(readError.code == .fileReplaced)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: database.path)) == before, "the file now at the path is left as it was")
     }
 
     @Test func aWriteThatStartedBeforeTheReplacementIsNotCommitted() throws {

@@ -42,8 +42,8 @@ final class ExternalCommits: @unchecked Sendable {
     let path: String
     let queue = DispatchQueue(label: "sluice.commits")
     private let queueKey = DispatchSpecificKey<Bool>()
-    /// The file the store opened (device and inode), to notice it being replaced.
-    private let opened: (device: UInt64, inode: UInt64)?
+    /// The file the store opened, to notice it being replaced.
+    private let file: OpenedFile
 
     private struct State {
         /// Whether anything is observed (events are wanted).
@@ -77,10 +77,11 @@ final class ExternalCommits: @unchecked Sendable {
     ///   - path: the database file.
     ///   - openConnection: opens a read connection to it, for the commit
     ///     counter (kept open while anything is observed).
-    init(path: String, openConnection: @escaping () -> Connection?) {
+    ///   - file: the file the store opened at `path`.
+    init(path: String, file: OpenedFile, openConnection: @escaping () -> Connection?) {
         self.path = path
+        self.file = file
         counter = CommitCounter(open: openConnection)
-        opened = Self.fileIdentity(path)
         queue.setSpecific(key: queueKey, value: true)
     }
 
@@ -172,7 +173,7 @@ final class ExternalCommits: @unchecked Sendable {
     }
 
     private func checkReplaced() {
-        guard let opened, Self.fileIdentity(path).map({ $0 != opened }) ?? true else { return }
+        guard file.isReplaced else { return }
         let sink = state.withLock { state -> ExternalCommitSink? in
             guard !state.replaced else { return nil }
             state.replaced = true
@@ -181,13 +182,6 @@ final class ExternalCommits: @unchecked Sendable {
         source?.stop()
         source = nil
         sink?.fileReplaced(Database.fileReplaced(path))
-    }
-
-    static func fileIdentity(_ path: String) -> (device: UInt64, inode: UInt64)? {
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-              let device = (attributes[.systemNumber] as? NSNumber)?.uint64Value,
-              let inode = (attributes[.systemFileNumber] as? NSNumber)?.uint64Value else { return nil }
-        return (device, inode)
     }
 
     // MARK: - This store's commits (the writer's queue)
