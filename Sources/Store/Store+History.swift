@@ -39,7 +39,8 @@ extension Store {
     ///   `token` (never a silent gap); `.invalidInput` for a token of another
     ///   database or one ahead of this one; `.unknownTable`.
     public func changes(since token: HistoryToken, tables: [String]? = nil, limit: Int? = nil) throws -> [LoggedTransaction] {
-        try read { db in
+        try sealForeignTransaction()
+        return try read { db in
             let names = try tables.map { try Set($0.map { try db.tableInfo($0).name.lowercased() }) }
             return try ChangeLog.transactions(after: token, tables: names, limit: limit, db)
         }
@@ -56,10 +57,21 @@ extension Store {
     /// and with an error if the log cannot be read.
     public func transactions(from token: HistoryToken) -> AsyncThrowingStream<LoggedTransaction, Error> {
         AsyncThrowingStream { continuation in
-            let observation = HistoryObservation(from: token, continuation: continuation)
+            let observation = HistoryObservation(from: token, continuation: continuation) { [weak self] in
+                guard let self else { return }
+                Task { try? await self.write { db in try ChangeLog.sealForeignTransaction(db) } }
+            }
             let observationToken = register(observation)
             continuation.onTermination = { _ in observationToken.invalidate() }
         }
+    }
+
+    /// Closes a foreign writer's newest logged transaction, when there is
+    /// one, so history can hand it out whole (`ChangeLog.transactions(after:)`).
+    /// Nothing to do on a read-only store: it leaves that transaction out.
+    func sealForeignTransaction() throws {
+        guard !configuration.readOnly, try read({ db in try ChangeLog.openForeignTransaction(db) }) != nil else { return }
+        try write { db in try ChangeLog.sealForeignTransaction(db) }
     }
 
     // MARK: - Foreign writers
@@ -75,7 +87,11 @@ extension Store {
     /// by time (statements less than a millisecond apart share one), and
     /// with the `sqlite3` shell's default `recursive_triggers = OFF`, rows
     /// that its `REPLACE` deletes are missing from the log (observers still
-    /// see them gone: a replaced key is re-read).
+    /// see them gone: a replaced key is re-read). A commit in the same
+    /// millisecond joins the foreign transaction before it, so history hands
+    /// a foreign writer's newest transaction out only once it is closed: a
+    /// writable store closes it when history is read; a read-only one leaves
+    /// it out until a later transaction follows.
     ///
     /// - Throws: `.unknownTable`, `.unsupportedTable` (views, virtual and
     ///   `WITHOUT ROWID` tables, Sluice's own); nothing is installed then.
@@ -135,9 +151,17 @@ final class HistoryObservation: StoreObservation, TokenBearing, @unchecked Senda
     private var finished = false
     var token: ObservationToken?
 
-    init(from token: HistoryToken, continuation: AsyncThrowingStream<LoggedTransaction, Error>.Continuation) {
+    /// Asks the store's writer to seal a foreign writer's newest logged
+    /// transaction, which reads leave out until then.
+    private let requestSeal: @Sendable () -> Void
+    /// The open transaction a seal was asked for already.
+    private var sealRequested: Int64?
+
+    init(from token: HistoryToken, continuation: AsyncThrowingStream<LoggedTransaction, Error>.Continuation,
+         requestSeal: @escaping @Sendable () -> Void) {
         cursor = token
         self.continuation = continuation
+        self.requestSeal = requestSeal
     }
 
     func start(_ db: Database, pin: ReadPin) { readOn(db) }
@@ -150,8 +174,12 @@ final class HistoryObservation: StoreObservation, TokenBearing, @unchecked Senda
             while true {
                 let batch = try ChangeLog.transactions(after: cursor, limit: 1000, db)
                 for transaction in batch { continuation.yield(transaction) }
-                guard let last = batch.last else { return }
+                guard let last = batch.last else { break }
                 cursor = last.token
+            }
+            if let open = try ChangeLog.openForeignTransaction(db), open > cursor.sequence, sealRequested != open {
+                sealRequested = open
+                requestSeal()
             }
         } catch {
             finished = true
@@ -236,8 +264,14 @@ extension Database {
 
     /// The logged transactions after `token`, as `Store.changes(since:tables:limit:)`
     /// gives them, read inside this transaction.
-    public func loggedTransactions(after token: HistoryToken, tables: [String]? = nil, limit: Int? = nil) throws -> [LoggedTransaction] {
+    ///
+    /// A foreign writer's newest logged transaction may still grow (a commit
+    /// in the same millisecond joins it). In a write transaction it is closed
+    /// first; in a read it is left out, unless `includingOpen` (for counting
+    /// what is there: never move a cursor past it).
+    public func loggedTransactions(after token: HistoryToken, tables: [String]? = nil, limit: Int? = nil,
+                                   includingOpen: Bool = false) throws -> [LoggedTransaction] {
         let names = try tables.map { try Set($0.map { try tableInfo($0).name.lowercased() }) }
-        return try ChangeLog.transactions(after: token, tables: names, limit: limit, self)
+        return try ChangeLog.transactions(after: token, tables: names, limit: limit, includingOpen: includingOpen, self)
     }
 }

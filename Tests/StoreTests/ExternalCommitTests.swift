@@ -86,6 +86,65 @@ import Testing
         #expect(last == 39)
     }
 
+    /// The shell's back-to-back commits can land in one millisecond, and its
+    /// triggers then log them as one transaction: a commit can add rows to
+    /// the newest logged transaction after a reader saw it. History read
+    /// while the shell runs (`changes(since:)` and `transactions(from:)`)
+    /// still holds every commit once, because a transaction is handed out
+    /// only when sealed.
+    @Test func historyReadWhileTheShellCommitsHoldsEveryCommit() async throws {
+        let (store, plain) = try Self.store()
+        try store.trackForeignWriters(tables: ["item"])
+        let start = try store.currentToken
+        let commits = 300
+        let script = (0..<commits).map { "UPDATE item SET rank = \(1_000 + $0) WHERE id = \($0 % 10 + 1);" }.joined(separator: "\n")
+        let streamed = Task {
+            var ranks: [Int64] = []
+            for try await transaction in store.transactions(from: start) {
+                ranks += transaction.changes.compactMap { try? $0.newValue("rank", as: Int64.self) }
+                if ranks.count >= commits { break }
+            }
+            return ranks
+        }
+        let shellEnded = Flag()
+        let shell = Task.detached {
+            defer { shellEnded.set() }
+            try SQLiteShell.run(path: store.path, script)
+        }
+        var cursor = start
+        var read: [Int64] = []
+        while true {
+            let ended = shellEnded.isSet    // one more read after the shell ended
+            for transaction in try store.changes(since: cursor) {
+                read += try transaction.changes.compactMap { try $0.newValue("rank", as: Int64.self) }
+                cursor = transaction.token
+            }
+            if ended { break }
+            usleep(200)
+        }
+        try await shell.value
+        let expected = (0..<commits).map { Int64(1_000 + $0) }
+        #expect(Set(expected).subtracting(read).sorted() == [], "no commit's change is missing")
+        #expect(read == expected, "every commit's change, once, in order")
+        let timeout = Task {
+            try await Task.sleep(nanoseconds: 30_000_000_000)
+            streamed.cancel()    // ends the stream: a missing change fails rather than hangs
+        }
+        let stream = try await streamed.value
+        timeout.cancel()
+        #expect(Set(expected).subtracting(stream).sorted() == [], "no commit's change is missing from the stream")
+        #expect(stream == expected)
+        #expect(try plain.rows("SELECT max(rank) FROM item") == [[.integer(Int64(999 + commits))]])
+    }
+
+    final class Flag: @unchecked Sendable {
+        // @unchecked Sendable: `value` is touched only under `lock`.
+        private let lock = NSLock()
+        private var value = false
+        func set() { lock.withLock { value = true } }
+        var isSet: Bool { lock.withLock { value } }
+    }
+
     @Test(arguments: CommitPathTests.captures)
     func aSecondStoreOnTheFileIsReadExactlyFromTheLog(_ capture: ChangeCapture) throws {
         let (store, plain) = try Self.store(capture)

@@ -44,7 +44,13 @@ struct History: ParsableCommand {
     }
 
     func run() throws {
-        let store = try options.openExisting(readOnly: true)
+        // Read-only first: a file with no change log gets the clear error and
+        // stays as it was. Then a writer when the file allows one: it closes a
+        // foreign writer's newest logged transaction so that it prints too
+        // (a read-only store leaves it out until a later transaction follows).
+        let reader = try options.openExisting(readOnly: true)
+        _ = try reader.currentToken
+        let store = (try? options.openExisting()) ?? reader
         let start = try since.flatMap(HistoryToken.init) ?? store.earliestToken
         let names = try store.read { db in try tables.map { try db.tableInfo($0).name } }
         let wanted = Set(names.map { $0.lowercased() })

@@ -126,12 +126,17 @@ enum ChangeLog {
         AND seq > ?1 AND seq <= ?2
         """
 
-    /// Where the log stands on a connection's snapshot: its last sequence,
-    /// what retention removed, and the schema version (nil fields when there is no log).
+    /// Where the log stands on a connection's snapshot: its last sequence
+    /// and change, what retention removed, and the schema version (nil
+    /// fields when there is no log).
     struct Position: Equatable, Sendable {
         var sequence: Int64
         var prunedThrough: Int64
         var schemaVersion: Int64
+        /// The newest change row. A foreign writer's commit can add rows to
+        /// the newest logged transaction (`LogTriggers` group statements by
+        /// the millisecond), so the sequence alone does not say what is new.
+        var lastChange: Int64 = 0
         /// The commit counter at this position (`CommitCounter`), when known.
         var commit: UInt32?
     }
@@ -140,7 +145,8 @@ enum ChangeLog {
     static func position(_ db: Database) -> Position? {
         guard let schemaVersion = try? db.connection.scalarInt(sql: "PRAGMA schema_version") else { return nil }
         guard let statement = try? db.connection.cachedStatement(sql: """
-            SELECT (SELECT max(seq) FROM sluice_transaction), (SELECT value FROM sluice_log_state WHERE name = 'pruned_through')
+            SELECT (SELECT max(seq) FROM sluice_transaction), (SELECT value FROM sluice_log_state WHERE name = 'pruned_through'),
+                   (SELECT max(id) FROM sluice_change)
             """) else {
             return Position(sequence: 0, prunedThrough: 0, schemaVersion: schemaVersion)    // no log (yet)
         }
@@ -148,7 +154,30 @@ enum ChangeLog {
         guard (try? statement.step()) == true else { return nil }
         return Position(sequence: Int64(sqliteValue: statement.value(at: 0)) ?? 0,
                         prunedThrough: Int64(sqliteValue: statement.value(at: 1)) ?? 0,
-                        schemaVersion: schemaVersion)
+                        schemaVersion: schemaVersion,
+                        lastChange: Int64(sqliteValue: statement.value(at: 2)) ?? 0)
+    }
+
+    // MARK: - Foreign writers' open transaction
+
+    /// The condition on `sluice_transaction` of a foreign writer's newest
+    /// logged transaction, which its next statement may still join (its
+    /// token is the statement's millisecond, and a later commit in the same
+    /// millisecond joins it too).
+    private static let openForeign = "seq = (SELECT max(seq) FROM sluice_transaction) AND token LIKE 'foreign %'"
+
+    /// Closes the newest logged transaction to foreign writers: their next
+    /// statement logs a transaction of its own. In a write transaction, so no
+    /// foreign transaction is under way; then what readers take as a whole
+    /// transaction stays whole. Writes only when there is one to close.
+    static func sealForeignTransaction(_ db: Database) throws {
+        try db.execute(sql: "UPDATE sluice_transaction SET token = NULL WHERE \(openForeign)")
+    }
+
+    /// The newest logged transaction when a foreign writer may still add to
+    /// it (nil: none may grow).
+    static func openForeignTransaction(_ db: Database) throws -> Int64? {
+        try db.connection.scalarInt(sql: "SELECT seq FROM sluice_transaction WHERE \(openForeign)")
     }
 
     /// The database's id, which tokens carry (nil when there is no log yet).
@@ -184,23 +213,30 @@ enum ChangeLog {
         now.commit = commit
         let commits = position.commit.flatMap { from in commit.map { $0 &- from } }
         var changes = ChangedRows.unknown
-        if commits == 0, now.sequence == position.sequence {
+        let logged = now.sequence > position.sequence || now.lastChange > position.lastChange
+        if commits == 0, !logged {
             changes = ChangedRows()    // no commit at all
-        } else if now.prunedThrough > position.sequence || now.sequence <= position.sequence {
+        } else if now.prunedThrough > position.sequence || !logged {
             // Retention removed what is needed; or another connection
             // committed and logged nothing (it wrote untracked tables only, or
             // a tracked one without its triggers): every table is re-read.
-        } else if let commits, let from = position.commit,
+        } else if now.sequence > position.sequence, let commits, let from = position.commit,
                   try everyCommitLogged(commits, after: (position.sequence, from), through: now.sequence, db) {
             changes = ChangedRows()
         } else {
             changes.knownTables = try trackedTables(db)
         }
         if now.schemaVersion != position.schemaVersion { changes.schemaChanged = true }
-        guard now.sequence > position.sequence, now.prunedThrough <= position.sequence else { return (changes, now) }
-        let statement = try db.connection.cachedStatement(sql: "SELECT tbl, row_id, old_row_id FROM sluice_change WHERE \(changesInRange)")
+        guard logged, now.prunedThrough <= position.sequence else { return (changes, now) }
+        // The transactions logged since, and the rows a foreign commit added
+        // to the one that was newest then.
+        let statement = try db.connection.cachedStatement(sql: """
+            SELECT tbl, row_id, old_row_id FROM sluice_change WHERE \(changesInRange)
+            UNION ALL SELECT tbl, row_id, old_row_id FROM sluice_change
+            WHERE id > max(?3, coalesce((SELECT first_change FROM sluice_transaction WHERE seq = ?1), 0) - 1) AND seq = ?1
+            """)
         defer { statement.reset() }
-        try statement.bind([.integer(position.sequence), .integer(now.sequence)])
+        try statement.bind([.integer(position.sequence), .integer(now.sequence), .integer(position.lastChange)])
         var byTable: [String: Set<Int64>] = [:]
         while try statement.step() {
             guard case .text(let table) = statement.value(at: 0), case .integer(let rowID) = statement.value(at: 1) else { continue }

@@ -141,11 +141,26 @@ extension ChangeLog {
     /// The transactions after `token` on `db`'s snapshot, oldest first, at
     /// most `limit`, optionally only their changes to some tables (lower-cased;
     /// transactions left with no change are skipped).
-    static func transactions(after token: HistoryToken, tables: Set<String>? = nil, limit: Int? = nil, _ db: Database) throws -> [LoggedTransaction] {
+    ///
+    /// A foreign writer's newest logged transaction may still grow (its next
+    /// statement, or a commit in the same millisecond, joins it): inside a
+    /// write transaction it is sealed first; on a read connection it is left
+    /// out until a writer seals it (`Store.changes(since:)` does) or a later
+    /// transaction follows it. So a transaction read is never added to later.
+    /// `includingOpen` reads that one too, for a count or a look that moves
+    /// no cursor past it.
+    static func transactions(after token: HistoryToken, tables: Set<String>? = nil, limit: Int? = nil, includingOpen: Bool = false,
+                             _ db: Database) throws -> [LoggedTransaction] {
         try check(token, db)
-        var sql = "SELECT seq, at, author FROM sluice_transaction WHERE seq > ? ORDER BY seq"
+        var end = Int64.max
+        if !db.isReadOnly, db.isInsideTransaction {
+            try sealForeignTransaction(db)
+        } else if !includingOpen, let open = try openForeignTransaction(db) {
+            end = open
+        }
+        var sql = "SELECT seq, at, author FROM sluice_transaction WHERE seq > ? AND seq < ? ORDER BY seq"
         if let limit { sql += " LIMIT \(max(0, limit))" }
-        let headers = try db.fetchRows(sql: sql, arguments: [.integer(token.sequence)])
+        let headers = try db.fetchRows(sql: sql, arguments: [.integer(token.sequence), .integer(end)])
         guard let first = headers.first, let last = headers.last else { return [] }
         let statement = try db.connection.cachedStatement(sql: """
             SELECT seq, tbl, op, row_id, old_row_id, key, old, new FROM sluice_change WHERE \(ChangeLog.changesInRange) ORDER BY id
