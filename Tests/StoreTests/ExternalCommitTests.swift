@@ -96,7 +96,7 @@ import Testing
         let (store, plain) = try Self.store()
         try store.trackForeignWriters(tables: ["item"])
         let start = try store.currentToken
-        let commits = 300
+        let commits = 200
         let script = (0..<commits).map { "UPDATE item SET rank = \(1_000 + $0) WHERE id = \($0 % 10 + 1);" }.joined(separator: "\n")
         let streamed = Task {
             var ranks: [Int64] = []

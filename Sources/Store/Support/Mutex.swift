@@ -1,6 +1,7 @@
 import Foundation
 
-/// A lock around a value (Synchronization's Mutex needs macOS 15).
+/// A lock around a value (Synchronization's Mutex needs macOS 15). In
+/// `Support/`, beside no layer: every layer may use it.
 final class Mutex<Value>: @unchecked Sendable {
     // @unchecked Sendable because `value` is only touched with `lock` held.
     private var value: Value
