@@ -70,7 +70,10 @@ extension Store {
     /// one, so history can hand it out whole (`ChangeLog.transactions(after:)`).
     /// Nothing to do on a read-only store: it leaves that transaction out.
     func sealForeignTransaction() throws {
-        guard !configuration.readOnly, try read({ db in try ChangeLog.openForeignTransaction(db) }) != nil else { return }
+        guard !configuration.readOnly else { return }
+        // No log (or none readable): nothing to close; the read that follows says why.
+        let open: Int64? = try? read { db in try ChangeLog.openForeignTransaction(db) }
+        guard open != nil else { return }
         try write { db in try ChangeLog.sealForeignTransaction(db) }
     }
 

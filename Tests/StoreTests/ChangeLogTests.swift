@@ -32,6 +32,16 @@ import SluiceDemo
         try store.changes(since: token).map(render)
     }
 
+    @Test func historyOfAStoreWithoutALogIsAClearError() throws {
+        let database = TemporaryDatabase()
+        var configuration = Store.Configuration()
+        configuration.logsChanges = false
+        let store = try Store(path: database.path, configuration: configuration)
+        try store.write { tx in try tx.execute(sql: "CREATE TABLE item (id INTEGER PRIMARY KEY)") }
+        let error = try #require(throws: StoreError.self) { try store.changes(since: HistoryToken(databaseID: "abc", sequence: 0)) }
+        #expect(error.code == .notFound && error.message.contains("no change log"), "\(error)")
+    }
+
     @Test(arguments: captures)
     func insertsUpdatesAndDeletesAreLoggedWithTheirValues(capture: ChangeCapture) throws {
         let (store, _) = try CommitPathTests.store(capture)
