@@ -276,10 +276,9 @@ final class SyncEngine: @unchecked Sendable {
         // whole history pulled since the last push.
         guard try local ?? hasLocalTransactions(after: state.pushedToken, db) else { return [] }
         let names = order.compactMap { tables[$0]?.name }
-        // In a write (a push, a pull) a foreign writer's newest transaction is
-        // closed before it is read; a read (a count) takes it as it stands.
-        let transactions = try db.loggedTransactions(after: HistoryToken(databaseID: state.databaseID, sequence: state.pushed), tables: names,
-                                                     includingOpen: true)
+        // A write (push, pull) closes a foreign writer's newest transaction first; a read (a count) takes it as it is.
+        let token = HistoryToken(databaseID: state.databaseID, sequence: state.pushed)
+        let transactions = try db.loggedTransactions(after: token, tables: names, includingOpen: true)
         var rowsOverwritten: Set<RowKey> = []
         // Columns a later pulled transaction wrote, with the last value it wrote.
         var columnsOverwritten: [RowKey: [String: SQLiteValue]] = [:]

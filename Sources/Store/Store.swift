@@ -161,8 +161,7 @@ public final class Store: @unchecked Sendable {
         try migrate(migrations)
     }
 
-    /// Opens a read connection, unless the file at the path is no longer
-    /// the one the store opened (`OpenedFile`).
+    /// Opens a read connection, unless the file at the path is no longer the store's (`OpenedFile`).
     private static func openReader(path: String, configuration: Configuration, file: OpenedFile) throws -> Database {
         try file.check()
         let connection = try Connection(path: path, mode: .readWrite, busyTimeout: configuration.busyTimeoutMilliseconds)
