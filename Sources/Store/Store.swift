@@ -99,7 +99,7 @@ public final class Store: @unchecked Sendable {
         readerQueue.setSpecific(key: readerKey, value: true)
         let file = OpenedFile(path: path)
         self.file = file
-        let commits = ExternalCommits(path: path, file: file) {
+        let commits = ExternalCommits(file: file) {
             try? Self.openReader(path: path, configuration: configuration, file: file).connection
         }
         observationCenter = ObservationCenter(commits: commits) {

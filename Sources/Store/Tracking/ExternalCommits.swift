@@ -74,12 +74,11 @@ final class ExternalCommits: @unchecked Sendable {
     static let rechecks: [Int] = (0..<11).map { 250 << $0 } + Array(repeating: 1_000_000, count: 5)
 
     /// - Parameters:
-    ///   - path: the database file.
+    ///   - file: the database file the store opened (its path is watched).
     ///   - openConnection: opens a read connection to it, for the commit
     ///     counter (kept open while anything is observed).
-    ///   - file: the file the store opened at `path`.
-    init(path: String, file: OpenedFile, openConnection: @escaping () -> Connection?) {
-        self.path = path
+    init(file: OpenedFile, openConnection: @escaping () -> Connection?) {
+        path = file.path
         self.file = file
         counter = CommitCounter(open: openConnection)
         queue.setSpecific(key: queueKey, value: true)
