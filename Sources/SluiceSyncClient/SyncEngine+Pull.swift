@@ -164,7 +164,7 @@ extension SyncEngine {
 
     /// The quarantined transactions, oldest first, with the error each failed with.
     func quarantined(_ db: Database) throws -> [(transaction: SyncTransaction, error: String, date: Date)] {
-        guard try !db.fetchRows(sql: "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sluice_sync_quarantine'").isEmpty else { return [] }
+        guard try db.tableExists("sluice_sync_quarantine") else { return [] }
         let decoder = JSONDecoder()
         return try db.fetchRows(sql: "SELECT seq, device, local, clock, changes, error, at FROM sluice_sync_quarantine ORDER BY seq").compactMap { row in
             guard case .integer(let seq) = row[0], case .text(let device) = row[1], case .integer(let local) = row[2],
@@ -177,7 +177,7 @@ extension SyncEngine {
     }
 
     func quarantinedCount(_ db: Database) throws -> Int {
-        guard try !db.fetchRows(sql: "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sluice_sync_quarantine'").isEmpty,
+        guard try db.tableExists("sluice_sync_quarantine"),
               case .integer(let count)? = try db.fetchRows(sql: "SELECT count(*) FROM sluice_sync_quarantine").first?[0] else { return 0 }
         return Int(count)
     }

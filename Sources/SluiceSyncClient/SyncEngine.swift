@@ -395,6 +395,6 @@ final class SyncEngine: @unchecked Sendable {
     }
 
     static func hasStateTable(_ db: Database) throws -> Bool {
-        try !db.fetchRows(sql: "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sluice_sync_state'").isEmpty
+        try db.tableExists("sluice_sync_state")
     }
 }

@@ -99,6 +99,36 @@ import SluiceDemo
         #expect(error.message.contains("have the same version 1"))
     }
 
+    @Test func tableExistsFollowsTheSchemaWhoeverChangesIt() throws {
+        let database = TemporaryDatabase()
+        let store = try database.store()
+        #expect(try store.read { db in try db.tableExists("item") } == false)
+        try store.write { db in
+            #expect(try db.tableExists("item") == false)
+            try db.execute(sql: "CREATE TABLE item (id INTEGER PRIMARY KEY)")
+            #expect(try db.tableExists("item"))
+            #expect(try db.tableExists("ITEM"))
+        }
+        #expect(try store.read { db in try db.tableExists("Item") })
+        // A table created in a transaction that rolls back does not exist after it.
+        struct Undo: Error {}
+        #expect(throws: Undo.self) {
+            try store.write { db in
+                try db.execute(sql: "CREATE TABLE draft (id INTEGER PRIMARY KEY)")
+                #expect(try db.tableExists("draft"))
+                throw Undo()
+            }
+        }
+        #expect(try store.write { db in try db.tableExists("draft") } == false)
+        // Another connection's schema changes are seen by the next transaction.
+        let other = PlainConnection(path: database.path)
+        try other.execute("DROP TABLE item; CREATE TABLE note (id INTEGER PRIMARY KEY)")
+        #expect(try store.read { db in try db.tableExists("item") } == false)
+        #expect(try store.read { db in try db.tableExists("note") })
+        #expect(try store.write { db in try db.tableExists("note") && !db.tableExists("item") })
+        #expect(try store.read { db in try db.tableExists("sluice_change") })
+    }
+
     @Test func embeddedDemoSchemaMatchesTheMigrationsFolder() throws {
         let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("migrations")

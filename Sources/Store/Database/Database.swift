@@ -102,6 +102,17 @@ public final class Database {
         try schema.tableNames()
     }
 
+    /// Whether a table named `name` exists, in any case (SQLite names are
+    /// ASCII case-insensitive; Sluice's own `sluice_*` tables included).
+    /// Answered from the connection's schema cache, which looks again when
+    /// the schema changes, whoever changes it.
+    public func tableExists(_ name: String) throws -> Bool {
+        // Outside a transaction, another connection may have changed the
+        // schema since the last statement.
+        if !isInsideTransaction { schema.refreshIfChanged() }
+        return try schema.hasTable(name)
+    }
+
     /// A table's columns and primary key. Sluice's own `sluice_*` tables
     /// can be read too, though `tableNames()` leaves them out.
     ///

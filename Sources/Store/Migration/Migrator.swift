@@ -11,8 +11,7 @@ struct Migrator {
     }
 
     static func applied(in db: Database) throws -> [AppliedMigration] {
-        let exists = try db.fetchRows(sql: "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?", arguments: [.text(table)])
-        guard !exists.isEmpty else { return [] }
+        guard try db.tableExists(table) else { return [] }
         return try db.fetchRows(sql: "SELECT version, name, checksum, applied_at FROM \(table) ORDER BY version").map { row in
             AppliedMigration(
                 version: try row.value("version", as: Int.self),

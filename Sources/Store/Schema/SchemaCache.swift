@@ -11,6 +11,8 @@ final class SchemaCache {
     private unowned let connection: Connection
     private var tables: [String: TableInfo] = [:]
     private var names: [String]?
+    /// Whether a table exists, by lower-cased name (``hasTable(_:)``).
+    private var existing: [String: Bool] = [:]
     private var version: Int64 = -1
     /// Goes up each time the cache is dropped, so users of a `TableInfo`
     /// can tell cheaply that they must look again.
@@ -24,6 +26,7 @@ final class SchemaCache {
     func invalidate() {
         tables.removeAll()
         names = nil
+        existing.removeAll()
         version = -1
         generation += 1
     }
@@ -50,6 +53,20 @@ final class SchemaCache {
             if case .text(let name) = statement.value(at: 0) { found.append(name) }
         }
         names = found
+        return found
+    }
+
+    /// Whether a table named `name` exists (Sluice's own included; SQLite
+    /// names are ASCII case-insensitive), looked up in `sqlite_schema` once
+    /// per schema version.
+    func hasTable(_ name: String) throws -> Bool {
+        let key = name.lowercased()
+        if let known = existing[key] { return known }
+        let statement = try connection.cachedStatement(sql: "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ? COLLATE NOCASE")
+        defer { statement.reset() }
+        try statement.bind([.text(name)])
+        let found = try statement.step()
+        existing[key] = found
         return found
     }
 

@@ -71,7 +71,7 @@ enum ChangeLog {
 
     /// Whether the log's tables exist.
     static func exists(_ db: Database) throws -> Bool {
-        try !db.fetchRows(sql: "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'sluice_change'").isEmpty
+        try db.tableExists("sluice_change")
     }
 
     /// Creates the log's tables when they are missing, or brings a log
@@ -85,7 +85,7 @@ enum ChangeLog {
     static func isCurrent(_ db: Database) throws -> Bool {
         try !db.fetchRows(sql: "SELECT 1 FROM pragma_table_info('sluice_transaction') WHERE name = 'first_change'").isEmpty
             && !db.fetchRows(sql: "SELECT 1 FROM pragma_table_info('sluice_transaction') WHERE name = 'commit_number'").isEmpty
-            && !db.fetchRows(sql: "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'sluice_replaced'").isEmpty
+            && db.tableExists("sluice_replaced")
             && ForeignTracking.outdatedTables(db).isEmpty
     }
 
