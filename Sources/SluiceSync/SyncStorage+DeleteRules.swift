@@ -73,7 +73,7 @@ extension SyncStorage {
                 }
             }
             if !round.isEmpty {
-                try await fold(round, seq: seq, space: space, connection: connection, logger: logger, encoder: encoder, stored: false)
+                try await fold(round, seq: seq, space: space, connection: connection, logger: logger, encoder: encoder)
                 effects += round
             }
             deleted = next

@@ -220,11 +220,8 @@ public struct SyncStorage: Sendable {
                 let sent: Int64? = clock == transaction.clock ? nil : transaction.clock.rawValue
                 if sent != nil { clamped += 1 }
                 let changes = String(decoding: try encoder.encode(transaction.changes), as: UTF8.self)
-                try await connection.query("""
-                    INSERT INTO sluice_txn (space_id, seq, device, local, clock, sent, changes)
-                    VALUES (\(space), \(seq), \(request.device), \(transaction.local), \(clock.rawValue), \(sent), \(changes))
-                    """, logger: logger)
-                try await Self.fold(transaction.changes, seq: seq, space: space, connection: connection, logger: logger, encoder: encoder)
+                try await Self.fold(transaction.changes, seq: seq, space: space, connection: connection, logger: logger, encoder: encoder,
+                                    recording: Recorded(device: request.device, local: transaction.local, clock: clock.rawValue, sent: sent, changes: changes))
             }
             // The device's cursor: its own transactions are all up to here (the service's own
             // that may follow, the device pulls).
@@ -268,15 +265,24 @@ public struct SyncStorage: Sendable {
         }
     }
 
+    /// A transaction as `sluice_txn` records it (its changes as JSON).
+    struct Recorded {
+        var device: String
+        var local: Int64
+        var clock: Int64
+        var sent: Int64?
+        var changes: String
+    }
+
     /// Folds one transaction into `sluice_row`: net change per row first (a transaction may
     /// touch a row several times; one upsert may not), then one statement for all rows.
-    /// When every change names a row of its own (the usual case, and the first upload of a
-    /// device's rows) PostgreSQL reads the changes from the `sluice_txn` row just written,
-    /// so they are neither encoded nor sent a second time.
-    ///
-    /// `stored` false: the changes are not in `sluice_txn` (yet), and are sent as JSON.
+    /// With `recording`, the same statement appends the transaction to `sluice_txn` (one
+    /// round trip under the space's lock, not two); when every change names a row of its
+    /// own (the usual case, and the first upload of a device's rows) PostgreSQL reads the
+    /// changes from the row it appends, so they are neither encoded nor sent a second time.
+    /// Without, the changes are sent as JSON.
     static func fold(_ changes: [SyncChange], seq: Int64, space: Int64, connection: PostgresConnection,
-                     logger: Logger, encoder: JSONEncoder, stored: Bool = true) async throws {
+                     logger: Logger, encoder: JSONEncoder, recording: Recorded? = nil) async throws {
         struct Net { var table: String; var id: String; var op: SyncChange.Operation; var values: [String: SyncValue] }
         var order: [String] = []
         var net: [String: Net] = [:]
@@ -315,13 +321,19 @@ public struct SyncStorage: Sendable {
                 WHERE c.op = 'delete' AND r.space_id = c.space AND r.tbl = c.t AND r.id = c.id)
             SELECT 1
             """
-        if repeated || !stored {
+        // The transaction's row, appended by the same statement (nothing without `recording`).
+        let record = recording ?? Recorded(device: "", local: 0, clock: 0, sent: nil, changes: "[]")
+        if repeated || recording == nil {
             let rows = order.compactMap { net[$0] }.map { entry in
                 RowFold(t: entry.table.lowercased(), id: entry.id, op: entry.op.rawValue, v: entry.values)
             }
             let json = String(decoding: try encoder.encode(rows), as: UTF8.self)
             try await connection.query("""
-                WITH c AS MATERIALIZED (
+                WITH x AS (
+                    INSERT INTO sluice_txn (space_id, seq, device, local, clock, sent, changes)
+                    SELECT \(space), \(seq), \(record.device), \(record.local), \(record.clock), \(record.sent), \(record.changes)
+                    WHERE \(recording != nil))
+                , c AS MATERIALIZED (
                     SELECT \(space)::bigint AS space, \(seq)::bigint AS seq, c.t, c.id, c.op, c.v
                     FROM jsonb_to_recordset(\(json)::jsonb) AS c (t TEXT, id TEXT, op TEXT, v JSONB))
                 \(unescaped: apply)
@@ -332,12 +344,15 @@ public struct SyncStorage: Sendable {
             let names = Array(Set(changes.map(\.table)))
             let lowered = names.map { $0.lowercased() }
             try await connection.query("""
-                WITH c AS MATERIALIZED (
+                WITH x AS (
+                    INSERT INTO sluice_txn (space_id, seq, device, local, clock, sent, changes)
+                    VALUES (\(space), \(seq), \(record.device), \(record.local), \(record.clock), \(record.sent), \(record.changes))
+                    RETURNING changes)
+                , c AS MATERIALIZED (
                     SELECT \(space)::bigint AS space, \(seq)::bigint AS seq, m.lowered AS t, c.id, c.op, coalesce(c."values", '{}'::jsonb) AS v
-                    FROM sluice_txn x
+                    FROM x
                     CROSS JOIN jsonb_to_recordset(x.changes::jsonb) AS c ("table" TEXT, id TEXT, op TEXT, "values" JSONB)
-                    JOIN unnest(\(names)::text[], \(lowered)::text[]) AS m (name, lowered) ON m.name = c."table"
-                    WHERE x.space_id = \(space) AND x.seq = \(seq))
+                    JOIN unnest(\(names)::text[], \(lowered)::text[]) AS m (name, lowered) ON m.name = c."table")
                 \(unescaped: apply)
                 """, logger: logger)
         }
