@@ -20,9 +20,12 @@ extension SyncStorage {
     /// Returns the changes, already folded at `seq`, for the caller to record as the
     /// service's own transaction (devices apply them as any other; a device that applied the
     /// action itself finds nothing left to do).
-    static func deleteActions(after transactions: [SyncTransaction], rules: [SyncSchema.DeleteRule], space: Int64, seq: Int64,
-                              connection: PostgresConnection, logger: Logger, encoder: JSONEncoder) async throws -> [SyncChange] {
-        guard !rules.isEmpty else { return [] }
+    /// The rows ``deleteActions(after:rules:space:seq:connection:logger:encoder:)`` starts
+    /// from, by table: those `transactions` delete (parents), and those in which they write a
+    /// reference (children). Both empty: the transactions leave no action to take.
+    static func deleteActionStarts(_ transactions: [SyncTransaction], rules: [SyncSchema.DeleteRule])
+        -> (deleted: [String: Set<String>], written: [String: Set<String>]) {
+        guard !rules.isEmpty else { return ([:], [:]) }
         let children = Set(rules.map(\.table))
         var deleted: [String: Set<String>] = [:]
         var written: [String: Set<String>] = [:]
@@ -38,6 +41,12 @@ extension SyncStorage {
                 }
             }
         }
+        return (deleted, written)
+    }
+
+    static func deleteActions(after transactions: [SyncTransaction], rules: [SyncSchema.DeleteRule], space: Int64, seq: Int64,
+                              connection: PostgresConnection, logger: Logger, encoder: JSONEncoder) async throws -> [SyncChange] {
+        var (deleted, written) = deleteActionStarts(transactions, rules: rules)
         var effects: [SyncChange] = []
         // Each round looks at the rows pointing at what the last one deleted (bounded: a
         // cycle of CASCADE references ends when no live row is left to delete).

@@ -211,7 +211,11 @@ public struct SyncStorage: Sendable {
             var clamped = 0
             let now = Date()
             let bound = HybridClock(date: now.addingTimeInterval(policy.maximumSkew.seconds))
-            for transaction in fresh {
+            // With no ON DELETE action to look for, the last transaction's statement also
+            // moves the head (one round trip fewer under the lock).
+            let starts = Self.deleteActionStarts(fresh, rules: policy.deleteRules)
+            let settled = starts.deleted.isEmpty && starts.written.isEmpty
+            for (index, transaction) in fresh.enumerated() {
                 seq += 1
                 // A clock further ahead of the service's own than the skew it accepts is
                 // stored as the service's clock: one device's clock cannot win every later
@@ -221,14 +225,15 @@ public struct SyncStorage: Sendable {
                 if sent != nil { clamped += 1 }
                 let changes = String(decoding: try encoder.encode(transaction.changes), as: UTF8.self)
                 try await Self.fold(transaction.changes, seq: seq, space: space, connection: connection, logger: logger, encoder: encoder,
-                                    recording: Recorded(device: request.device, local: transaction.local, clock: clock.rawValue, sent: sent, changes: changes))
+                                    recording: Recorded(device: request.device, local: transaction.local, clock: clock.rawValue, sent: sent, changes: changes),
+                                    movingHead: settled && index == fresh.count - 1)
             }
             // The device's cursor: its own transactions are all up to here (the service's own
             // that may follow, the device pulls).
             let cursor = seq
             // What the parents' ON DELETE actions leave, as a transaction of the service's own.
-            let effects = try await Self.deleteActions(after: fresh, rules: policy.deleteRules, space: space, seq: seq + 1,
-                                                       connection: connection, logger: logger, encoder: encoder)
+            let effects = settled ? [] : try await Self.deleteActions(after: fresh, rules: policy.deleteRules, space: space, seq: seq + 1,
+                                                                      connection: connection, logger: logger, encoder: encoder)
             if !effects.isEmpty {
                 seq += 1
                 let changes = String(decoding: try encoder.encode(effects), as: UTF8.self)
@@ -240,17 +245,25 @@ public struct SyncStorage: Sendable {
             if clamped > 0 {
                 logger.warning("device \(request.device): \(clamped) transaction clock(s) ahead of the service's clock were stored with the service's clock")
             }
-            // The notification is delivered at commit, to every instance listening (``HeadListener``).
-            try await connection.query("""
-                WITH moved AS (UPDATE sluice_space SET head = \(seq) WHERE id = \(space) RETURNING id)
-                SELECT pg_notify(\(Self.headChannel), \("\(space):\(seq)")) FROM moved
-                """, logger: logger)
+            if !settled {
+                try await connection.query("WITH \(unescaped: Self.movingHead(space: space, to: seq))", logger: logger)
+            }
             return .success(PushResponse(head: cursor, appended: fresh.count, clamped: clamped == 0 ? nil : clamped))
         }
     }
 
     /// The channel pushes notify: the payload is `<space id>:<head>`.
     static let headChannel = "sluice_head"
+
+    /// The end of a statement (after `WITH` or a CTE's comma) that moves a space's head and
+    /// notifies ``headChannel``; the notification is delivered at commit, to every instance
+    /// listening (``HeadListener``). Only numbers are spliced in.
+    static func movingHead(space: Int64, to seq: Int64) -> String {
+        """
+        moved AS (UPDATE sluice_space SET head = \(seq) WHERE id = \(space) RETURNING id)
+        SELECT pg_notify('\(headChannel)', '\(space):\(seq)') FROM moved
+        """
+    }
 
     /// Listens on one connection for pushes (any instance's), calling `notify` with the
     /// space of each, and `connected` once listening; returns or throws when the connection ends.
@@ -282,7 +295,7 @@ public struct SyncStorage: Sendable {
     /// changes from the row it appends, so they are neither encoded nor sent a second time.
     /// Without, the changes are sent as JSON.
     static func fold(_ changes: [SyncChange], seq: Int64, space: Int64, connection: PostgresConnection,
-                     logger: Logger, encoder: JSONEncoder, recording: Recorded? = nil) async throws {
+                     logger: Logger, encoder: JSONEncoder, recording: Recorded? = nil, movingHead: Bool = false) async throws {
         struct Net { var table: String; var id: String; var op: SyncChange.Operation; var values: [String: SyncValue] }
         var order: [String] = []
         var net: [String: Net] = [:]
@@ -319,7 +332,7 @@ public struct SyncStorage: Sendable {
             , removed AS (
                 UPDATE sluice_row r SET deleted = true, seq = c.seq FROM c
                 WHERE c.op = 'delete' AND r.space_id = c.space AND r.tbl = c.t AND r.id = c.id)
-            SELECT 1
+            \(movingHead ? ", " + Self.movingHead(space: space, to: seq) : "SELECT 1")
             """
         // The transaction's row, appended by the same statement (nothing without `recording`).
         let record = recording ?? Recorded(device: "", local: 0, clock: 0, sent: nil, changes: "[]")
