@@ -1,0 +1,116 @@
+import Foundation
+import Logging
+import PostgresNIO
+import SluiceSyncProtocol
+
+extension SyncStorage {
+    /// The end of a statement (after `WITH` or a CTE's comma) that moves a space's head and
+    /// notifies ``headChannel``; the notification is delivered at commit, to every instance
+    /// listening (``HeadListener``). Only numbers are spliced in.
+    static func movingHead(space: Int64, to seq: Int64) -> String {
+        """
+        moved AS (UPDATE sluice_space SET head = \(seq) WHERE id = \(space) RETURNING id)
+        SELECT pg_notify('\(headChannel)', '\(space):\(seq)') FROM moved
+        """
+    }
+
+    /// A transaction as `sluice_txn` records it (its changes as JSON).
+    struct Recorded {
+        var device: String
+        var local: Int64
+        var clock: Int64
+        var sent: Int64?
+        var changes: String
+    }
+
+    /// Folds one transaction into `sluice_row`: net change per row first (a transaction may
+    /// touch a row several times; one upsert may not), then one statement for all rows.
+    /// With `recording`, the same statement appends the transaction to `sluice_txn` (one
+    /// round trip under the space's lock, not two); when every change names a row of its
+    /// own (the usual case, and the first upload of a device's rows) PostgreSQL reads the
+    /// changes from the row it appends, so they are neither encoded nor sent a second time.
+    /// Without, the changes are sent as JSON.
+    static func fold(_ changes: [SyncChange], seq: Int64, space: Int64, connection: PostgresConnection,
+                     logger: Logger, encoder: JSONEncoder, recording: Recorded? = nil, movingHead: Bool = false) async throws {
+        struct Net { var table: String; var id: String; var op: SyncChange.Operation; var values: [String: SyncValue] }
+        var order: [String] = []
+        var net: [String: Net] = [:]
+        var repeated = false
+        for change in changes {
+            let key = change.table.lowercased() + "\u{0}" + change.id
+            let values = change.values ?? [:]
+            if var existing = net[key] {
+                repeated = true
+                switch (existing.op, change.op) {
+                case (_, .delete): existing = Net(table: change.table, id: change.id, op: .delete, values: [:])
+                case (_, .insert): existing = Net(table: change.table, id: change.id, op: .insert, values: values)
+                case (.delete, .update): break
+                case (_, .update): existing.values.merge(values) { $1 }
+                }
+                net[key] = existing
+            } else {
+                order.append(key)
+                net[key] = Net(table: change.table, id: change.id, op: change.op, values: values)
+            }
+        }
+        // insert: the values replace the row (a delete before it in history is undone);
+        // update: merged into a live row (an update of a deleted row changes nothing);
+        // delete: marks the row deleted. One statement: the changes are read once, and
+        // no two parts touch the same row (one net change per row).
+        let apply = """
+            , inserted AS (
+                INSERT INTO sluice_row (space_id, tbl, id, vals, deleted, seq)
+                SELECT c.space, c.t, c.id, c.v, false, c.seq FROM c WHERE c.op = 'insert'
+                ON CONFLICT (space_id, tbl, id) DO UPDATE SET vals = excluded.vals, deleted = false, seq = excluded.seq)
+            , updated AS (
+                UPDATE sluice_row r SET vals = r.vals || c.v, seq = c.seq FROM c
+                WHERE c.op = 'update' AND r.space_id = c.space AND r.tbl = c.t AND r.id = c.id AND NOT r.deleted)
+            , removed AS (
+                UPDATE sluice_row r SET deleted = true, seq = c.seq FROM c
+                WHERE c.op = 'delete' AND r.space_id = c.space AND r.tbl = c.t AND r.id = c.id)
+            \(movingHead ? ", " + Self.movingHead(space: space, to: seq) : "SELECT 1")
+            """
+        // The transaction's row, appended by the same statement (nothing without `recording`).
+        let record = recording ?? Recorded(device: "", local: 0, clock: 0, sent: nil, changes: "[]")
+        if repeated || recording == nil {
+            let rows = order.compactMap { net[$0] }.map { entry in
+                RowFold(t: entry.table.lowercased(), id: entry.id, op: entry.op.rawValue, v: entry.values)
+            }
+            let json = String(decoding: try encoder.encode(rows), as: UTF8.self)
+            try await connection.query("""
+                WITH x AS (
+                    INSERT INTO sluice_txn (space_id, seq, device, local, clock, sent, changes)
+                    SELECT \(space), \(seq), \(record.device), \(record.local), \(record.clock), \(record.sent), \(record.changes)
+                    WHERE \(recording != nil))
+                , c AS MATERIALIZED (
+                    SELECT \(space)::bigint AS space, \(seq)::bigint AS seq, c.t, c.id, c.op, c.v
+                    FROM jsonb_to_recordset(\(json)::jsonb) AS c (t TEXT, id TEXT, op TEXT, v JSONB))
+                \(unescaped: apply)
+                """, logger: logger)
+        } else {
+            // The rows' table names as stored (lowercased by Swift, as every other statement
+            // here has them), matched by the name each change carries.
+            let names = Array(Set(changes.map(\.table)))
+            let lowered = names.map { $0.lowercased() }
+            try await connection.query("""
+                WITH x AS (
+                    INSERT INTO sluice_txn (space_id, seq, device, local, clock, sent, changes)
+                    VALUES (\(space), \(seq), \(record.device), \(record.local), \(record.clock), \(record.sent), \(record.changes))
+                    RETURNING changes)
+                , c AS MATERIALIZED (
+                    SELECT \(space)::bigint AS space, \(seq)::bigint AS seq, m.lowered AS t, c.id, c.op, coalesce(c."values", '{}'::jsonb) AS v
+                    FROM x
+                    CROSS JOIN jsonb_to_recordset(x.changes::jsonb) AS c ("table" TEXT, id TEXT, op TEXT, "values" JSONB)
+                    JOIN unnest(\(names)::text[], \(lowered)::text[]) AS m (name, lowered) ON m.name = c."table")
+                \(unescaped: apply)
+                """, logger: logger)
+        }
+    }
+
+    private struct RowFold: Encodable {
+        var t: String
+        var id: String
+        var op: String
+        var v: [String: SyncValue]
+    }
+}
