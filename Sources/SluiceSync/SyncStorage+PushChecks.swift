@@ -95,20 +95,27 @@ extension SyncStorage {
         var whole: Set<String> = []
         var last = base
         var count: Int64 = 0
+        // PostgreSQL reads each change's row and the columns an update writes (a row per
+        // change; a transaction with none gives one row of NULLs): decoding the changes'
+        // values here was most of a crowded push's time under the space's lock.
         let rows = try await connection.query("""
-            SELECT seq, changes FROM sluice_txn WHERE space_id = \(space) AND seq > \(base) ORDER BY seq LIMIT \(longestSequencedGap + 1)
+            SELECT x.seq, c."table", c.id, c.op,
+                   CASE WHEN jsonb_typeof(c."values") = 'object' THEN ARRAY(SELECT jsonb_object_keys(c."values")) END
+            FROM (SELECT seq, changes FROM sluice_txn WHERE space_id = \(space) AND seq > \(base) ORDER BY seq LIMIT \(longestSequencedGap + 1)) x
+            LEFT JOIN LATERAL jsonb_to_recordset(x.changes::jsonb) AS c ("table" TEXT, id TEXT, op TEXT, "values" JSONB) ON true
+            ORDER BY x.seq
             """, logger: logger)
-        let decoder = JSONDecoder()
-        for try await (seq, json) in rows.decode((Int64, String).self) {
-            last = seq
-            count += 1
-            for change in try decoder.decode([SyncChange].self, from: Data(json.utf8)) {
-                let row = change.table.lowercased() + "\u{0}" + change.id
-                if change.op == .update {
-                    columns[row, default: []].formUnion((change.values ?? [:]).keys.map { $0.lowercased() })
-                } else {
-                    whole.insert(row)
-                }
+        for try await (seq, table, id, op, keys) in rows.decode((Int64, String?, String?, String?, [String]?).self) {
+            if seq != last {
+                last = seq
+                count += 1
+            }
+            guard let table, let id else { continue }
+            let row = table.lowercased() + "\u{0}" + id
+            if op == SyncChange.Operation.update.rawValue {
+                columns[row, default: []].formUnion((keys ?? []).map { $0.lowercased() })
+            } else {
+                whole.insert(row)
             }
         }
         guard count <= longestSequencedGap else { return (false, last) }

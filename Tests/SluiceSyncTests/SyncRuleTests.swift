@@ -104,6 +104,11 @@ struct SyncRuleTests {
         #expect(same.0 == 409 && same.1.contains("behind"), "\(same)")
         #expect(try await push("tool-3", ada, ["age": .integer(41)]).0 == 200)
         #expect(try await push("tool-4", bo, ["city": .text("Kyiv")]).0 == 200)
+        // A delete of a row the history updated since (whatever the column) is sent back too.
+        let removal = try await SyncRequests.push(PushRequest(device: "tool-5", base: base, transactions: [
+            SyncTransaction(device: "tool-5", local: 1, clock: HybridClock(date: Date()), changes: [SyncChange(table: "person", id: bo, op: .delete)]),
+        ]), to: space, token: space.token)
+        #expect(removal.0 == 409 && removal.1.contains("behind"), "\(removal)")
         try await a.client.sync()
         try await b.client.sync()
         #expect(try b.rows("SELECT first_name, city, coalesce(age, '-') FROM person ORDER BY 1") == ["Ada|Bergen|41", "Bo|Kyiv|30"])
