@@ -7,16 +7,22 @@ let package = Package(
     name: "Sluice",
     platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
-        .library(name: "Store", targets: ["Store"]),
+        // The store: `import Sluice`.
+        .library(name: "Sluice", targets: ["Sluice"]),
+        // ObservableArray, ObservableSections, LiveResults: live queries as view-model state.
+        .library(name: "SluiceViewModels", targets: ["SluiceViewModels"]),
+        // The demo domain and its view models (the CLI's demo, the tests, the guides).
         .library(name: "SluiceDemo", targets: ["SluiceDemo"]),
-        .library(name: "ViewModels", targets: ["ViewModels"]),
         // The @Table model macro: its own product, so an app with Codable models does not build swift-syntax.
         .library(name: "SluiceMacros", targets: ["SluiceMacros"]),
         .executable(name: "sluice", targets: ["sluice"]),
-        // Sync: the device side (no server dependencies) and the service (Hummingbird, PostgreSQL).
+        // Sync, the device side: no server dependencies. The service (Hummingbird, PostgreSQL)
+        // is the package in Server/, so an app resolves none of its packages.
         .library(name: "SluiceSyncClient", targets: ["SluiceSyncClient"]),
-        .library(name: "SluiceSync", targets: ["SluiceSync"]),
-        .executable(name: "sluice-sync", targets: ["sluice-sync"]),
+        .library(name: "SluiceSyncProtocol", targets: ["SluiceSyncProtocol"]),
+        // Test helpers (temporary databases, the sqlite3 shell, a plain connection), for the
+        // service package's tests; not for apps.
+        .library(name: "SluiceTestSupport", targets: ["SluiceTestSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -27,10 +33,6 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.0"..<"604.0.0"),
         .package(url: "https://github.com/pointfreeco/swift-macro-testing", from: "0.7.0"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
-        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
-        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         .systemLibrary(
@@ -40,9 +42,11 @@ let package = Package(
         ),
         // How Swift names become column names: one rule for the store and the macro.
         .target(name: "SluiceNaming"),
+        // The module is `Sluice` (its main type is `Store`); the folder keeps its name.
         .target(
-            name: "Store",
-            dependencies: ["CSQLite", "SluiceNaming", .product(name: "OpenCombineShim", package: "OpenCombine")]
+            name: "Sluice",
+            dependencies: ["CSQLite", "SluiceNaming", .product(name: "OpenCombineShim", package: "OpenCombine")],
+            path: "Sources/Store"
         ),
         .macro(
             name: "SluiceMacrosPlugin",
@@ -52,21 +56,25 @@ let package = Package(
                 .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
             ]
         ),
-        .target(name: "SluiceMacros", dependencies: ["Store", "SluiceMacrosPlugin"]),
-        // The demo domain: models, schema and data generator (used by the
-        // view models, the CLI and the tests; not part of the store).
-        .target(name: "SluiceDemo", dependencies: ["Store", "SluiceMacros"]),
+        .target(name: "SluiceMacros", dependencies: ["Sluice", "SluiceMacrosPlugin"]),
         .target(
-            name: "ViewModels",
-            dependencies: ["Store", "SluiceDemo", .product(name: "OpenCombineShim", package: "OpenCombine")]
+            name: "SluiceViewModels",
+            dependencies: ["Sluice", .product(name: "OpenCombineShim", package: "OpenCombine")],
+            path: "Sources/ViewModels"
+        ),
+        // The demo domain: models, schema, data generator and the view models of the
+        // articles (used by the CLI, the tests and the guides; not part of the store).
+        .target(
+            name: "SluiceDemo",
+            dependencies: ["Sluice", "SluiceMacros", "SluiceViewModels", .product(name: "OpenCombineShim", package: "OpenCombine")]
         ),
         // The CLI's commands live in a library the tests import; the executable only calls it.
         .target(
             name: "SluiceCLI",
             dependencies: [
-                "Store",
+                "Sluice",
                 "SluiceDemo",
-                "ViewModels",
+                "SluiceViewModels",
                 "SluiceSyncClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "CSV", package: "CSV.swift"),
@@ -77,48 +85,18 @@ let package = Package(
         .executableTarget(name: "sluice", dependencies: ["SluiceCLI"]),
         // What devices and the service exchange: values, clocks, messages, the registered schema.
         .target(name: "SluiceSyncProtocol"),
-        .target(name: "SluiceSyncClient", dependencies: ["Store", "SluiceSyncProtocol"]),
-        .target(
-            name: "SluiceSync",
-            dependencies: [
-                "SluiceSyncProtocol",
-                "Store",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]
-        ),
-        .executableTarget(
-            name: "sluice-sync",
-            dependencies: [
-                "SluiceSync",
-                "SluiceSyncClient",
-                "SluiceDemo",
-                "Store",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            ]
-        ),
-        .target(name: "SluiceTestSupport", dependencies: ["Store", "CSQLite"], path: "Tests/Support"),
+        .target(name: "SluiceSyncClient", dependencies: ["Sluice", "SluiceSyncProtocol"]),
+        .target(name: "SluiceTestSupport", dependencies: ["Sluice", "CSQLite"], path: "Tests/Support"),
         // A writer process for the reliability tests (killed at random points, run side by side).
-        .executableTarget(name: "sluice-stress", dependencies: ["Store", "SluiceDemo"], path: "Tests/Stress"),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "SluiceNaming", "SluiceDemo", "SluiceTestSupport", "sluice-stress", "CSQLite"]),
-        .testTarget(name: "CLITests", dependencies: ["Store", "SluiceDemo", "SluiceTestSupport", "SluiceCLI", "sluice", .product(name: "CSV", package: "CSV.swift")]),
+        .executableTarget(name: "sluice-stress", dependencies: ["Sluice", "SluiceDemo"], path: "Tests/Stress"),
+        .testTarget(name: "StoreTests", dependencies: ["Sluice", "SluiceNaming", "SluiceDemo", "SluiceTestSupport", "sluice-stress", "CSQLite"]),
+        .testTarget(name: "CLITests", dependencies: ["Sluice", "SluiceDemo", "SluiceTestSupport", "SluiceCLI", "sluice", .product(name: "CSV", package: "CSV.swift")]),
         .testTarget(
             name: "ViewModelsTests",
-            dependencies: ["Store", "SluiceDemo", "ViewModels", "SluiceTestSupport", .product(name: "OpenCombineShim", package: "OpenCombine")]
+            dependencies: ["Sluice", "SluiceDemo", "SluiceViewModels", "SluiceTestSupport", .product(name: "OpenCombineShim", package: "OpenCombine")]
         ),
         // The public API as an app sees it: imports the products only (no @testable, no internals).
-        .testTarget(name: "SluiceAPITests", dependencies: ["Store", "ViewModels", "SluiceMacros", "SluiceDemo"]),
-        .testTarget(
-            name: "SluiceSyncTests",
-            dependencies: [
-                "Store", "SluiceDemo", "SluiceSyncClient", "SluiceSyncProtocol", "SluiceSync", "SluiceTestSupport", "sluice-sync", "sluice",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-            ]
-        ),
+        .testTarget(name: "SluiceAPITests", dependencies: ["Sluice", "SluiceViewModels", "SluiceMacros", "SluiceDemo"]),
         .testTarget(
             name: "SluiceMacrosTests",
             dependencies: [

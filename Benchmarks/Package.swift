@@ -24,7 +24,7 @@ let package = Package(
             name: "sluice-benchmarks",
             dependencies: [
                 "BenchSQLite",
-                .product(name: "Store", package: root),
+                .product(name: "Sluice", package: root),
                 .product(name: "SluiceDemo", package: root),
                 .product(name: "SluiceSyncClient", package: root),
                 .product(name: "GRDB", package: "GRDB.swift"),

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Store
+import Sluice
 
 /// `sluice`: seed, query and migrate a Sluice database from the shell.
 struct Sluice: AsyncParsableCommand {

@@ -1,5 +1,5 @@
 import Foundation
-import Store
+import Sluice
 
 /// Generates realistic demo data: people with varied (also non-ASCII) names
 /// and addresses, packages with contents, and chat conversations.

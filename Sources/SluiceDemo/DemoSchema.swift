@@ -1,4 +1,4 @@
-import Store
+import Sluice
 
 /// The demo domain's schema: the SQL of the top-level `migrations/` folder,
 /// embedded so the `sluice` binary works from any directory. A test checks

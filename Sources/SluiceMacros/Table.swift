@@ -1,4 +1,4 @@
-@_exported import Store
+@_exported import Sluice
 
 /// Makes a struct a `Model` stored in one table, with fast column-by-column
 /// reading and writing and the key-path map of the typed API.
@@ -26,7 +26,7 @@
 /// column each; other `Codable` properties are stored as JSON text.
 @attached(member, names: named(CodingKeys), named(init))
 @attached(extension, conformances: Model, names: named(tableName), named(primaryKeyColumn), named(init(row:)), named(write(to:)),
-          named(columnName(for:)), named(didInsert(rowID:)))
+          named(columnName(for:)), named(didInsert(rowID:)), named(ID))
 public macro Table(_ name: String? = nil) = #externalMacro(module: "SluiceMacrosPlugin", type: "TableMacro")
 
 /// The column a stored property of a `@Table` struct is stored in, when

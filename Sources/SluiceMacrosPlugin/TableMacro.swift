@@ -118,6 +118,10 @@ struct ModelDescription {
             if let initializer = member.decl.as(InitializerDeclSyntax.self) {
                 declared.insert("init(" + initializer.signature.parameterClause.parameters.map { $0.firstName.text + ":" }.joined() + ")")
             }
+            if let alias = member.decl.as(TypeAliasDeclSyntax.self) { declared.insert("type " + alias.name.text) }
+            if let nested = member.decl.asProtocol(NamedDeclSyntax.self), !member.decl.is(VariableDeclSyntax.self), !member.decl.is(FunctionDeclSyntax.self) {
+                declared.insert("type " + nested.name.text)
+            }
             guard let variable = member.decl.as(VariableDeclSyntax.self) else { continue }
             let isStatic = variable.modifiers.contains { ["static", "class"].contains($0.name.text) }
             for binding in variable.bindings {
@@ -240,6 +244,12 @@ struct ModelDescription {
             return nil
             }
             """)
+        }
+        if !declared.contains("type ID"), let id = properties.first(where: { $0.name == "id" }) {
+            // Spelled out: the type Swift infers for the conformance made in this extension
+            // could not be named in the model's own module ("'ID' is inaccessible due to
+            // '@_spi' protection level", Swift 6.3), e.g. `Person.ID` in a view model.
+            members.append("/// The primary key's type (`Identifiable`'s `ID`).\n\(raw: access)typealias ID = \(id.type)")
         }
         if !declared.contains("didInsert(rowID:)"), let id = properties.first(where: { $0.name == "id" }) {
             switch id.type.trimmedDescription.filter({ $0 != " " }) {

@@ -1,6 +1,6 @@
 import Foundation
 import SluiceSyncProtocol
-import Store
+import Sluice
 
 /// How a device settles a pulled change against its own unpushed one: the conflict
 /// policies (``ConflictPolicy``) per column and the delete rule (``DeleteRule``), as pure

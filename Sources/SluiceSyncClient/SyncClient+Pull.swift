@@ -1,5 +1,5 @@
 import SluiceSyncProtocol
-import Store
+import Sluice
 
 extension SyncClient {
     // MARK: - Pull

@@ -1,6 +1,6 @@
 import Foundation
 import SluiceSyncProtocol
-import Store
+import Sluice
 
 extension SyncClient {
     /// A pulled transaction this device could not apply (a value its schema refuses, a

@@ -1,6 +1,6 @@
 import Foundation
 import SluiceSyncProtocol
-import Store
+import Sluice
 
 /// Syncs one store with a sync service: pushes its unpushed local transactions, pulls
 /// what other devices pushed and applies each page of pulled transactions as one local

@@ -1,5 +1,5 @@
 import Foundation
-import Store
+import Sluice
 
 /// How a device settles a column that it changed and another device changed too, before
 /// it pushed its own change (the service's history is linear: every device rebases its

@@ -1,6 +1,6 @@
 import Foundation
 import SluiceSyncProtocol
-import Store
+import Sluice
 
 /// Device identity: a new id for a copy (or when another history shows up under the id),
 /// and the stamps that tell this device's own pulled transactions from another's.

@@ -1,6 +1,6 @@
 import Foundation
 import SluiceSyncProtocol
-import Store
+import Sluice
 
 extension SyncEngine {
     // MARK: - Push

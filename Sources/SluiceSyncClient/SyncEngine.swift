@@ -1,6 +1,6 @@
 import Foundation
 import SluiceSyncProtocol
-import Store
+import Sluice
 
 /// The device side of sync, as transactions on the store: the device's sync state, the
 /// global ids of its rows, what it has not pushed yet, and applying what it pulls. Every

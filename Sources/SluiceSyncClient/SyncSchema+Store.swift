@@ -1,6 +1,6 @@
 import Foundation
 import SluiceSyncProtocol
-import Store
+import Sluice
 
 extension SyncSchema {
     /// The schema of `tables` as `db` has them: what a sync service registers so that it

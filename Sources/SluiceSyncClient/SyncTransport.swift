@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import SluiceSyncProtocol
+@_spi(SluiceInternal) import SluiceSyncProtocol
 
 /// Why a sync step failed.
 public enum SyncClientError: Error, Sendable, CustomStringConvertible {

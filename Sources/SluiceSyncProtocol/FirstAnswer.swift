@@ -4,19 +4,21 @@ import Foundation
 /// cancellation, a piece of work and its deadline): the first result resumes the caller, later
 /// ones are dropped. The result may come before the caller starts waiting.
 ///
-/// Used by the client's transport and the service's deadlines; not part of the protocol.
-package final class FirstAnswer<Value: Sendable>: @unchecked Sendable {
+/// Used by the client's transport and the service's deadlines (a package of its own, hence
+/// SPI: `@_spi(SluiceInternal) import SluiceSyncProtocol`); not part of the protocol.
+@_spi(SluiceInternal)
+public final class FirstAnswer<Value: Sendable>: @unchecked Sendable {
     // @unchecked Sendable: `continuation` and `result` are only touched with `lock` held.
     private let lock = NSLock()
     private var continuation: CheckedContinuation<Value, any Error>?
     private var result: Result<Value, any Error>?
 
-    package init() {}
+    public init() {}
 
     /// Registers the waiting caller. Returns false, the caller already resumed, when the
     /// answer came first.
     @discardableResult
-    package func wait(_ continuation: CheckedContinuation<Value, any Error>) -> Bool {
+    public func wait(_ continuation: CheckedContinuation<Value, any Error>) -> Bool {
         let early: Result<Value, any Error>? = lock.withLock {
             if let result { return result }
             self.continuation = continuation
@@ -28,7 +30,7 @@ package final class FirstAnswer<Value: Sendable>: @unchecked Sendable {
 
     /// Gives `result` unless an answer was given already; true when it was this one.
     @discardableResult
-    package func finish(_ result: Result<Value, any Error>) -> Bool {
+    public func finish(_ result: Result<Value, any Error>) -> Bool {
         let (continuation, first): (CheckedContinuation<Value, any Error>?, Bool) = lock.withLock {
             guard self.result == nil else { return (nil, false) }
             self.result = result

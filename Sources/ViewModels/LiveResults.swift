@@ -1,6 +1,6 @@
 #if canImport(SwiftUI)
 import SwiftUI
-import Store
+import Sluice
 
 /// A live query as a SwiftUI property, in the manner of SwiftData's `@Query`:
 ///

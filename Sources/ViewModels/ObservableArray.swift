@@ -1,7 +1,7 @@
 import Dispatch
 import Observation
 import OpenCombineShim
-import Store
+import Sluice
 
 /// A view-model item made from a model, as RealmCombineMVVM's `ViewModelItem`:
 /// `ObservableArray` can then map results without a closure.

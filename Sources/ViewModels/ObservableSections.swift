@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import Observation
 import OpenCombineShim
-import Store
+import Sluice
 
 /// Live sections mapped to view-model items, published on the main actor:
 /// what a sectioned table view (the Realm MVVM article's

@@ -1,5 +1,5 @@
 import Foundation
-@testable import Store
+@testable import Sluice
 import Testing
 @testable import SluiceCLI
 import SluiceDemo

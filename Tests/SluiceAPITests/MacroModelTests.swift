@@ -16,6 +16,10 @@ import Testing
             try tx.insert(task("Write", priority: .high, due: due, owner: owner))
         }
         #expect(written.id == 1)   // didInsert(rowID:), derived
+        // The model's ID can be named in its own module (Swift 6.3 took the inferred one
+        // for SPI: "'ID' is inaccessible due to '@_spi' protection level").
+        let id: TaskItem.ID = written.id
+        #expect(id == 1)
         // The columns hold what a plain SQL reader expects: the enum's raw value, JSON for the array, 0/1.
         let row = try #require(try store.read { db in try db.fetchRows(sql: "SELECT * FROM task_item") }.first)
         #expect(row["priority"] == .text("high"))

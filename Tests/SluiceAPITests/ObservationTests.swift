@@ -3,7 +3,7 @@ import Observation
 import SluiceDemo
 import SluiceMacros
 import Testing
-import ViewModels
+import SluiceViewModels
 
 /// Swift's Observation: the live array, a live object and the @Observable
 /// people list each change once per commit that changes them.

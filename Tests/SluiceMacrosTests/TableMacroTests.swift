@@ -75,6 +75,9 @@ struct TableMacroTests {
                     return nil
                 }
 
+                /// The primary key's type (`Identifiable`'s `ID`).
+                public typealias ID = Int64?
+
                 /// Takes the id SQLite assigned.
                 public mutating func didInsert(rowID: Int64) {
                     self.id = rowID
@@ -124,6 +127,9 @@ struct TableMacroTests {
                     }
                     return nil
                 }
+
+                /// The primary key's type (`Identifiable`'s `ID`).
+                typealias ID = String
             }
             """#
         }
@@ -184,6 +190,9 @@ struct TableMacroTests {
                     }
                     return nil
                 }
+
+                /// The primary key's type (`Identifiable`'s `ID`).
+                typealias ID = Int?
 
                 /// Takes the id SQLite assigned.
                 mutating func didInsert(rowID: Int64) {
@@ -269,6 +278,9 @@ struct TableMacroTests {
                     return nil
                 }
 
+                /// The primary key's type (`Identifiable`'s `ID`).
+                public typealias ID = Int64?
+
                 /// Takes the id SQLite assigned.
                 public mutating func didInsert(rowID: Int64) {
                     self.id = rowID
@@ -318,6 +330,9 @@ struct TableMacroTests {
                     }
                     return nil
                 }
+
+                /// The primary key's type (`Identifiable`'s `ID`).
+                public typealias ID = Int64?
 
                 /// Takes the id SQLite assigned.
                 public mutating func didInsert(rowID: Int64) {

@@ -1,7 +1,7 @@
 import Foundation
 import SluiceTestSupport
 import Testing
-@testable import Store
+@testable import Sluice
 import SluiceDemo
 
 /// The durable change log: exact contents for every kind of change, both

@@ -1,7 +1,7 @@
 import Foundation
 import SluiceTestSupport
 import Testing
-@testable import Store
+@testable import Sluice
 import SluiceDemo
 
 /// After every commit, the previous array with the changeset applied equals

@@ -1,7 +1,7 @@
 import Foundation
 import SluiceTestSupport
 import Testing
-@testable import Store
+@testable import Sluice
 
 /// Over random workloads on tables that break stores (a generated column,
 /// a UNIQUE column, a TEXT PRIMARY KEY, a trigger, a cascade, a table with

@@ -1,7 +1,7 @@
 import Foundation
 import SluiceTestSupport
 import Testing
-@testable import Store
+@testable import Sluice
 
 /// Commits made elsewhere (another connection, the sqlite3 shell, a second
 /// `Store` on the file, a store opened read-only) reach observers through

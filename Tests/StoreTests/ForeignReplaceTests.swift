@@ -1,7 +1,7 @@
 import Foundation
 import SluiceTestSupport
 import Testing
-@testable import Store
+@testable import Sluice
 
 /// A foreign writer's `REPLACE` (the `sqlite3` shell, another connection)
 /// on a tracked table deletes rows through the rowid and through UNIQUE

@@ -2,7 +2,7 @@ import Foundation
 import SluiceDemo
 import SluiceTestSupport
 import Testing
-@testable import Store
+@testable import Sluice
 
 /// Typed filters compile to exactly the SQL and arguments of the query
 /// strings they stand for (values bound, never spliced).

@@ -1,7 +1,7 @@
 import Foundation
 import SluiceTestSupport
 import Testing
-@testable import Store
+@testable import Sluice
 
 /// Random transactions with random savepoints (raw `SAVEPOINT`, `ROLLBACK
 /// TO`, `RELEASE`, and `Database.savepoint` bodies that throw), statements

@@ -2,7 +2,7 @@ import Foundation
 import SluiceNaming
 import SluiceTestSupport
 import Testing
-@testable import Store
+@testable import Sluice
 import SluiceDemo
 
 @Suite struct ModelTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Store
+@testable import Sluice
 import SluiceDemo
 
 @Suite struct OrderedTreeTests {

@@ -2,7 +2,7 @@ import Foundation
 import OpenCombineShim
 import SluiceTestSupport
 import Testing
-@testable import Store
+@testable import Sluice
 import SluiceDemo
 
 /// Collects what a publisher emits.

@@ -1,6 +1,6 @@
 import Foundation
 import SluiceTestSupport
-import Store
+import Sluice
 import Testing
 import SluiceDemo
 

@@ -1,7 +1,7 @@
 import Foundation
 import SluiceTestSupport
 import Testing
-@testable import Store
+@testable import Sluice
 
 /// When two sets of moves are equally small, Sluice moves the rows Realm
 /// moves: realm-core's `calculate()` tests ("reports inserts/deletes for

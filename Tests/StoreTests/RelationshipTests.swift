@@ -1,7 +1,7 @@
 import Foundation
 import SluiceTestSupport
 import Testing
-@testable import Store
+@testable import Sluice
 import SluiceDemo
 
 /// Relationship paths through foreign keys: to-one paths, to-many

@@ -1,7 +1,7 @@
 import Foundation
 import SluiceTestSupport
 import Testing
-@testable import Store
+@testable import Sluice
 import SluiceDemo
 
 /// Crash safety, many processes at once, resource hygiene and failing I/O.

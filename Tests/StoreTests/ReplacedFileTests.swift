@@ -1,7 +1,7 @@
 import Foundation
 import SluiceTestSupport
 import Testing
-@testable import Store
+@testable import Sluice
 
 /// The database file replaced under an open store: renamed over (`mv`), or
 /// deleted and made again. Writes are refused with `.fileReplaced` naming

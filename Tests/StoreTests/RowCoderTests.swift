@@ -2,7 +2,7 @@ import Foundation
 import SluiceTestSupport
 import Testing
 import SluiceDemo
-@testable import Store
+@testable import Sluice
 
 @Suite struct RowCoderTests {
     static let cases: [(String, Sample)] = {

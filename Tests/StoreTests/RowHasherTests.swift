@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Store
+@testable import Sluice
 
 /// The row hash a live query compares to tell whether a row changed: any
 /// one-byte edit, a moved column boundary or a different seed changes it.

@@ -1,7 +1,7 @@
 import Foundation
 import SluiceTestSupport
 import Testing
-@testable import Store
+@testable import Sluice
 
 /// A commit that changes only rowids (`VACUUM` renumbering a table without
 /// an INTEGER PRIMARY KEY, `UPDATE t SET rowid = ...`) leaves every query's

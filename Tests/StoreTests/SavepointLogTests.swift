@@ -1,7 +1,7 @@
 import Foundation
 import SluiceTestSupport
 import Testing
-@testable import Store
+@testable import Sluice
 
 /// Savepoints written as SQL (`SAVEPOINT`, `ROLLBACK TO`, `RELEASE`) inside a
 /// write, as well as `write` nested in `write`: the change log records only

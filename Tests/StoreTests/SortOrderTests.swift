@@ -1,7 +1,7 @@
 import Foundation
 import SluiceTestSupport
 import Testing
-@testable import Store
+@testable import Sluice
 
 /// Swift's comparator must order values exactly as SQLite's ORDER BY.
 @Suite struct SortOrderTests {

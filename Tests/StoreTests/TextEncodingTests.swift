@@ -1,7 +1,7 @@
 import Foundation
 import SluiceTestSupport
 import Testing
-@testable import Store
+@testable import Sluice
 
 /// A UTF-16 database's BINARY order is its stored bytes' (UTF-16LE or BE),
 /// which differs from UTF-8's: a live query follows SQLite's order across

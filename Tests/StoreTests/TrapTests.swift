@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Store
+@testable import Sluice
 
 /// Programmer errors trap with a message (as swift-collections' checks do);
 /// input never reaches these.

@@ -1,5 +1,5 @@
 import Foundation
-import Store
+import Sluice
 import SluiceDemo
 
 // A writer process for the reliability tests (not a product).

@@ -1,6 +1,6 @@
 import CSQLite
 import Foundation
-import Store
+import Sluice
 
 /// A plain SQLite connection through the C API, independent of Sluice:
 /// what the tests compare delivered results with.

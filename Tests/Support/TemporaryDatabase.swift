@@ -1,5 +1,5 @@
 import Foundation
-import Store
+import Sluice
 
 /// A fresh database file in its own temporary folder, per test.
 public struct TemporaryDatabase {

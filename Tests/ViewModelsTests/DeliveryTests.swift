@@ -1,10 +1,10 @@
 import Foundation
 import OpenCombineShim
 import SluiceTestSupport
-import Store
+import Sluice
 import Testing
 import SluiceDemo
-import ViewModels
+import SluiceViewModels
 
 /// The obvious view-model code: a `@MainActor` model that sinks a publisher
 /// and assigns to itself, with no `receive(on:)`. Its closure is isolated to

@@ -2,9 +2,9 @@ import Foundation
 import OpenCombineShim
 import SluiceTestSupport
 import SluiceDemo
-import Store
+import Sluice
 import Testing
-@testable import ViewModels
+@testable import SluiceViewModels
 
 @MainActor
 @Suite struct ObservableArrayTests {

@@ -2,7 +2,7 @@ import BenchSQLite
 import Dispatch
 import Foundation
 import SluiceDemo
-import Store
+import Sluice
 
 /// What the change log costs writers, and what it buys observers of other
 /// connections' commits.

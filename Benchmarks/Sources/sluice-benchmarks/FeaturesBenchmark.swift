@@ -2,7 +2,7 @@ import BenchSQLite
 import Dispatch
 import Foundation
 import SluiceDemo
-import Store
+import Sluice
 
 /// Sections, live aggregates and relationship queries (issue 11): their
 /// first result and the latency of a single-row change, against a plain

@@ -1,7 +1,7 @@
 import BenchSQLite
 import Dispatch
 import Foundation
-import Store
+import Sluice
 import SluiceDemo
 
 /// Live-query benchmarks: how fast a commit reaches a subscriber.

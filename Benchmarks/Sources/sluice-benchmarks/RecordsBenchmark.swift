@@ -1,6 +1,6 @@
 import BenchSQLite
 import Foundation
-import Store
+import Sluice
 import SluiceDemo
 
 /// Insert 100,000 people in one transaction, then fetch and decode them all:

@@ -1,7 +1,7 @@
 import BenchSQLite
 import Dispatch
 import Foundation
-import Store
+import Sluice
 import SluiceDemo
 
 /// A live query at a million rows: what it costs beside the app's own

@@ -4,13 +4,13 @@ import Glibc
 #endif
 import SluiceDemo
 import SluiceSyncClient
-import Store
+import Sluice
 
 /// Sync through a real `sluice-sync` and PostgreSQL on loopback: a commit on device A → the
 /// changeset on device B, the initial sync of 100,000 people to an empty device, and push
 /// throughput. Uses `$SLUICE_BENCH_POSTGRES` (postgres://user@host:port/db) or starts a
 /// throwaway cluster from Debian's packages; the service is the release `sluice-sync` of the
-/// main package (`swift build -c release --product sluice-sync` at the repository root,
+/// service package (`swift build -c release --package-path Server --product sluice-sync`,
 /// or `$SLUICE_SYNC_BINARY`).
 enum SyncBenchmark {
     struct Failure: Error, CustomStringConvertible { let description: String }
@@ -106,13 +106,13 @@ enum SyncBenchmark {
         return [line]
     }
 
-    /// The release `sluice-sync` of the main package, or `$SLUICE_SYNC_BINARY`.
+    /// The release `sluice-sync` of the service package (Server/), or `$SLUICE_SYNC_BINARY`.
     static func serviceBinary() throws -> String {
         let binary = ProcessInfo.processInfo.environment["SLUICE_SYNC_BINARY"]
             ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().appendingPathComponent(".build/release/sluice-sync").path
+                .deletingLastPathComponent().appendingPathComponent("Server/.build/release/sluice-sync").path
         guard FileManager.default.isExecutableFile(atPath: binary) else {
-            throw Failure(description: "no sluice-sync at \(binary): run `swift build -c release --product sluice-sync` at the repository root")
+            throw Failure(description: "no sluice-sync at \(binary): run `swift build -c release --package-path Server --product sluice-sync` at the repository root")
         }
         return binary
     }

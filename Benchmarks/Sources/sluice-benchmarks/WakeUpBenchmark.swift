@@ -2,7 +2,7 @@ import BenchSQLite
 import Dispatch
 import Foundation
 import SluiceDemo
-import Store
+import Sluice
 
 /// What observing costs while nothing happens, and how fast commits made
 /// elsewhere (another connection, the `sqlite3` shell, a second `Store` on

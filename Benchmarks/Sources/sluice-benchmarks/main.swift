@@ -1,7 +1,7 @@
 import Foundation
 
 // Usage: swift run -c release --package-path Benchmarks sluice-benchmarks [--quick] [--only=records|live|log|scale|features|sync|sync-crowd|wakeups|log-bulk|log-fallback]
-// (sync needs the release sluice-sync: swift build -c release --product sluice-sync at the repository root)
+// (sync needs the release sluice-sync: swift build -c release --package-path Server --product sluice-sync)
 // Development aids: --compare-fetch[=rounds] (raw, @Table and Codable fetches of the same rows in turn,
 // with what Codable itself costs), --profile-fetch[-table], --profile-log, --profile-update (for a profiler).
 let quick = CommandLine.arguments.contains("--quick")

@@ -2,10 +2,10 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import OpenCombineShim
-import Store
+import Sluice
 import SluiceDemo
 import SluiceSyncClient
-import ViewModels
+import SluiceViewModels
 
 /// `sluice demo`: the view models in a terminal.
 struct Demo: AsyncParsableCommand {

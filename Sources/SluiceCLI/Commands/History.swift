@@ -1,7 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
-import Store
+import Sluice
 
 /// `sluice history`: the change log, one transaction per line.
 struct History: ParsableCommand {

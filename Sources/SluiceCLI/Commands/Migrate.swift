@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import Store
+import Sluice
 import SluiceDemo
 
 /// `sluice migrate`: applies pending migrations and says which.

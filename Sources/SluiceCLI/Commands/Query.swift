@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import Store
+import Sluice
 
 /// `sluice query`: prints a table's rows, filtered and ordered.
 struct Query: ParsableCommand {

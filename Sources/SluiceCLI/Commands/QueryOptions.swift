@@ -1,5 +1,5 @@
 import ArgumentParser
-import Store
+import Sluice
 
 /// What `query` and `watch` share: a table, a filter and an order.
 struct QueryOptions: ParsableArguments {

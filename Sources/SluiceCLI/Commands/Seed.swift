@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import Store
+import Sluice
 import SluiceDemo
 
 /// `sluice seed`: loads rows from a JSON or CSV file, or generates demo data.

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import Store
+import Sluice
 
 /// The options every command shares: which database file.
 struct StoreOptions: ParsableArguments {

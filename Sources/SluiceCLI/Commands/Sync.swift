@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import SluiceDemo
 import SluiceSyncClient
-import Store
+import Sluice
 
 /// `sluice sync`: pushes and pulls the demo tables through a sync service, once or following.
 struct Sync: AsyncParsableCommand {

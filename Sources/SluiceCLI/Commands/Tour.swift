@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import Store
+import Sluice
 import SluiceDemo
 
 /// `sluice tour`: the main job on the embedded default — migrate, seed and

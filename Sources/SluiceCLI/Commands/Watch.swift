@@ -2,7 +2,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import Rainbow
-import Store
+import Sluice
 
 /// `sluice watch`: prints a live query's rows, then one changeset per commit.
 struct Watch: ParsableCommand {

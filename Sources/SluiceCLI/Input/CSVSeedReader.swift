@@ -1,6 +1,6 @@
 import CSV
 import Foundation
-import Store
+import Sluice
 
 /// Reads seed CSV (RFC 4180, with a header row of column names) for one
 /// table, converting each field by its column's type affinity.

@@ -1,5 +1,5 @@
 import Foundation
-import Store
+import Sluice
 
 /// Reads seed JSON: `{"person": [{...}], "package": [...]}`, or a plain
 /// array of row objects when the table is given.

@@ -1,4 +1,4 @@
-import Store
+import Sluice
 
 /// Rows read from a seed file, grouped by table, with where each row came from.
 struct SeedData {

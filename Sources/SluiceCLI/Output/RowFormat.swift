@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import Store
+import Sluice
 
 /// How `sluice query` prints rows (written as they are read: `RowStream`).
 enum RowFormat: String, ExpressibleByArgument, CaseIterable {

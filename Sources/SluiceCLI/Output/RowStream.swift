@@ -1,5 +1,5 @@
 import Foundation
-import Store
+import Sluice
 
 /// Standard output with a 64 KB buffer: rows are written as they are read,
 /// in few system calls.

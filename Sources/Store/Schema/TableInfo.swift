@@ -163,8 +163,10 @@ public struct TableInfo: Sendable, Hashable {
     }
 }
 
-/// Quotes an identifier for SQL: `person` → `"person"`.
-package func quoteIdentifier(_ name: String) -> String {
+/// Quotes an identifier for SQL: `person` → `"person"`, `a"b` → `"a""b"`.
+///
+/// For SQL built from names (tables, columns) that are not literals in your code.
+public func quoteIdentifier(_ name: String) -> String {
     // The usual name has no quote: skip Foundation's replacingOccurrences (slow on Linux,
     // and hot when SQL is built per row).
     guard name.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + name + "\"" }

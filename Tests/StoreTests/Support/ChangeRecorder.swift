@@ -1,5 +1,5 @@
 import Foundation
-@testable import Store
+@testable import Sluice
 
 /// Records what an observation delivers, for exact-sequence assertions.
 final class ChangeRecorder<Element: Sendable>: @unchecked Sendable {

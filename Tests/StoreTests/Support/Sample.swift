@@ -1,5 +1,5 @@
 import Foundation
-import Store
+import Sluice
 
 /// A model with a column of every kind the row coder handles.
 struct Sample: Model, Equatable {

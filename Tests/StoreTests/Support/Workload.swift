@@ -1,5 +1,5 @@
 import Foundation
-import Store
+import Sluice
 import SluiceTestSupport
 
 /// Random write transactions on the demo `person` table: inserts, updates,

@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import OpenCombineShim
 import SluiceDemo
-import Store
+import Sluice
 
 /// Lets everything the store has committed reach the view models: the
 /// observation queue delivers, then the main queue runs what it was given.

@@ -1,0 +1,321 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+@_spi(SluiceInternal) import SluiceSyncProtocol
+
+/// The sync service's HTTP API over ``SyncStorage``. It keeps nothing between requests
+/// (but the per-instance limits and a two-second memory of unknown tokens, see
+/// ``Gatekeeper``), so
+/// several instances can serve one PostgreSQL.
+///
+/// - `POST /v1/push` (JSON ``PushRequest``) → ``PushResponse``; a push based on an older
+///   head is put after the transactions it did not see when it writes nothing they wrote,
+///   else refused with 409 `behind` (pull, rebase, push again); 409
+///   `identity_conflict` when the device id belongs to another token or the push does not
+///   continue the id's history (a copied store: the device takes a new id).
+/// - `GET /v1/pull?since=N[&limit=M]` → ``PullResponse``.
+/// - `GET /v1/wait?since=N[&timeout=S]` → `{"head":H}` as soon as the head passes `N`, or
+///   after `S` seconds (at most 30): the live channel, as a long poll.
+/// - `GET /v1/health` → `ok`, without a token.
+///
+/// Every other request needs `Authorization: Bearer <token>`: 401 without a live one.
+/// Pushed changes are checked against the registered ``SyncSchema`` (types, NOT NULL,
+/// references, and the CHECK constraints of the tables' statements) and stored with its
+/// names; identifiers from a request never reach SQL (tables and columns travel as data,
+/// in JSON).
+public struct SyncService: Sendable {
+    /// Limits and the registered schema.
+    public struct Configuration: Sendable {
+        /// The tables and columns a space may hold.
+        public var schema: SyncSchema
+        /// Largest accepted request body.
+        public var maximumBodyBytes: Int = 64 << 20
+        /// Requests per second per token (on average), and how many at once.
+        public var requestsPerSecond: Double = 200
+        /// The bucket size of the rate limit.
+        public var burst: Double = 400
+        /// Most transactions in one pull page.
+        public var pullLimit: Int = 1_000
+        /// A pull page stops growing past this many bytes (but has at least one transaction).
+        public var pullBytes: Int = 8 << 20
+        /// Most transactions in one push (more are refused with 413, as a body over
+        /// ``maximumBodyBytes`` is: a device then pushes fewer at a time).
+        public var maximumPushTransactions: Int = 10_000
+        /// How long a request may wait on PostgreSQL before it is answered 503 (the device
+        /// retries); a long poll gets this on top of its own timeout, a push two seconds more
+        /// per megabyte of body.
+        public var databaseDeadline: Duration = .seconds(15)
+        /// Bytes of request bodies the instance holds at once; a push past it gets 503 with
+        /// `Retry-After` before its body is read.
+        public var maximumInflightBytes: Int = 256 << 20
+        /// Requests (long polls aside) working on the database at once; past it, 503.
+        public var maximumConcurrentRequests: Int = 256
+        /// Lookups that find no token, per second per client address (past it, the address
+        /// gets 429 before its requests reach the database).
+        public var lookupsPerSecondPerAddress: Double = 20
+        /// How far ahead of the service's clock a pushed transaction's clock may be; one
+        /// further ahead is stored with the service's clock (and the answer says so).
+        public var maximumClockSkew: Duration = .seconds(60)
+
+        /// A configuration with the default limits.
+        public init(schema: SyncSchema) { self.schema = schema }
+    }
+
+    let storage: SyncStorage
+    let configuration: Configuration
+    let gate: Gatekeeper
+    let signal = HeadSignal()
+    let policy: SyncStorage.PushPolicy
+
+    /// A service over `storage`.
+    ///
+    /// - Throws: `SyncErrorBody` (`invalid_schema`) when a registered table's statement
+    ///   does not run.
+    public init(storage: SyncStorage, configuration: Configuration) throws {
+        self.storage = storage
+        self.configuration = configuration
+        gate = Gatekeeper(.init(requestsPerSecond: configuration.requestsPerSecond, burst: configuration.burst,
+                                lookupsPerSecondPerAddress: configuration.lookupsPerSecondPerAddress,
+                                inflightBytes: configuration.maximumInflightBytes, concurrentRequests: configuration.maximumConcurrentRequests))
+        policy = SyncStorage.PushPolicy(maximumSkew: configuration.maximumClockSkew, checker: try RowChecker(configuration.schema),
+                                        deleteRules: configuration.schema.deleteRules)
+    }
+
+    /// The live channel's listener: run it with the `PostgresClient` (a `Service`), and
+    /// long polls answer as soon as a push commits on any instance. Without it they read
+    /// the head every 20 ms.
+    public var listener: HeadListener { HeadListener(storage: storage, signal: signal) }
+
+    /// The routes.
+    public func router() -> Router<SyncRequestContext> {
+        let router = Router(context: SyncRequestContext.self)
+        router.get("v1/health") { _, _ in "ok" }
+        router.post("v1/push") { request, context in
+            // A push writes as many rows as it carries: two seconds more per megabyte of body.
+            let length = request.headers[.contentLength].flatMap { Int($0) }
+            let megabytes = length.map { $0 >> 20 } ?? 0
+            // The body is read in the handler's own task, before the database deadline starts:
+            // work the deadline gives up on goes on in the background, and a body still being
+            // read there was read a second time by Hummingbird after the 503 (a crash).
+            return await self.respond(request, context, bytes: min(length ?? configuration.maximumBodyBytes, configuration.maximumBodyBytes),
+                                      deadline: configuration.databaseDeadline + .seconds(2 * megabytes), read: {
+                var request = request
+                return try await request.collectBody(upTo: configuration.maximumBodyBytes)
+            }, { caller, body in
+                try await self.push(body, caller: caller)
+            })
+        }
+        router.get("v1/pull") { request, context in await self.respond(request, context) { space in try await self.pull(request, space: space) } }
+        router.get("v1/wait") { request, context in
+            await self.respond(request, context, longPoll: true) { space in try await self.wait(request, space: space) }
+        }
+        return router
+    }
+
+    /// Who is asking: the space a live token opens, and the token.
+    struct Caller: Sendable {
+        var space: Int64
+        var token: String
+    }
+
+    /// Authenticates and rate-limits, then runs `body`; turns errors into JSON responses.
+    private func respond(_ request: Request, _ context: SyncRequestContext, longPoll: Bool = false,
+                         _ body: @escaping @Sendable (Int64) async throws -> Response) async -> Response {
+        await respond(request, context, longPoll: longPoll, read: {}, { caller, _ in try await body(caller.space) })
+    }
+
+    /// Authenticates and rate-limits (before any query: ``Gatekeeper``), takes a place and
+    /// `bytes` of the body budget, reads what `read` reads (in this task, with no deadline),
+    /// then runs `body` with it under the database deadline; turns errors into JSON responses.
+    private func respond<Input: Sendable>(_ request: Request, _ context: SyncRequestContext, longPoll: Bool = false, bytes: Int = 0,
+                                          deadline: Duration? = nil, read: () async throws -> Input,
+                                          _ body: @escaping @Sendable (Caller, Input) async throws -> Response) async -> Response {
+        guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
+              case let token = String(header.dropFirst("Bearer ".count)), !token.isEmpty, token.utf8.count <= 200 else {
+            return Self.error(.unauthorized, "unauthorized", "a bearer token is required (Authorization: Bearer <token>)")
+        }
+        do {
+            let address = context.remoteAddress?.ipAddress ?? ""
+            switch gate.admit(token: token, address: address) {
+            case .limited:
+                return Self.error(.tooManyRequests, "rate_limited", "too many requests (\(Int(configuration.requestsPerSecond)) per second per token); retry later")
+            case .unknown:
+                return Self.error(.unauthorized, "unauthorized", "the token is unknown or revoked")
+            case .lookUp:
+                break
+            }
+            // Every PostgreSQL call, the token's lookup included, answers 503 by its deadline
+            // (after a PostgreSQL restart a query on the client's pool has hung for longer than
+            // a device waits for its answer).
+            let found = try await Self.withDeadline(configuration.databaseDeadline, { [storage] in try await storage.space(forToken: token) })
+            gate.looked(up: token, from: address, space: found)
+            guard let space = found else { return Self.error(.unauthorized, "unauthorized", "the token is unknown or revoked") }
+            // Long polls wait without working on the database: they take no place.
+            guard longPoll || gate.enter(bytes: bytes) else {
+                return Self.error(.serviceUnavailable, "saturated", "the service is at its limit of requests or body bytes in flight; retry")
+            }
+            defer { if !longPoll { gate.leave(bytes: bytes) } }
+            let input = try await read()
+            let deadline = (deadline ?? configuration.databaseDeadline) + (longPoll ? .seconds(Self.longestWait) : .zero)
+            let caller = Caller(space: space, token: token)
+            return try await Self.withDeadline(deadline) { try await body(caller, input) }
+        } catch is NIOTooManyBytesError {
+            return Self.error(.contentTooLarge, "too_large", "the body is larger than \(configuration.maximumBodyBytes) bytes")
+        } catch let error as SyncErrorBody {
+            return Self.error(.badRequest, error.error, error.message)
+        } catch {
+            storage.logger.error("request failed: \(String(reflecting: error))")
+            return Self.error(.serviceUnavailable, "unavailable", "the service could not reach its database; retry")
+        }
+    }
+
+    private func push(_ buffer: ByteBuffer, caller: Caller) async throws -> Response {
+        var push: PushRequest
+        do {
+            push = try JSONDecoder().decode(PushRequest.self, from: Data(buffer.readableBytesView))
+        } catch {
+            throw SyncErrorBody(error: "invalid", message: "the body is not a push: \(Self.describe(error))")
+        }
+        guard Self.isValidDevice(push.device) else {
+            throw SyncErrorBody(error: "invalid", message: "device ids have 1 to 64 letters, digits, '.', '_' or '-'")
+        }
+        guard push.transactions.count <= configuration.maximumPushTransactions else {
+            // 413, as a body over the size limit: the device splits its push and sends again.
+            return Self.error(.contentTooLarge, "too_large", "more than \(configuration.maximumPushTransactions) transactions in one push")
+        }
+        var previous: Int64 = .min
+        for (index, transaction) in push.transactions.enumerated() {
+            guard transaction.local > previous else {
+                throw SyncErrorBody(error: "invalid", message: "transaction \(index) (local \(transaction.local)): a push's local numbers increase")
+            }
+            previous = transaction.local
+            for (position, change) in transaction.changes.enumerated() {
+                do {
+                    push.transactions[index].changes[position] = try configuration.schema.normalized(change)
+                } catch {
+                    throw SyncErrorBody(error: error.error, message: "transaction \(index) (local \(transaction.local)): \(error.message)")
+                }
+            }
+        }
+        switch try await storage.push(push, space: caller.space, token: caller.token, policy: policy) {
+        case .success(let response): return try Self.json(response)
+        case .failure(let error) where ["behind", "identity_conflict", "replay"].contains(error.error): return Self.error(.conflict, error.error, error.message)
+        case .failure(let error): return Self.error(.badRequest, error.error, error.message)
+        }
+    }
+
+    private func pull(_ request: Request, space: Int64) async throws -> Response {
+        let since = try Self.integer(request, "since") ?? 0
+        let limit = min(max(try Self.integer(request, "limit") ?? Int64(configuration.pullLimit), 1), Int64(configuration.pullLimit))
+        let body = try await storage.pull(space: space, since: since, limit: Int(limit), maximumBytes: configuration.pullBytes)
+        return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    private func wait(_ request: Request, space: Int64) async throws -> Response {
+        let since = try Self.integer(request, "since") ?? 0
+        let timeout = min(max(try Self.integer(request, "timeout") ?? 25, 0), Int64(Self.longestWait))
+        let deadline = ContinuousClock.now + .seconds(timeout)
+        while true {
+            // The ticket before the read: a push committing after the read still wakes us.
+            let ticket = signal.ticket(space)
+            let head = try await storage.head(space: space)
+            let now = ContinuousClock.now
+            guard head <= since, now < deadline else { return try Self.json(["head": head]) }
+            // Woken by a notification; the head is read again every second in case one was
+            // lost (a dropped listening connection), every 20 ms while nobody listens.
+            let pause: Duration = signal.isListening ? .seconds(1) : .milliseconds(20)
+            await signal.wait(space: space, after: ticket, upTo: min(pause, deadline - now))
+            try Task.checkCancellation()
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// The longest long poll, in seconds.
+    static let longestWait = 30
+
+    /// The request's work took longer than ``Configuration/databaseDeadline``.
+    struct DeadlineExceeded: Error {}
+
+    /// Runs `body`, or throws `DeadlineExceeded` after `deadline` (cancelling `body`, and not
+    /// waiting for it: a query stuck on a connection PostgreSQL dropped must not hold the
+    /// device's request; the device retries).
+    static func withDeadline<T: Sendable>(_ deadline: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let answer = FirstAnswer<T>()
+        return try await withCheckedThrowingContinuation { continuation in
+            answer.wait(continuation)
+            // Outside the caller's task, so that it is answered at the deadline even when the
+            // work does not end when cancelled; the loser is cancelled (the timer too, which
+            // would otherwise sleep out the deadline after every request).
+            Task {
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        do { answer.finish(.success(try await body())) } catch { answer.finish(.failure(error)) }
+                    }
+                    group.addTask {
+                        guard (try? await Task.sleep(for: deadline)) != nil else { return }
+                        answer.finish(.failure(DeadlineExceeded()))
+                    }
+                    await group.next()
+                    group.cancelAll()
+                }
+            }
+        }
+    }
+
+    /// Whether a device id is one a push may carry: 1 to 64 ASCII letters, digits, `.`, `_`
+    /// or `-`, and not the service's own (``SyncStorage/serviceDevice``).
+    static func isValidDevice(_ device: String) -> Bool {
+        !device.isEmpty && device.utf8.count <= 64 && device != SyncStorage.serviceDevice
+            && device.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0)) }
+    }
+
+    private static func integer(_ request: Request, _ name: String) throws -> Int64? {
+        guard let text = request.uri.queryParameters.get(name) else { return nil }
+        guard let value = Int64(text), value >= 0 else {
+            throw SyncErrorBody(error: "invalid", message: "query parameter '\(name)' must be a non-negative integer, not '\(text)'")
+        }
+        return value
+    }
+
+    private static func json(_ value: some Encodable) throws -> Response {
+        let data = try JSONEncoder().encode(value)
+        return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// An error response; 429 and 503 say when to retry (`Retry-After: 1`).
+    static func error(_ status: HTTPResponse.Status, _ code: String, _ message: String) -> Response {
+        let data = (try? JSONEncoder().encode(SyncErrorBody(error: code, message: message))) ?? Data()
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if status == .tooManyRequests || status == .serviceUnavailable { headers[.retryAfter] = "1" }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.dataCorrupted(let context), DecodingError.typeMismatch(_, let context),
+             DecodingError.valueNotFound(_, let context):
+            let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            return "\(context.debugDescription)\(path.isEmpty ? "" : " at \(path)")"
+        case DecodingError.keyNotFound(let key, let context):
+            let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            return "missing '\(key.stringValue)'\(path.isEmpty ? "" : " at \(path)")"
+        default:
+            return "\(error)"
+        }
+    }
+}
+
+/// The request context of the service's routes: Hummingbird's, with the client's address
+/// (what unknown tokens are rate-limited by).
+public struct SyncRequestContext: RequestContext, RemoteAddressRequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// The client's address (nil when the channel has none).
+    public let remoteAddress: SocketAddress?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
+    }
+}

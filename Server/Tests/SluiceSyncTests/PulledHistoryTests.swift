@@ -1,0 +1,88 @@
+import Foundation
+import SluiceDemo
+@testable import SluiceSyncClient
+import SluiceSyncProtocol
+import SluiceTestSupport
+import Sluice
+import Testing
+
+/// How a device that pulls a long history keeps track of what it has not pushed: the
+/// engine applied directly (no service, no PostgreSQL), pulled transaction by transaction,
+/// as `SyncClient` applies each page.
+@Suite struct PulledHistoryTests {
+    let configuration = SyncConfiguration(tables: DemoSchema.syncedTables)
+
+    /// A pulled transaction from another device that inserts one person.
+    func pulledPerson(_ seq: Int64) -> SyncTransaction {
+        SyncTransaction(seq: seq, device: "other-device", local: seq, clock: HybridClock(rawValue: seq << 16), changes: [
+            SyncChange(table: "person", id: "person-\(seq)", op: .insert,
+                       values: ["first_name": .text("Pulled\(seq)"), "last_name": .text("Person"), "age": .integer(seq)]),
+        ])
+    }
+
+    func pushedMark(_ store: Store, _ engine: SyncEngine) throws -> Int64 {
+        try #require(try store.read { db in try engine.loadState(db) }).pushed
+    }
+
+    @Test("a local transaction that changed no synced table does not hold the pushed mark back while pulling")
+    func pushedMarkFollowsPulls() throws {
+        let store = try TemporaryDatabase().store()
+        // The migration writes app_state (not synced): a local transaction with nothing to push.
+        try store.migrate(DemoSchema.migrations)
+        let engine = SyncEngine(configuration: configuration)
+        _ = try store.write { db in try engine.prepare(db) }
+        #expect(try store.read { db in try engine.hasLocalTransactions(after: HistoryToken(databaseID: db.currentHistoryToken().databaseID, sequence: 0), db) } == false)
+
+        for seq in Int64(1)...5 {
+            _ = try store.write { db in try engine.apply(pulledPerson(seq), db) }
+            // Nothing of the device's own is pending: the mark moves up with each pulled
+            // transaction, so the next one's scan starts there, not at the beginning. (It is
+            // the head the applying transaction saw: that one is numbered when it commits.)
+            let (pushed, head) = (try pushedMark(store, engine), try store.currentToken.sequence)
+            #expect(pushed == head - 1, "after pulled transaction \(seq): pushed \(pushed), head \(head)")
+        }
+        #expect(try store.read { db in try engine.pendingCount(db) } == 0)
+
+        // A local edit of a synced table is pending: the mark stays before it while more
+        // is pulled, and the edit is still there to push afterwards.
+        try store.write { db in try db.execute(sql: "UPDATE person SET age = 99 WHERE first_name = 'Pulled2'") }
+        let beforeEdit = try pushedMark(store, engine)
+        #expect(try store.read { db in try engine.hasLocalTransactions(after: HistoryToken(databaseID: db.currentHistoryToken().databaseID, sequence: beforeEdit), db) })
+        for seq in Int64(6)...8 {
+            _ = try store.write { db in try engine.apply(pulledPerson(seq), db) }
+            #expect(try pushedMark(store, engine) == beforeEdit, "after pulled transaction \(seq)")
+        }
+        let pending = try store.read { db in try engine.unpushed(try #require(try engine.loadState(db)), db) }
+        #expect(pending.count == 1)
+        #expect(pending.first?.1.map(\.table) == ["person"])
+        #expect(try store.read { db in try db.fetchCount(table: "person") } == 8)
+    }
+
+    @Test("only transactions written here that changed a synced table count as local")
+    func localTransactionsCountSyncedTablesOnly() throws {
+        let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
+        let engine = SyncEngine(configuration: configuration)
+        _ = try store.write { db in try engine.prepare(db) }
+        let start = try store.currentToken.sequence
+
+        // An unsynced table's change, then a pulled (author "sync") change of a synced table
+        // right after it: the first transaction's change range must end where the next begins.
+        try store.write { db in try db.execute(sql: "UPDATE app_state SET temperature_low = temperature_low - 1 WHERE id = 1") }
+        _ = try store.write { db in try engine.apply(pulledPerson(1), db) }
+        #expect(try store.read { db in try engine.hasLocalTransactions(after: HistoryToken(databaseID: db.currentHistoryToken().databaseID, sequence: start), db) } == false)
+
+        // A transaction that changed both kinds of table counts.
+        try store.write { db in
+            try db.execute(sql: "UPDATE app_state SET temperature_low = temperature_low - 1 WHERE id = 1")
+            try db.execute(sql: "UPDATE person SET age = 30 WHERE first_name = 'Pulled1'")
+        }
+        #expect(try store.read { db in try engine.hasLocalTransactions(after: HistoryToken(databaseID: db.currentHistoryToken().databaseID, sequence: start), db) })
+
+        // A foreign writer's change of a synced table (through the log's triggers) counts too.
+        let later = try store.currentToken.sequence
+        #expect(try store.read { db in try engine.hasLocalTransactions(after: HistoryToken(databaseID: db.currentHistoryToken().databaseID, sequence: later), db) } == false)
+        try store.trackForeignWriters(tables: ["person"])
+        try SQLiteShell.run(path: store.path, "UPDATE person SET age = 31 WHERE first_name = 'Pulled1';")
+        #expect(try store.read { db in try engine.hasLocalTransactions(after: HistoryToken(databaseID: db.currentHistoryToken().databaseID, sequence: later), db) })
+    }
+}

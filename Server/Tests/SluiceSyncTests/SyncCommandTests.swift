@@ -1,0 +1,131 @@
+import Foundation
+import SluiceDemo
+import SluiceTestSupport
+import Sluice
+import Testing
+
+/// `sluice sync`, `sluice sync status` and the demo following a service, through the built binary.
+@Suite(.serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
+struct SyncCommandTests {
+    @Test func syncOnceAndStatus() throws {
+        let space = try SyncSpace()
+        let cli = CommandRunner()
+        let server = space.service.url.absoluteString
+        #expect(try cli.run(["tour", "--db", "a.sqlite"]).status == 0)
+        let before = try cli.run(["sync", "status", "--db", "a.sqlite"])
+        #expect(before.stdout.contains("has never been synced"), "\(before)")
+        let first = try cli.run(["sync", "--db", "a.sqlite", "--server", server, "--token", space.token])
+        #expect(first.status == 0, "\(first)")
+        #expect(first.stdout.hasPrefix("synced a.sqlite: pushed 1, pulled 0 transactions; cursor 1"), "\(first)")
+        // A new device: the file is created with the demo schema and pulls everything; the token from the environment.
+        let second = try cli.run(["sync", "--db", "b.sqlite", "--server", server], environment: ["SLUICE_SYNC_TOKEN": space.token])
+        #expect(second.stdout.contains("pushed 0, pulled 1 transaction; cursor 1"), "\(second)")
+        let people = try cli.run(["query", "person", "--db", "a.sqlite", "--format", "json"]).stdout
+        let pulled = try cli.run(["query", "person", "--db", "b.sqlite", "--format", "json"]).stdout
+        #expect(!people.isEmpty && pulled == people)
+        // Pending until the next sync, then gone. (One statement: the log groups a foreign writer's changes per statement.)
+        try SQLiteShell.run(path: cli.path("b.sqlite"), "UPDATE person SET city = 'Tromsø' WHERE id IN (1, 2)")
+        let pending = try cli.run(["sync", "status", "--db", "b.sqlite"])
+        #expect(pending.stdout.contains("pending 1 transaction\n"), "\(pending)")
+        #expect(pending.stdout.contains("cursor 1"))
+        #expect(try cli.run(["sync", "--db", "b.sqlite", "--server", server, "--token", space.token]).stdout.contains("pushed 1, pulled 0"))
+        #expect(try cli.run(["sync", "--db", "a.sqlite", "--server", server, "--token", space.token]).stdout.contains("pushed 0, pulled 1 transaction; cursor 2"))
+        let onA = try cli.run(["query", "person", "--db", "a.sqlite", "--format", "json"]).stdout
+        let onB = try cli.run(["query", "person", "--db", "b.sqlite", "--format", "json"]).stdout
+        #expect(onA == onB && onA.contains("Tromsø"))
+        let after = try cli.run(["sync", "status", "--db", "b.sqlite"])
+        #expect(after.stdout.contains("pending 0 transactions") && after.stdout.contains("cursor 2") && !after.stdout.contains("last sync never"), "\(after)")
+    }
+
+    @Test func refusedAndUnreachableServicesExitNonZeroAndLeaveNoFile() throws {
+        let space = try SyncSpace()
+        let cli = CommandRunner()
+        let wrong = try cli.run(["sync", "--db", "new.sqlite", "--server", space.service.url.absoluteString, "--token", "slt_wrong"])
+        #expect(wrong.status == 1)
+        #expect(wrong.stderr.contains("refused the token"), "\(wrong)")
+        #expect(!FileManager.default.fileExists(atPath: cli.path("new.sqlite")))
+        let unreachable = try cli.run(["sync", "--db", "new.sqlite", "--server", "http://127.0.0.1:1", "--token", space.token])
+        #expect(unreachable.status == 1)
+        #expect(unreachable.stderr.contains("cannot reach the sync service at http://127.0.0.1:1"), "\(unreachable)")
+        #expect(!FileManager.default.fileExists(atPath: cli.path("new.sqlite")))
+        let noServer = try cli.run(["sync", "--db", "new.sqlite", "--token", space.token])
+        #expect(noServer.status != 0 && noServer.stderr.contains("--server URL is missing"), "\(noServer)")
+        let badURL = try cli.run(["sync", "--db", "new.sqlite", "--server", "ftp://x", "--token", space.token])
+        #expect(badURL.status != 0 && badURL.stderr.contains("is not an http:// or https:// URL"), "\(badURL)")
+    }
+
+    /// A new device's file left part-made by a killed `sluice sync` (stopped before the demo's
+    /// first migration, or between two of them) is finished by the next run, which then pulls;
+    /// a database of someone else's schema is never given the demo's.
+    @Test func aDatabaseLeftPartMadeByAKilledRunIsFinished() throws {
+        let space = try SyncSpace()
+        let cli = CommandRunner()
+        let server = space.service.url.absoluteString
+        #expect(try cli.run(["tour", "--db", "a.sqlite"]).status == 0)
+        #expect(try cli.run(["sync", "--db", "a.sqlite", "--server", server, "--token", space.token]).status == 0)
+        let people = try cli.run(["query", "person", "--db", "a.sqlite", "--format", "json"]).stdout
+        for applied in 0..<DemoSchema.migrations.count {
+            let file = "part\(applied).sqlite"
+            do {
+                let store = try Store(path: cli.path(file))
+                try store.migrate(Array(DemoSchema.migrations.prefix(applied)))
+            }
+            let run = try cli.run(["sync", "--db", file, "--server", server, "--token", space.token])
+            #expect(run.status == 0 && run.stdout.contains("pushed 0, pulled 1 transaction"), "\(applied) applied: \(run)")
+            let store = try Store(path: cli.path(file))
+            #expect(try store.appliedMigrations().map(\.version) == DemoSchema.migrations.map(\.version))
+            #expect(try cli.run(["query", "person", "--db", file, "--format", "json"]).stdout == people)
+        }
+        try SQLiteShell.run(path: cli.path("notes.sqlite"), "CREATE TABLE note (id INTEGER PRIMARY KEY, text TEXT);")
+        let other = try cli.run(["sync", "--db", "notes.sqlite", "--server", server, "--token", space.token])
+        #expect(other.status != 0 && other.stderr.contains("unknown table 'person'"), "\(other)")
+        let tables = try Store(path: cli.path("notes.sqlite")).read { db in
+            try db.fetchRows(sql: "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sluice%' AND name NOT LIKE 'sqlite%'")
+                .map { try $0.value("name", as: String.self) }
+        }
+        #expect(tables == ["note"])
+    }
+
+    /// Two terminal demos on two files follow one service: a person added in one appears in the other.
+    @Test func twoDemosFollowOneService() async throws {
+        let space = try SyncSpace()
+        let cli = CommandRunner()
+        func demo(_ file: String) throws -> (Process, FileHandle, URL) {
+            let process = Process()
+            process.executableURL = CommandRunner.binary
+            process.arguments = ["demo", "--db", file, "--sync-server", space.service.url.absoluteString, "--sync-token", space.token]
+            process.currentDirectoryURL = cli.directory
+            let input = Pipe()
+            let output = cli.directory.appendingPathComponent("\(file).out")
+            _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+            process.standardInput = input
+            process.standardOutput = try FileHandle(forWritingTo: output)
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            return (process, input.fileHandleForWriting, output)
+        }
+        let (one, typeOne, _) = try demo("one.sqlite")
+        let (two, typeTwo, screenTwo) = try demo("two.sqlite")
+        defer { [one, two].forEach { if $0.isRunning { $0.terminate() } } }
+        typeTwo.write(Data("search Lovelace\n".utf8))
+        typeOne.write(Data("add Ada Lovelace\n".utf8))
+        // Wait for the state asserted below (the row can be drawn before the synced status).
+        func lastFrame(_ screen: String) -> String { screen.components(separatedBy: "\n---\n").last ?? "" }
+        let deadline = ContinuousClock.now + .seconds(20)
+        var screen = ""
+        while ContinuousClock.now < deadline {
+            screen = (try? String(contentsOf: screenTwo, encoding: .utf8)) ?? ""
+            if lastFrame(screen).contains("1. Ada Lovelace"), screen.contains("sync: synced · pending 0") { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        // The last frame of the second demo shows the person and a synced status.
+        let frame = lastFrame(screen)
+        #expect(frame.contains("1. Ada Lovelace"), "the second demo's screen: \(frame)")
+        #expect(screen.contains("sync: synced · pending 0"), "\(frame)")
+        typeOne.write(Data("quit\n".utf8))
+        typeTwo.write(Data("quit\n".utf8))
+        one.waitUntilExit()
+        two.waitUntilExit()
+        #expect(one.terminationStatus == 0 && two.terminationStatus == 0)
+    }
+}

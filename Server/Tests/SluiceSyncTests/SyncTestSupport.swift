@@ -1,0 +1,133 @@
+import Foundation
+import SluiceDemo
+import SluiceSyncClient
+import SluiceSyncProtocol
+import SluiceTestSupport
+import Sluice
+
+/// One sync space for a test: its own PostgreSQL database, a service, a token.
+final class SyncSpace: @unchecked Sendable {
+    // @unchecked Sendable: set up once, then only read.
+    let postgres: String
+    let service: SyncServiceProcess
+    let token: String
+
+    init(serviceArguments: [String] = []) throws {
+        let cluster = try PostgresCluster.shared()
+        postgres = try cluster.makeDatabase()
+        token = try SyncServiceProcess.addToken(postgres: postgres, space: "test")
+        service = try SyncServiceProcess(postgres: postgres, extraArguments: serviceArguments)
+    }
+
+    /// The name of the space's PostgreSQL database.
+    var databaseName: String { String(URLComponents(string: postgres)?.path.dropFirst() ?? "") }
+
+    /// Runs SQL on the space's database with psql; its output.
+    func psql(_ sql: String) throws -> String { try PostgresCluster.shared().psql(databaseName, sql) }
+
+    /// The last sequence of the space's history (0 when it is empty): the base of a raw push.
+    func head() throws -> Int64 {
+        Int64(try psql("SELECT coalesce(max(seq), 0) FROM sluice_txn").trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+    }
+
+    /// A device: a fresh demo store and its client.
+    func device(_ configure: (inout SyncConfiguration) -> Void = { _ in }) throws -> Device {
+        try Device(server: service.url, token: token, configure)
+    }
+}
+
+/// A device in a test: a demo store on its own file and a sync client.
+final class Device: @unchecked Sendable {
+    // @unchecked Sendable: used by one test task at a time.
+    let database = TemporaryDatabase()
+    let store: Store
+    let client: SyncClient
+
+    /// A device on a fresh file, or on the store at `path` (created when missing).
+    init(path: String? = nil, server: URL, token: String, _ configure: (inout SyncConfiguration) -> Void = { _ in }) throws {
+        store = try path.map { try Store(path: $0) } ?? database.store()
+        try store.migrate(DemoSchema.migrations)
+        var configuration = SyncConfiguration(tables: DemoSchema.syncedTables)
+        configure(&configuration)
+        client = try SyncClient(store: store, server: server, token: token, configuration: configuration)
+    }
+
+    @discardableResult
+    func sql(_ sql: String, _ arguments: [SQLiteValue] = []) throws -> Int64 {
+        try store.write { db in
+            try db.execute(sql: sql, arguments: arguments)
+            return db.lastInsertedRowID
+        }
+    }
+
+    func rows(_ sql: String) throws -> [String] {
+        try store.read { db in try db.fetchRows(sql: sql).map { $0.values.map { "\($0)" }.joined(separator: "|") } }
+    }
+
+    /// The synced tables as every device must agree on them (see ``SyncContent``).
+    func content() throws -> [String] { try SyncContent.of(store) }
+}
+
+/// The synced tables in one canonical text form, for devices and the service alike: one
+/// line per row, `table gid column=type:value ...` with columns sorted and foreign keys as
+/// `→gid` (local ids differ between devices), lines sorted.
+enum SyncContent {
+    static let references = ["package": ["recipient_id": "person", "sender_id": "person"], "package_content": ["package_id": "package"]]
+
+    static func line(_ table: String, _ gid: String, _ values: [(String, String)]) -> String {
+        ([table + " " + gid] + values.sorted { $0.0 < $1.0 }.map { "\($0.0)=\($0.1)" }).joined(separator: " ")
+    }
+
+    static func render(_ value: SQLiteValue) -> String { "\(value.typeName):\(value)" }
+
+    static func of(_ store: Store) throws -> [String] {
+        try store.read { db in
+            var ids: [String: [Int64: String]] = [:]
+            for row in try db.fetchRows(sql: "SELECT tbl, local, gid FROM sluice_sync_id") {
+                guard case .text(let table) = row[0], case .integer(let local) = row[1], case .text(let gid) = row[2] else { continue }
+                ids[table, default: [:]][local] = gid
+            }
+            var lines: [String] = []
+            for table in DemoSchema.syncedTables {
+                for row in try db.fetchRows(sql: "SELECT rowid AS r, * FROM \"\(table)\"") {
+                    guard case .integer(let local) = row[0] else { continue }
+                    var values: [(String, String)] = []
+                    for (column, value) in zip(row.columns.dropFirst(2), row.values.dropFirst(2)) {
+                        if let parent = references[table]?[column], case .integer(let id) = value {
+                            values.append((column, "→\(ids[parent]?[id] ?? "unmapped-\(id)")"))
+                        } else {
+                            values.append((column, render(value)))
+                        }
+                    }
+                    lines.append(line(table, ids[table]?[local] ?? "unmapped-\(local)", values))
+                }
+            }
+            return lines.sorted()
+        }
+    }
+
+    /// The service's folded row state (`sluice_row`, rows not deleted) of the database at `postgres`.
+    static func ofService(_ postgres: String, cluster: PostgresCluster? = nil) throws -> [String] {
+        guard let components = URLComponents(string: postgres) else { return [] }
+        let database = String(components.path.dropFirst())
+        let output = try (cluster ?? PostgresCluster.shared()).psql(database, "SELECT tbl || ' ' || id || ' ' || vals::text FROM sluice_row WHERE NOT deleted")
+        var lines: [String] = []
+        for text in output.split(separator: "\n") {
+            let parts = text.split(separator: " ", maxSplits: 2).map(String.init)
+            guard parts.count == 3 else { continue }
+            let decoded = try JSONDecoder().decode([String: SyncValue].self, from: Data(parts[2].utf8))
+            let values = decoded.map { column, value -> (String, String) in
+                switch value {
+                case .null: (column, render(.null))
+                case .integer(let value): (column, render(.integer(value)))
+                case .real(let value): (column, render(.real(value)))
+                case .text(let value): (column, render(.text(value)))
+                case .blob(let value): (column, render(.blob(value)))
+                case .reference(let gid): (column, "→" + gid)
+                }
+            }
+            lines.append(line(parts[0], parts[1], values))
+        }
+        return lines.sorted()
+    }
+}

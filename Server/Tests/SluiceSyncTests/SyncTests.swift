@@ -1,0 +1,366 @@
+import Foundation
+import Observation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import SluiceDemo
+import SluiceSyncClient
+import SluiceSyncProtocol
+import SluiceTestSupport
+import Sluice
+import Testing
+
+/// Devices syncing through a real `sluice-sync` against a real PostgreSQL.
+@Suite(.serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
+struct SyncTests {
+    @Test func rowsAndForeignKeysReachAnotherDevice() async throws {
+        let space = try SyncSpace()
+        let a = try space.device()
+        let b = try space.device()
+        let alice = try a.sql("INSERT INTO person (first_name, last_name, city) VALUES ('Alice', 'Aalto', 'Oslo')")
+        try a.sql("INSERT INTO package (recipient_id, created_at) VALUES (?, '2026-01-01')", [.integer(alice)])
+        // B has a person of its own first, so that local ids differ.
+        try b.sql("INSERT INTO person (first_name, last_name) VALUES ('Bob', 'Berg')")
+        try await a.client.sync()
+        try await b.client.sync()
+        try await a.client.sync()
+        #expect(try a.content() == b.content())
+        #expect(try b.rows("SELECT p.first_name FROM package k JOIN person p ON p.id = k.recipient_id") == ["Alice"])
+        #expect(try a.content().count == 3)
+        #expect(try await a.client.pendingChangeCount() == 0)
+        #expect(try await b.client.pendingChangeCount() == 0)
+    }
+
+    @Test func pulledTransactionsReachLiveQueriesAsChangesets() async throws {
+        let space = try SyncSpace()
+        let a = try space.device()
+        let b = try space.device()
+        let results = b.store.objects(Person.self).sorted(by: \.lastName)
+        let recorder = ChangeLog<Person>()
+        let token = results.observe(on: DispatchQueue(label: "test")) { recorder.append($0) }
+        defer { token.invalidate() }
+        try await recorder.waitForCount(1)
+        try a.sql("INSERT INTO person (first_name, last_name) VALUES ('Carl', 'Cole'), ('Ann', 'Ames')")
+        try await a.client.sync()
+        try await b.client.sync()
+        try await recorder.waitForCount(2)
+        let author = try b.store.changes(since: HistoryToken(databaseID: b.store.currentToken.databaseID, sequence: 0)).last?.author
+        #expect(author == "sync")
+        guard case .update(let people, let deletions, let insertions, _) = recorder.values[1] else {
+            Issue.record("expected an update, got \(recorder.values[1])")
+            return
+        }
+        #expect(people.map(\.lastName) == ["Ames", "Cole"])
+        #expect(deletions.isEmpty && insertions == [0, 1])
+    }
+
+    /// A page of pulled transactions is one local transaction (one commit, one changeset);
+    /// while the device has its own changes to push, each pulled transaction is one.
+    @Test func aPageOfPulledTransactionsIsOneLocalTransaction() async throws {
+        let space = try SyncSpace()
+        let a = try space.device()
+        let b = try space.device()
+        try await a.client.sync()
+        try await b.client.sync()
+        let results = b.store.objects(Person.self).sorted(by: \.lastName)
+        let recorder = ChangeLog<Person>()
+        let token = results.observe(on: DispatchQueue(label: "test")) { recorder.append($0) }
+        defer { token.invalidate() }
+        try await recorder.waitForCount(1)
+        for name in ["Cole", "Ames", "Berg"] {
+            try a.sql("INSERT INTO person (first_name, last_name) VALUES ('P', ?)", [.text(name)])
+        }
+        try await a.client.sync()
+        let before = try b.store.currentToken
+        let report = try await b.client.sync()
+        #expect(report.pulled == 3)
+        let logged = try b.store.changes(since: before)
+        #expect(logged.count == 1 && logged.first?.author == "sync" && logged.first?.changes.count == 3, "\(logged)")
+        try await recorder.waitForCount(2)
+        guard case .update(let people, let deletions, let insertions, _) = recorder.values[1] else {
+            Issue.record("expected an update, got \(recorder.values[1])")
+            return
+        }
+        #expect(people.map(\.lastName) == ["Ames", "Berg", "Cole"])
+        #expect(deletions.isEmpty && insertions == [0, 1, 2])
+
+        // B has an unpushed edit of a column A wrote since: its push is sent back, and A's
+        // three transactions are applied one by one, each settling against what the log says
+        // the ones before it overwrote. B's later edit wins; A's other column arrives.
+        for age in 1...3 {
+            try a.sql("UPDATE person SET age = ?, city = ? WHERE last_name = 'Ames'", [.integer(Int64(age)), .text("City\(age)")])
+        }
+        try await a.client.sync()
+        try b.sql("UPDATE person SET age = 99 WHERE last_name = 'Ames'")
+        let beforeEdit = try b.store.currentToken
+        let rebased = try await b.client.sync()
+        #expect(rebased.behind == 1 && rebased.pulled == 3 && rebased.pushed == 1, "\(rebased)")
+        let pulled = try b.store.changes(since: beforeEdit).filter { $0.author == "sync" }
+        #expect(pulled.count == 3, "\(pulled)")
+        try await a.client.sync()
+        #expect(try a.rows("SELECT age || ' ' || city FROM person WHERE last_name = 'Ames'") == ["99 City3"])
+        #expect(try a.content() == b.content())
+    }
+
+    @Test func concurrentUpdatesFollowEachPolicy() async throws {
+        // Each column's policy decides; B writes after A (a later clock), A pushes first.
+        let space = try SyncSpace()
+        let a = try space.device()
+        let b = try space.device { configuration in
+            configuration.columnPolicies["person.street"] = .serverWins
+            configuration.columnPolicies["person.email"] = .deviceWins
+            configuration.columnPolicies["person.age"] = .merge { conflict in
+                guard case .integer(let local) = conflict.local, case .integer(let remote) = conflict.remote else { return conflict.remote }
+                let base: Int64 = if case .integer(let base)? = conflict.base { base } else { 0 }
+                return .integer(base + (local - base) + (remote - base))
+            }
+        }
+        try a.sql("INSERT INTO person (first_name, last_name, city, street, email, age) VALUES ('P', 'Q', 'c0', 's0', 'e0', 10)")
+        try await a.client.sync()
+        try await b.client.sync()
+        try a.sql("UPDATE person SET city = 'cA', street = 'sA', email = 'eA', age = 11")
+        try await Task.sleep(for: .milliseconds(5))
+        try b.sql("UPDATE person SET city = 'cB', street = 'sB', email = 'eB', age = 15")
+        try await a.client.sync()
+        try await b.client.sync()
+        try await a.client.sync()
+        // city: last writer (B); street: the service's (A's); email: B's own; age: merged 10 + 1 + 5.
+        #expect(try a.rows("SELECT city, street, email, age FROM person") == ["cB|sA|eB|16"])
+        #expect(try b.rows("SELECT city, street, email, age FROM person") == ["cB|sA|eB|16"])
+        #expect(try a.content() == b.content())
+    }
+}
+
+extension SyncTests {
+    @Test func deleteThenReinsertOfTheSameRowSyncs() async throws {
+        let space = try SyncSpace()
+        let a = try space.device()
+        let b = try space.device()
+        try a.sql("INSERT INTO person (id, first_name, last_name) VALUES (7, 'Old', 'Row')")
+        try await a.client.sync()
+        try await b.client.sync()
+        #expect(try b.rows("SELECT first_name FROM person") == ["Old"])
+        // sqlite-data #418: delete, then insert with the same id (one sync, then another).
+        try a.sql("DELETE FROM person WHERE id = 7")
+        try a.sql("INSERT INTO person (id, first_name, last_name) VALUES (7, 'New', 'Row')")
+        try await a.client.sync()
+        try await b.client.sync()
+        #expect(try b.rows("SELECT first_name FROM person") == ["New"])
+        try a.sql("DELETE FROM person WHERE id = 7")
+        try await a.client.sync()
+        try await b.client.sync()
+        try a.sql("INSERT INTO person (id, first_name, last_name) VALUES (7, 'Again', 'Row')")
+        try await a.client.sync()
+        try await b.client.sync()
+        #expect(try b.rows("SELECT first_name FROM person") == ["Again"])
+        #expect(try a.content() == b.content())
+    }
+
+    @Test func deleteAgainstConcurrentUpdateFollowsTheRule() async throws {
+        for rule in [DeleteRule.deleteWins, .updateWins] {
+            let space = try SyncSpace()
+            let a = try space.device { $0.deleteRule = rule }
+            let b = try space.device { $0.deleteRule = rule }
+            try a.sql("INSERT INTO person (first_name, last_name, city) VALUES ('D', 'U', 'Oslo')")
+            try await a.client.sync()
+            try await b.client.sync()
+            try a.sql("DELETE FROM person")
+            try b.sql("UPDATE person SET city = 'Bergen'")
+            try await a.client.sync()
+            try await b.client.sync()
+            try await a.client.sync()
+            let expected = rule == .deleteWins ? [] : ["D|Bergen"]
+            #expect(try a.rows("SELECT first_name, city FROM person") == expected, "\(rule) on the deleting device")
+            #expect(try b.rows("SELECT first_name, city FROM person") == expected, "\(rule) on the updating device")
+        }
+    }
+
+    @Test func theServiceRefusesWhatDoesNotFit() async throws {
+        let space = try SyncSpace(serviceArguments: ["--max-body-bytes", "100000"])
+        let other = try SyncServiceProcess.addToken(postgres: space.postgres, space: "someone-else")
+        func post(_ body: Data, token: String?) async throws -> (Int, String) { try await SyncRequests.post(body, to: space, token: token) }
+        func push(_ changes: [SyncChange]) throws -> Data {
+            try JSONEncoder().encode(PushRequest(device: "d1", base: 0, transactions: [
+                SyncTransaction(device: "d1", local: 1, clock: HybridClock(rawValue: 1), changes: changes),
+            ]))
+        }
+        let good = try push([SyncChange(table: "person", id: "p1", op: .insert, values: ["first_name": .text("A"), "last_name": .text("B")])])
+        #expect(try await post(good, token: nil).0 == 401)
+        #expect(try await post(good, token: "slt_wrong").0 == 401)
+        let unknownTable = try await post(try push([SyncChange(table: "sqlite_master", id: "x", op: .delete)]), token: space.token)
+        #expect(unknownTable.0 == 400 && unknownTable.1.contains("unknown table 'sqlite_master'"))
+        let unknownColumn = try await post(try push([SyncChange(table: "person", id: "p", op: .update, values: ["id\"; DROP TABLE x; --": .integer(1)])]), token: space.token)
+        #expect(unknownColumn.0 == 400 && unknownColumn.1.contains("unknown column"))
+        let wrongType = try await post(try push([SyncChange(table: "person", id: "p", op: .update, values: ["age": .text("old")])]), token: space.token)
+        #expect(wrongType.0 == 400 && wrongType.1.contains("person.age"))
+        let missing = try await post(try push([SyncChange(table: "person", id: "p", op: .insert, values: ["first_name": .text("A")])]), token: space.token)
+        #expect(missing.0 == 400 && missing.1.contains("last_name"))
+        let huge = try push([SyncChange(table: "person", id: "p", op: .insert, values: ["first_name": .text(String(repeating: "x", count: 200_000)), "last_name": .text("B")])])
+        #expect(try await post(huge, token: space.token).0 == 413)
+        // Nothing was appended by any of them; the good push works, and only for its own space.
+        #expect(try await post(good, token: space.token).0 == 200)
+        let device = try Device(server: space.service.url, token: other)
+        try await device.client.sync()
+        #expect(try device.rows("SELECT count(*) FROM person") == ["0"])
+        let mine = try space.device()
+        try await mine.client.sync()
+        #expect(try mine.rows("SELECT first_name, last_name FROM person") == ["A|B"])
+    }
+
+    @Test func aLongOfflineQueueIsPushedInBatchesTheServiceAccepts() async throws {
+        // The service takes at most 4 transactions per push and 6,000 bytes per body.
+        let space = try SyncSpace(serviceArguments: ["--max-push-transactions", "4", "--max-body-bytes", "6000"])
+        let a = try space.device()
+        let b = try space.device { $0.pushBatchSize = 3 }
+        // Both have synced once (a first sync uploads the rows a store holds, in one
+        // transaction, not its history); then 23 transactions on A while offline: inserts,
+        // updates, a delete and packages pointing at people made in earlier transactions.
+        try await a.client.sync()
+        try await b.client.sync()
+        var people: [Int64] = []
+        for index in 0..<12 {
+            people.append(try a.sql("INSERT INTO person (first_name, last_name, city) VALUES (?, 'Queue', 'Oslo')", [.text("p\(index)")]))
+        }
+        for index in 0..<5 { try a.sql("UPDATE person SET age = ? WHERE id = ?", [.integer(Int64(20 + index)), .integer(people[index])]) }
+        try a.sql("DELETE FROM person WHERE id = ?", [.integer(people[11])])
+        for index in 0..<5 { try a.sql("INSERT INTO package (recipient_id, created_at) VALUES (?, '2026-11-23')", [.integer(people[index])]) }
+        #expect(try await a.client.pendingChangeCount() == 23)
+        // A sends 1,000 at a time by default: refused (413), it halves until the service takes them.
+        let pushedByA = try await a.client.sync()
+        #expect(pushedByA.pushed == 23)
+        #expect(try await a.client.pendingChangeCount() == 0)
+        // B's batches of 3 fit at once; its 7 transactions follow A's.
+        for index in 0..<7 { try b.sql("INSERT INTO person (first_name, last_name) VALUES (?, 'B')", [.text("b\(index)")]) }
+        let pushedByB = try await b.client.sync()
+        #expect(pushedByB.pushed == 7 && pushedByB.pulled == 23)
+        try await a.client.sync()
+        #expect(try a.content() == b.content())
+        #expect(try SyncContent.ofService(space.postgres) == a.content())
+        #expect(try a.rows("SELECT count(*) FROM person") == ["18"])
+        #expect(try b.rows("SELECT count(*) FROM package k JOIN person p ON p.id = k.recipient_id WHERE p.last_name = 'Queue'") == ["5"])
+        // One transaction over the body limit cannot be split: its error stands, nothing is lost.
+        try a.sql("INSERT INTO person (first_name, last_name) VALUES (?, 'Big')", [.text(String(repeating: "x", count: 10_000))])
+        await #expect {
+            try await a.client.sync()
+        } throws: { error in
+            guard case SyncClientError.rejected(status: 413, _) = error else { return false }
+            return true
+        }
+        #expect(try await a.client.pendingChangeCount() == 1)
+        #expect(try SyncContent.ofService(space.postgres) == b.content())
+    }
+
+    @Test func aStoresFirstUploadGoesInPartsAndResumesAfterTheLastPartTheServiceTook() async throws {
+        // A short idle timeout: after the dropped answer, URLSession (libcurl) sends the push
+        // again on a new connection without its body, which the service closes when idle.
+        let space = try SyncSpace(serviceArguments: ["--max-body-bytes", "9000", "--idle-timeout", "2"])
+        let proxy = try DroppingProxy(upstream: space.service.url)
+        let a = try Device(server: proxy.url, token: space.token) { $0.uploadBatchRows = 20 }
+        // 95 people and 30 packages before the first sync; the 50th person is too large for a push.
+        let people = try await a.store.write { db in
+            var people: [Int64] = []
+            for index in 0..<95 {
+                try db.execute(sql: "INSERT INTO person (first_name, last_name, city) VALUES (?, 'Upload', ?)",
+                               arguments: [.text(index == 49 ? String(repeating: "x", count: 12_000) : "u\(index)"), .text(index % 2 == 0 ? "Oslo" : "Riga")])
+                people.append(db.lastInsertedRowID)
+            }
+            for index in 0..<30 {
+                try db.execute(sql: "INSERT INTO package (recipient_id, created_at) VALUES (?, '2026-11-23')", arguments: [.integer(people[index * 3])])
+            }
+            return people
+        }
+        // Parts of 20 rows; the part holding the large row is refused (413) and halved down
+        // to that row alone, whose error stands. The 49 people before it are on the service.
+        await #expect {
+            try await a.client.sync()
+        } throws: { error in
+            guard case SyncClientError.rejected(status: 413, _) = error else { return false }
+            return true
+        }
+        #expect(try SyncContent.ofService(space.postgres).count == 49)
+        // The row shrinks; the service takes the next part but its answer is lost, and before
+        // the retry a row of that part is deleted, so the part would now end one row later.
+        try a.sql("UPDATE person SET first_name = 'u49' WHERE id = ?", [.integer(people[49])])
+        proxy.dropPushResponse(skipping: 0)
+        await #expect(throws: SyncClientError.self) { try await a.client.sync() }
+        #expect(proxy.dropped == 1)
+        try a.sql("DELETE FROM person WHERE id = ?", [.integer(people[55])])
+        try await a.client.sync()
+        #expect(try await a.client.pendingChangeCount() == 0)
+        let b = try space.device()
+        try await b.client.sync()
+        #expect(try b.content() == a.content())
+        #expect(try SyncContent.ofService(space.postgres) == a.content())
+        #expect(try b.rows("SELECT count(*), sum(first_name = 'u49') FROM person") == ["94|1"])
+        #expect(try b.rows("SELECT count(*) FROM package JOIN person ON person.id = package.recipient_id") == ["30"])
+    }
+
+    @Test func referencesToARowDeletedElsewhereEndAsItsOnDeleteActionLeavesThem() async throws {
+        // B deletes P offline while A files packages with P as sender (SET NULL) and as recipient (CASCADE).
+        let space = try SyncSpace()
+        let a = try space.device()
+        let b = try space.device()
+        let p = try a.sql("INSERT INTO person (first_name, last_name) VALUES ('P', 'P')")
+        let r = try a.sql("INSERT INTO person (first_name, last_name) VALUES ('R', 'R')")
+        try await a.client.sync()
+        try await b.client.sync()
+        try b.sql("DELETE FROM person WHERE first_name = 'P'")
+        try a.sql("INSERT INTO package (recipient_id, sender_id, created_at) VALUES (?, ?, 'sent by P')", [.integer(r), .integer(p)])
+        try a.sql("INSERT INTO package (recipient_id, sender_id, created_at) VALUES (?, ?, 'for P')", [.integer(p), .integer(r)])
+        try await a.client.sync()
+        try await b.client.sync()
+        try await a.client.sync()
+        #expect(try a.rows("SELECT created_at, sender_id IS NULL FROM package") == ["sent by P|1"])
+        #expect(try a.content() == b.content())
+        let service = try SyncContent.ofService(space.postgres)
+        #expect(service == (try a.content()), "service: \(service)")
+    }
+
+    @MainActor @Test func syncStatusIsObservable() async throws {
+        let space = try SyncSpace()
+        let a = try space.device()
+        let status = SyncStatus(a.client)
+        let other = SyncStatus(a.client)   // a second observer sees the same changes
+        try a.sql("INSERT INTO person (first_name, last_name) VALUES ('A', 'B')")
+        let changed = Locked(false)
+        func poll(_ condition: () -> Bool) async throws {
+            let deadline = ContinuousClock.now + .seconds(20)
+            while !condition(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(condition(), "the condition did not hold within 20 s")
+        }
+        withObservationTracking { _ = (status.status, status.pendingChangeCount, status.lastSync) } onChange: { changed.withLock { $0 = true } }
+        try await a.client.sync()
+        try await poll { status.lastSync != nil && other.lastSync != nil }
+        #expect(changed.withLock { $0 })
+        #expect(status.status == .idle && status.pendingChangeCount == 0 && status.cursor == 1)
+        #expect(other.cursor == 1)
+        // A device whose service is down: offline, its change pending.
+        let offline = try Device(server: URL(string: "http://127.0.0.1:1")!, token: space.token)
+        let offlineStatus = SyncStatus(offline.client)
+        try offline.sql("INSERT INTO person (first_name, last_name) VALUES ('C', 'D')")
+        await #expect(throws: SyncClientError.self) { try await offline.client.sync() }
+        try await poll { if case .offline = offlineStatus.status { true } else { false } }
+        #expect(offlineStatus.pendingChangeCount == 1)
+    }
+}
+
+/// Changes recorded from an observation callback, awaited by count.
+final class ChangeLog<T: Sendable>: @unchecked Sendable {
+    // @unchecked Sendable: guarded by the lock.
+    private let lock = NSLock()
+    private var storage: [CollectionChange<T>] = []
+
+    func append(_ change: CollectionChange<T>) { lock.withLock { storage.append(change) } }
+    var values: [CollectionChange<T>] { lock.withLock { storage } }
+
+    func waitForCount(_ count: Int, timeout: Duration = .seconds(20)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while values.count < count {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("waited for \(count) changes, got \(values.count)")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import OpenCombineShim
+import SluiceViewModels
+import Sluice
+
+/// The other side of a chat: given what was sent, the reply (if any) and
+/// when it comes. Injected so tests control time.
+public protocol ChatSession: Sendable {
+    /// Waits as the other side would, then returns its reply, or nil for none.
+    func reply(to text: String) async throws -> (sender: String, text: String)?
+}
+
+/// A simulated friend who answers after a delay on a clock (a test clock in tests).
+public struct SimulatedSession<C: Clock>: ChatSession where C.Duration == Duration {
+    /// Who replies.
+    public let friend: String
+    /// How long the reply takes.
+    public let delay: Duration
+    /// The clock the delay runs on.
+    public let clock: C
+
+    /// A friend who replies after `delay` on `clock`.
+    public init(friend: String, delay: Duration = .seconds(2), clock: C) {
+        self.friend = friend
+        self.delay = delay
+        self.clock = clock
+    }
+
+    /// Echoes the message with a friendly remark, after the delay.
+    public func reply(to text: String) async throws -> (sender: String, text: String)? {
+        try await clock.sleep(for: delay)
+        return (friend, "You said: \(text)")
+    }
+}
+
+extension SimulatedSession: Sendable where C: Sendable {}
+
+/// One conversation's messages in sent order, sending, and the other side's replies.
+@MainActor
+public final class ConversationViewModel: ObservableObject {
+    /// One message of the history.
+    public struct MessageItem: ViewModelItem, Identifiable, Equatable, Sendable {
+        /// The message's id.
+        public let id: Int64
+        /// Who sent it.
+        public let sender: String
+        /// What it says.
+        public let text: String
+        /// Whether the local user sent it.
+        public let isMine: Bool
+        /// Makes an item.
+        public init(_ message: Message) {
+            id = message.id ?? 0
+            sender = message.sender
+            text = message.text
+            isMine = message.sender == ConversationViewModel.localSender
+        }
+    }
+
+    /// The sender name of the local user's messages.
+    public nonisolated static let localSender = "me"
+
+    /// The messages, live.
+    public let messages: ObservableArray<MessageItem>
+    /// The last error from a write.
+    @Published public private(set) var lastError: StoreError?
+
+    private let writes: WriteQueue
+    private let conversationID: Int64
+    private let session: (any ChatSession)?
+    private var replies: [Task<Void, Never>] = []
+    private var cancellables = Set<AnyCancellable>()
+
+    /// A conversation's history; `session` answers sent messages.
+    public init(store: Store, conversationID: Int64, session: (any ChatSession)? = nil) {
+        writes = WriteQueue(store: store)
+        self.conversationID = conversationID
+        self.session = session
+        messages = ObservableArray(store.objects(Message.self)
+            .filter(Column("conversation_id") == conversationID)
+            .sorted(by: [Ordering("sent_at"), Ordering("id")]))
+        messages.itemsPublisher.sink { [weak self] _ in self?.objectWillChange.send() }.store(in: &cancellables)
+        writes.failed = { [weak self] error in self?.lastError = error }
+    }
+
+    deinit {
+        for reply in replies { reply.cancel() }
+    }
+
+    /// Stores a message from the local user (returning when it is stored),
+    /// then lets the session reply.
+    public func send(_ text: String) async {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { return }
+        // The reply task cannot run before this method suspends, and the
+        // local message's write is queued before that: it is stored first.
+        if let session {
+            replies.append(Task { [weak self] in
+                guard let reply = try? await session.reply(to: trimmed), !Task.isCancelled else { return }
+                await self?.append(sender: reply.sender, text: reply.text)
+            })
+        }
+        await append(sender: Self.localSender, text: trimmed)
+    }
+
+    private func append(sender: String, text: String) async {
+        let conversationID = conversationID
+        await writes.perform { tx in
+            try tx.insert(Message(conversationID: conversationID, sender: sender, text: text, sentAt: Date()))
+        }
+    }
+}
