@@ -12,6 +12,8 @@ struct Harness {
 
     private(set) var results: [Result] = []
     private var lines: [String] = []
+    /// The rows the README's chart shows (`--chart=PATH`).
+    var chart = Chart()
 
     static func seconds(_ body: () throws -> Void) rethrows -> Double {
         let start = DispatchTime.now().uptimeNanoseconds

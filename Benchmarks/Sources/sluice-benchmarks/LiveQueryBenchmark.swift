@@ -222,6 +222,8 @@ enum LiveQueryBenchmark {
                 + "| | \(microseconds(endToEnd)) | \(String(format: "%.3f×", endToEnd / raw)) of re-run | | |"
             print(whole)
             harness.noteLine(whole)
+            harness.chart.add("one row changes → changeset, \(count.formatted(.number.grouping(.automatic))) rows (commit included)",
+                              sluice: endToEnd, peer: raw, peerName: "re-running the query (C API)")
         }
         let afterSmall = afterReturnMedians[1_000] ?? 0
         let afterLine = afterSmall < 1e-6

@@ -1,6 +1,7 @@
 import Foundation
 
-// Usage: swift run -c release --package-path Benchmarks sluice-benchmarks [--quick] [--only=records|live|log|scale|features|sync|sync-crowd|wakeups|log-bulk|log-fallback]
+// Usage: swift run -c release --package-path Benchmarks sluice-benchmarks [--quick] [--only=records|live|log|scale|features|sync|sync-crowd|wakeups|log-bulk|log-fallback[,...]]
+// [--chart=PATH]: an SVG of the chart's rows (the README's: --only=records,live --chart=Benchmarks/chart.svg)
 // (sync needs the release sluice-sync: swift build -c release --package-path Server --product sluice-sync)
 // Development aids: --compare-fetch[=rounds] (raw, @Table and Codable fetches of the same rows in turn,
 // with what Codable itself costs), --profile-fetch[-table], --profile-log, --profile-update (for a profiler).
@@ -28,29 +29,32 @@ if CommandLine.arguments.contains("--profile-update") {
     exit(0)
 }
 do {
-    let only = CommandLine.arguments.first { $0.hasPrefix("--only=") }.map { String($0.dropFirst(7)) }
-    if only == nil || only == "records" {
+    // --only=NAME or --only=NAME,NAME
+    let names = CommandLine.arguments.first { $0.hasPrefix("--only=") }.map { Set($0.dropFirst(7).split(separator: ",").map(String.init)) }
+    var only: String? { names.flatMap { $0.count == 1 ? $0.first : nil } }
+    func runs(_ name: String) -> Bool { names == nil || names?.contains(name) == true }
+    if runs("records") {
         try RecordsBenchmark.run(&harness, count: 100_000, repetitions: quick ? 3 : 7)
     }
-    if only == nil || only == "live" {
+    if runs("live") {
         try LiveQueryBenchmark.run(&harness, quick: quick)
     }
-    if only == nil || only == "log" {
+    if runs("log") {
         try ChangeLogBenchmark.run(&harness, quick: quick)
     }
-    if only == nil || only == "scale" {
+    if runs("scale") {
         try ScaleBenchmark.run(&harness, quick: quick)
     }
-    if only == nil || only == "features" {
+    if runs("features") {
         try FeaturesBenchmark.run(&harness, quick: quick)
     }
-    if only == nil || only == "sync" {
+    if runs("sync") {
         for line in try await SyncBenchmark.run(quick: quick) { harness.noteLine(line) }
     }
     if only == "sync-crowd" {
         for line in try await SyncBenchmark.runCrowd(quick: quick) { harness.noteLine(line) }
     }
-    if only == nil || only == "wakeups" {
+    if runs("wakeups") {
         try WakeUpBenchmark.run(&harness, quick: quick)
     }
     if only == "log-bulk" || only == "log-fallback" {
@@ -61,3 +65,9 @@ do {
     exit(1)
 }
 harness.printTable()
+if let path = CommandLine.arguments.first(where: { $0.hasPrefix("--chart=") }).map({ String($0.dropFirst(8)) }) {
+    let day = Date().formatted(.iso8601.year().month().day())
+    try harness.chart.svg(caption: "Measured \(day) at \(Chart.commit()) on a 2-core Linux machine; medians. Method and ranges: Benchmarks/README.md")
+        .write(toFile: path, atomically: true, encoding: .utf8)
+    print("chart: \(path)")
+}
