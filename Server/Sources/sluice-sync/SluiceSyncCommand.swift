@@ -150,6 +150,14 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Requests working on PostgreSQL at once (long polls aside); past it, 503 with Retry-After.")
     var maxConcurrentRequests = 256
 
+    @Flag(help: ArgumentHelp(
+        "Development: start a throwaway PostgreSQL from the system's binaries (Debian's postgresql package, or initdb on the PATH) in a temporary folder, and make a token for --space; both are gone when the service stops.",
+        discussion: "Takes the place of --postgres."))
+    var throwawayPostgres = false
+
+    @Option(help: "With --throwaway-postgres: the space the printed token opens.")
+    var space = "dev"
+
     func validate() throws {
         guard maxBodyBytes > 0 else { throw ValidationError("--max-body-bytes: must be at least 1") }
         guard maxPushTransactions > 0 else { throw ValidationError("--max-push-transactions: must be at least 1") }
@@ -162,6 +170,20 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let registered = try loadSchema()
+        guard throwawayPostgres else { return try await serve(registered, database: database, token: nil) }
+        guard database.postgres == nil else { throw ValidationError("--throwaway-postgres starts its own PostgreSQL: leave out --postgres") }
+        let server: ThrowawayPostgres
+        do { server = try ThrowawayPostgres() } catch { throw ValidationError("--throwaway-postgres: \(error)") }
+        defer { server.stop() }
+        var throwaway = database
+        throwaway.postgres = server.url()
+        throwaway.postgresTLS = .disable
+        FileHandle.standardOutput.write(Data("throwaway PostgreSQL at \(server.url()) (in \(server.directory); removed when the service stops)\n".utf8))
+        try await serve(registered, database: throwaway, token: space)
+    }
+
+    /// Serves until interrupted; with `token`, first makes and prints a token for that space.
+    private func serve(_ registered: SyncSchema, database: DatabaseOptions, token space: String?) async throws {
         try await database.probe()
         var settings = SyncService.Configuration(schema: registered)
         settings.maximumBodyBytes = maxBodyBytes
@@ -190,7 +212,13 @@ struct Serve: AsyncParsableCommand {
             },
             logger: logger
         )
-        app.beforeServerStarts { try await storage.prepare() }
+        app.beforeServerStarts {
+            try await storage.prepare()
+            if let space {
+                let token = try await storage.addToken(space: space)
+                FileHandle.standardOutput.write(Data("token for space '\(space)':\n\(token)\n".utf8))
+            }
+        }
         try await app.runService()
     }
 

@@ -87,6 +87,56 @@ struct SyncCommandTests {
     }
 
     /// Two terminal demos on two files follow one service: a person added in one appears in the other.
+    /// The README's recipe: `sluice-sync serve --throwaway-postgres` prints a token, devices
+    /// sync through it, and stopping it removes the server and its folder.
+    @Test func aThrowawayPostgresForDevelopment() throws {
+        _ = try PostgresCluster.shared()   // PostgreSQL is installed (or the suite is skipped)
+        guard !PostgresCluster.external else { return }
+        let service = Process()
+        service.executableURL = CommandRunner.executable(named: "sluice-sync")
+        service.arguments = ["serve", "--throwaway-postgres", "--port", "0", "--space", "team"]
+        let output = Pipe()
+        service.standardOutput = output
+        service.standardError = FileHandle.nullDevice
+        try service.run()
+        defer { if service.isRunning { kill(service.processIdentifier, SIGKILL) } }
+        var text = ""
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, !text.contains("listening on ") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        let lines = text.split(separator: "\n").map(String.init)
+        let url = try #require(lines.first { $0.hasPrefix("listening on ") }.map { String($0.dropFirst("listening on ".count)) }, "\(text)")
+        let token = try #require(lines.firstIndex(of: "token for space 'team':").map { lines[$0 + 1] }, "\(text)")
+        let folder = try #require(lines.first { $0.hasPrefix("throwaway PostgreSQL at ") }?
+            .split(separator: "(in ").last?.split(separator: ";").first.map(String.init), "\(text)")
+        #expect(token.hasPrefix("slt_") && FileManager.default.fileExists(atPath: folder))
+        let cli = CommandRunner()
+        #expect(try cli.run(["tour", "--db", "a.sqlite"]).status == 0)
+        #expect(try cli.run(["sync", "--db", "a.sqlite", "--server", url, "--token", token]).status == 0)
+        let second = try cli.run(["sync", "--db", "b.sqlite", "--server", url, "--token", token])
+        #expect(second.stdout.contains("pulled 1 transaction"), "\(second)")
+        #expect(try cli.run(["query", "person", "--db", "b.sqlite", "--format", "json"]).stdout
+                == cli.run(["query", "person", "--db", "a.sqlite", "--format", "json"]).stdout)
+        // Stopped (Ctrl-C), it takes its PostgreSQL with it.
+        kill(service.processIdentifier, SIGINT)
+        let stopping = Date().addingTimeInterval(30)
+        while service.isRunning, Date() < stopping { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(!service.isRunning)
+        #expect(!FileManager.default.fileExists(atPath: folder), "\(folder) is left behind")
+        // Asked for both, it says which to leave out.
+        let both = Process()
+        both.executableURL = CommandRunner.executable(named: "sluice-sync")
+        both.arguments = ["serve", "--throwaway-postgres", "--postgres", "postgres://u@127.0.0.1/x"]
+        both.standardOutput = FileHandle.nullDevice
+        both.standardError = FileHandle.nullDevice
+        try both.run()
+        both.waitUntilExit()
+        #expect(both.terminationStatus != 0)
+    }
+
     @Test func twoDemosFollowOneService() async throws {
         let space = try SyncSpace()
         let cli = CommandRunner()
