@@ -67,6 +67,26 @@ import Testing
         deinit { _ = try? tmux(["kill-server"]) }
     }
 
+    /// A command's message stays until the next command, or until a change from elsewhere
+    /// redraws the screen it described.
+    @Test(.enabled(if: TmuxSession.executable != nil, "needs tmux"))
+    func aCommandsMessageGoesWhenAChangeFromElsewhereRedraws() throws {
+        let cli = CommandRunner()
+        let database = cli.path("demo.sqlite")
+        let session = TmuxSession()
+        try session.start("'\(CommandRunner.binary.path)' demo --db '\(database)' --people 3")
+        #expect(try session.waitFor("Sluice demo · people (3)"), "\((try? session.screen()) ?? "")")
+        try session.type("delete 5")
+        let message = "delete needs a row number from the list: 1 to 3, not 5"
+        #expect(try session.waitFor(message), "\((try? session.screen()) ?? "")")
+        Thread.sleep(forTimeInterval: 1.5)
+        #expect(try session.screen().contains(message))
+        try SQLiteShell.run(path: database, "INSERT INTO person (first_name, last_name) VALUES ('Aaron', 'FromShell')")
+        #expect(try session.waitFor("1. Aaron FromShell"), "\((try? session.screen()) ?? "")")
+        #expect(try !session.screen().contains(message), "\((try? session.screen()) ?? "")")
+        try session.type("quit")
+    }
+
     @Test(.enabled(if: TmuxSession.executable != nil, "needs tmux"))
     func demoRedrawsForTypedCommandsAndOtherProcesses() throws {
         let cli = CommandRunner()

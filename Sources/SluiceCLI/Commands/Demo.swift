@@ -118,16 +118,23 @@ final class DemoApp {
         .store(in: &watching)
     }
 
+    /// A view model changed: redraw. A change heard more than a second after the last command
+    /// ended comes from elsewhere (another process, a sync, the chat's reply): the command's
+    /// message described the screen before it, and goes.
     private func scheduleRedraw() {
         guard !redrawScheduled else { return }
         redrawScheduled = true
         DispatchQueue.main.async {
             MainActor.assumeIsolated {
                 self.redrawScheduled = false
+                if .now - self.commandEnded > .seconds(1) { self.message = "" }
                 self.render()
             }
         }
     }
+
+    /// When the last command finished (its own changes arrive within moments of it).
+    private var commandEnded = ContinuousClock.now
 
     /// Handles one command line (waiting for its write); false to quit.
     func handle(_ line: String) async -> Bool {
@@ -173,6 +180,7 @@ final class DemoApp {
             if let chatModel { await chatModel.send(argument) } else { message = "open a chat first: chat [ID]" }
         default: message = "unknown command '\(command)'; type help"
         }
+        commandEnded = .now
         render()
         return true
     }
