@@ -196,10 +196,10 @@ enum RecordsBenchmark {
         harness.record("insert \(count) people, one transaction (@Table model, change log on; 1.2 × the log's 1.5)", raw: rawInserts, sluice: loggedInserts, target: 1.8)
         harness.record("fetch + decode \(count) people (@Table model)", raw: fetches.raw, sluice: fetches.table, target: 1.2)
         harness.record("fetch + decode \(count) people (Codable only)", raw: fetches.raw, sluice: fetches.codable, target: 1.5)
-        let people = count.formatted(.number.grouping(.automatic))
-        harness.chart.add("insert \(people) people (@Table, one transaction)", sluice: Harness.median(macroInserts), peer: Harness.median(rawInserts),
+        let label = count.formatted(.number.grouping(.automatic))
+        harness.chart.add("insert \(label) people (@Table, one transaction)", sluice: Harness.median(macroInserts), peer: Harness.median(rawInserts),
                           peerName: "the SQLite C API")
-        harness.chart.add("fetch + decode \(people) people (@Table)", sluice: Harness.median(fetches.table), peer: Harness.median(fetches.raw),
+        harness.chart.add("fetch + decode \(label) people (@Table)", sluice: Harness.median(fetches.table), peer: Harness.median(fetches.raw),
                           peerName: "the SQLite C API")
     }
 }
