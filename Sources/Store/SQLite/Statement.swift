@@ -20,19 +20,9 @@ final class Statement {
     unowned let connection: Connection
     /// What the authorizer noticed while preparing it.
     let notes: StatementNotes
-    /// The decoder `decoder(tableName:)` keeps for the queries that read a
-    /// row or a few per commit (a live query's changed rows, a snapshot's
-    /// element): making one builds a column map.
-    private var cachedDecoder: StatementDecoder?
-
-    /// A decoder of this statement's rows, made once and reused (the
-    /// statement runs on one connection, one caller at a time).
-    func decoder(tableName: String) -> StatementDecoder {
-        if let cachedDecoder, cachedDecoder.tableName == tableName { return cachedDecoder }
-        let decoder = StatementDecoder(statement: self, tableName: tableName)
-        cachedDecoder = decoder
-        return decoder
-    }
+    /// What a higher layer keeps with the statement for as long as it is
+    /// cached (the row decoder of `Records/`: making one builds a column map).
+    var attachment: AnyObject?
 
     /// Column names, read once.
     private(set) lazy var columnNames: [String] = (0..<columnCount).map {
@@ -146,16 +136,6 @@ final class Statement {
     /// The value of a 0-based column of the current row.
     func value(at index: Int32) -> SQLiteValue {
         StatementHandle.value(of: handle, at: index)
-    }
-
-    /// The whole current row.
-    func row() -> Row {
-        var values: [SQLiteValue] = []
-        values.reserveCapacity(columnCount)
-        for index in 0..<Int32(columnCount) {
-            values.append(value(at: index))
-        }
-        return Row(columns: columnNames, values: values)
     }
 }
 
