@@ -1,0 +1,372 @@
+import CSQLite
+
+/// How a commit becomes a changeset: finding the changed rows, then either re-querying
+/// and diffing, or applying the changed rows to the tree one by one.
+extension LiveQuery {
+    // MARK: - Finding changed rows: O(n), nothing decoded
+
+    /// The rows that entered, left or changed since the last state, found by
+    /// scanning the query's rows unsorted and comparing each one's hash with
+    /// the one held; nil when more than `incrementalLimit` changed.
+    func changedRows(_ db: Database) throws -> Set<Int64>? {
+        let plan = self.plan
+        let statement = try db.connection.cachedStatement(sql: plan.scanSQL)
+        defer { statement.reset() }
+        try statement.bind(plan.scanArguments)
+        let limit = incrementalLimit
+        var changed = Set<Int64>()
+        var scanned: [Int64] = []
+        scanned.reserveCapacity(rows.count + 16)
+        var held = 0
+        while try statement.step() {
+            let rowID = sqlite3_column_int64(statement.handle, 0)
+            scanned.append(rowID)
+            if let content = rows[rowID]?.content {
+                held += 1
+                guard content != plan.contentHash(of: statement) else { continue }
+            }
+            changed.insert(rowID)
+            if changed.count > limit { return nil }
+        }
+        if held < rows.count {
+            // Some rows held are gone: the ones the scan did not see.
+            let seen = Set(scanned)
+            for rowID in rows.rowIDs where !seen.contains(rowID) {
+                changed.insert(rowID)
+                if changed.count > limit { return nil }
+            }
+        }
+        return changed
+    }
+
+    /// Switches to a new plan (the schema changed) and re-reads the result.
+    func replan(_ plan: QueryPlan, db: Database, pin: ReadPin?) throws -> Changeset? {
+        self.plan = plan
+        let changeset = try applyByRequery(db, pin, detaching: true)
+        source = Self.source(plan, decode)
+        return changeset.isEmpty ? nil : changeset
+    }
+
+    // MARK: - Re-query and diff: O(n + w log w), changed rows decoded
+
+    func applyByRequery(_ db: Database, _ pin: ReadPin?, detaching: Bool = false) throws -> Changeset {
+        let oldRows = rows
+        var oldOrder: [RowIdentity] = []
+        oldOrder.reserveCapacity(tree.count)
+        var oldByIdentity: [RowIdentity: RowState] = [:]
+        oldByIdentity.reserveCapacity(tree.count)
+        tree.forEach { key, _ in
+            guard let state = oldRows[key.rowID] else { return }
+            let identity = state.identity(key.rowID)
+            oldOrder.append(identity)
+            oldByIdentity[identity] = state
+        }
+        // Rows whose values are all as they were are not decoded again.
+        let (newTree, states) = try fetchAll(db, old: oldRows)
+        var newOrder: [RowIdentity] = []
+        newOrder.reserveCapacity(newTree.count)
+        var newByIdentity: [RowIdentity: RowState] = [:]
+        newByIdentity.reserveCapacity(newTree.count)
+        newTree.forEach { key, _ in
+            guard let state = states[key.rowID] else { return }
+            let identity = state.identity(key.rowID)
+            newOrder.append(identity)
+            newByIdentity[identity] = state
+        }
+        if plan.identityColumns == nil {
+            (newOrder, newByIdentity) = Self.pairedByValues(old: oldOrder, oldByIdentity, new: newOrder, newByIdentity)
+        }
+        if materialized != nil {
+            for rowID in oldRows.rowIDs where states[rowID] == nil { materialized?[rowID] = nil }
+        }
+        let changed = oldRows.rowIDs.filter { states[$0]?.content != oldRows[$0]?.content }
+        carryStates(changed: changed, to: pin, detaching: detaching)
+        let changeset = ChangesetBuilder.diff(old: oldOrder, new: newOrder) { identity in
+            guard let old = oldByIdentity[identity], let new = newByIdentity[identity] else { return .init() }
+            return .init(keyChanged: !old.key.hasSameValues(as: new.key), modified: old.fingerprint != new.fingerprint)
+        }
+        // Rebuild even when nothing is reported: with keyPaths, sort keys and
+        // unobserved columns may change without a reported modification.
+        tree = newTree
+        rows = states
+        return changeset
+    }
+
+    /// Where the rowid is the identity, the new state's identities with the
+    /// rows that changed paired by their values first (`RowPairing`): a row
+    /// renumbered keeps its old identity; a row at a rowid whose old row
+    /// went elsewhere is a new one there (`.newAt`).
+    ///
+    /// - Complexity: O(n).
+    static func pairedByValues(old oldOrder: [RowIdentity], _ oldByIdentity: [RowIdentity: RowState], new newOrder: [RowIdentity],
+                                       _ newByIdentity: [RowIdentity: RowState]) -> ([RowIdentity], [RowIdentity: RowState]) {
+        var olds: [RowPairing.Row] = []
+        var oldIdentities: [RowIdentity] = []
+        for identity in oldOrder {
+            guard case .rowID(let rowID) = identity, let state = oldByIdentity[identity], newByIdentity[identity]?.content != state.content else { continue }
+            olds.append(RowPairing.Row(rowID: rowID, content: state.content))
+            oldIdentities.append(identity)
+        }
+        var news: [RowPairing.Row] = []
+        var newOffsets: [Int] = []
+        for (offset, identity) in newOrder.enumerated() {
+            guard case .rowID(let rowID) = identity, let state = newByIdentity[identity], oldByIdentity[identity]?.content != state.content else { continue }
+            news.append(RowPairing.Row(rowID: rowID, content: state.content))
+            newOffsets.append(offset)
+        }
+        guard !olds.isEmpty, !news.isEmpty else { return (newOrder, newByIdentity) }
+        var order = newOrder
+        var byIdentity = newByIdentity
+        let paired = RowPairing.pair(old: olds, new: news)
+        for offset in newOffsets { byIdentity[newOrder[offset]] = nil }
+        for (index, offset) in newOffsets.enumerated() {
+            guard let state = newByIdentity[newOrder[offset]] else { continue }
+            let identity = paired[index].map { oldIdentities[$0] } ?? (oldByIdentity[newOrder[offset]] != nil ? .newAt(news[index].rowID) : newOrder[offset])
+            order[offset] = identity
+            byIdentity[identity] = state
+        }
+        return (order, byIdentity)
+    }
+
+    /// Where the rowid is the identity, the incremental path's changes with
+    /// their rows paired by values first (`RowPairing`).
+    static func pairedByValues(_ changes: [Change]) -> [Change] {
+        let olds = changes.compactMap(\.old)
+        let news = changes.compactMap(\.new)
+        guard !olds.isEmpty, !news.isEmpty else { return changes }
+        let paired = RowPairing.pair(old: olds.map { RowPairing.Row(rowID: $0.rowID, content: $0.state.content) },
+                                     new: news.map { RowPairing.Row(rowID: $0.rowID, content: $0.state.content) })
+        var used = [Bool](repeating: false, count: olds.count)
+        var result: [Change] = []
+        result.reserveCapacity(changes.count)
+        for (index, new) in news.enumerated() {
+            if let old = paired[index] {
+                used[old] = true
+                result.append(Change(old: olds[old], new: new))
+            } else {
+                result.append(Change(old: nil, new: new))
+            }
+        }
+        for (index, old) in olds.enumerated() where !used[index] { result.append(Change(old: old, new: nil)) }
+        return result
+    }
+
+    // MARK: - Incremental: O(k log n) for k changed rows
+
+    struct Change {
+        var old: (rowID: Int64, state: RowState)?
+        var new: (rowID: Int64, state: RowState, element: Element)?
+        var oldIndex = 0
+        var newIndex = 0
+        var identity: RowIdentity {
+            if let old { return old.state.identity(old.rowID) }
+            if let new { return new.state.identity(new.rowID) }
+            return .rowID(0)
+        }
+        /// Its sort values changed, or its rowid (which breaks ties): it may have moved.
+        var keyChanged: Bool {
+            guard let old, let new else { return false }
+            return old.rowID != new.rowID || !old.state.key.hasSameValues(as: new.state.key)
+        }
+        var modified: Bool {
+            guard let old, let new else { return false }
+            return old.state.fingerprint != new.state.fingerprint
+        }
+        /// Whether the row may not be where it was among the others.
+        var changesPosition: Bool { old == nil || new == nil || keyChanged }
+    }
+
+    func applyIncrementally(_ changed: Set<Int64>, _ db: Database, _ pin: ReadPin?) throws -> Changeset {
+        let plan = self.plan
+        let statement = try db.connection.cachedStatement(sql: plan.pointSQL)
+        defer { statement.reset() }
+        let decoder = statement.decoder(tableName: plan.table.name)
+        var changes: [Change] = []
+        var vanished: [RowIdentity: Int] = [:]    // identity -> index in changes, for rows only in the old state
+        var appeared: [Change] = []
+        for rowID in changed.sorted() {
+            statement.reset()
+            try statement.bind([.integer(rowID)] + plan.pointArguments)
+            let old = rows[rowID].map { (rowID, $0) }
+            var new: (rowID: Int64, state: RowState, element: Element)?
+            if try statement.step() {
+                // The state first: decoding reads text as UTF-8, which
+                // converts a UTF-16 database's column in place, and the sort
+                // key and hashes compare the stored bytes.
+                var state = state(statement, plan)
+                let element = try decode(decoder)
+                state.key = sectioned(state.key, element, plan)
+                new = (rowID, state, element)
+            }
+            switch (old, new) {
+            case (nil, nil): continue
+            case (let old?, let new?) where old.1.identity(rowID) != new.state.identity(rowID):
+                // The declared key changed: another row, as far as identity goes.
+                vanished[old.1.identity(rowID)] = changes.count
+                changes.append(Change(old: old, new: nil))
+                appeared.append(Change(old: nil, new: new))
+            case (let old?, nil):
+                vanished[old.1.identity(rowID)] = changes.count
+                changes.append(Change(old: old, new: nil))
+            case (nil, let new?):
+                appeared.append(Change(old: nil, new: new))
+            case (let old?, let new?):
+                changes.append(Change(old: old, new: new))
+            }
+        }
+        // A row deleted and another inserted with the same declared key is one row.
+        for change in appeared {
+            if plan.identityColumns != nil, let index = vanished.removeValue(forKey: change.identity) {
+                changes[index].new = change.new
+            } else {
+                changes.append(change)
+            }
+        }
+        if plan.identityColumns == nil { changes = Self.pairedByValues(changes) }
+
+        // Snapshots still held keep what these rows were; the new state's
+        // snapshot starts with the rows just decoded.
+        // (A row renumbered leaves its old rowid to another row, or to none.)
+        carryStates(changed: changes.compactMap { change in
+            guard let old = change.old, change.new?.state.content != old.state.content || change.new?.rowID != old.rowID else { return nil }
+            return old.rowID
+        }, to: pin)
+        fresh = [:]
+        for change in changes {
+            if materialized != nil {
+                if let old = change.old { materialized?[old.rowID] = nil }
+                if let new = change.new { materialized?[new.rowID] = new.element }
+            } else if let new = change.new, fresh.count < Self.freshLimit {
+                fresh[new.rowID] = new.element
+            }
+        }
+
+        let oldCount = tree.count
+        for index in changes.indices {
+            if let old = changes[index].old { changes[index].oldIndex = tree.rank(of: old.state.key) }
+        }
+        // Remove rows that leave or move, insert rows that enter or move, replace the rest.
+        for change in changes {
+            guard let old = change.old else { continue }
+            if let new = change.new, new.state.key == old.state.key { continue }
+            tree.remove(key: old.state.key)
+            rows[old.rowID] = nil
+        }
+        for change in changes {
+            guard let new = change.new else { continue }
+            if change.old?.state.key != new.state.key { tree.insert((), key: new.state.key) }
+            rows[new.rowID] = new.state
+        }
+        var positionChanging = 0
+        var keyChanges = 0
+        for index in changes.indices {
+            if let new = changes[index].new { changes[index].newIndex = tree.rank(of: new.state.key) }
+            if changes[index].changesPosition { positionChanging += 1 }
+            if changes[index].keyChanged { keyChanges += 1 }
+        }
+        guard positionChanging > 0 || changes.contains(where: { $0.modified }) else { return Changeset() }
+
+        var changeset = Changeset()
+        if keyChanges == 0 {
+            // Rows present before and after keep their order: no moves.
+            for change in changes {
+                if change.old == nil { changeset.insertions.append(change.newIndex) }
+                else if change.new == nil { changeset.deletions.append(change.oldIndex) }
+                else if change.modified { changeset.modifications.append(change.oldIndex) }
+            }
+        } else {
+            changeset = windowDiff(changes, oldCount: oldCount)
+        }
+        changeset.deletions.sort()
+        changeset.insertions.sort()
+        changeset.modifications.sort()
+        return changeset
+    }
+
+    /// The changeset of a commit that changed sort keys: the diff of the
+    /// span of both results that holds every row not where it was (outside
+    /// it, the same rows sit at the same indices), as the re-query path
+    /// would compute it, in O(k log k) for k changed rows.
+    ///
+    /// The rows that did not move keep their order, so between the changed
+    /// rows' old and new positions they form runs that are contiguous in
+    /// both results. A run is kept or moved as a whole by
+    /// `heaviestIncreasingSubsequence` (every other row is before all of it
+    /// or after all of it in both results), so the diff runs on one item
+    /// per run, weighted by its rows, and gives what the diff of the whole
+    /// window gives.
+    func windowDiff(_ changes: [Change], oldCount: Int) -> Changeset {
+        let newCount = tree.count
+        // The rows that may move: the positions they leave and take, the
+        // deletions and insertions among them, and those in both results
+        // (each a run of one).
+        var left: [Int] = []
+        var taken: [Int] = []
+        var moving: [ChangesetBuilder.Run] = []
+        var deletions: [Int] = []
+        var insertions: [Int] = []
+        for change in changes where change.changesPosition {
+            if change.old != nil { left.append(change.oldIndex) }
+            if change.new != nil { taken.append(change.newIndex) }
+            switch (change.old != nil, change.new != nil) {
+            case (true, true):
+                moving.append(.row(old: change.oldIndex, new: change.newIndex, .init(keyChanged: change.keyChanged, modified: change.modified)))
+            case (true, false): deletions.append(change.oldIndex)
+            case (false, true): insertions.append(change.newIndex)
+            case (false, false): break
+            }
+        }
+        left.sort()
+        taken.sort()
+        // The window: from the first position any of them leaves or takes to
+        // the last; outside it, the same rows sit at the same indices.
+        let low = min(left.first ?? Int.max, taken.first ?? Int.max)
+        let oldHigh = left.last ?? -1
+        let newHigh = taken.last ?? -1
+        let suffix = min(oldCount - max(oldHigh + 1, low), newCount - max(newHigh + 1, low))
+        let oldEnd = oldCount - suffix
+        let newEnd = newCount - suffix
+        // The staying rows, numbered 0..<staying in order: the r-th sits at
+        // low + r + (how many left/taken positions come before it).
+        let staying = oldEnd - low - left.count
+        assert(newEnd - low - taken.count == staying, "the same rows stay in both windows")
+        func breaks(_ positions: [Int]) -> [Int] { positions.enumerated().map { $0.element - low - $0.offset } }
+        let leftBreaks = breaks(left)
+        let takenBreaks = breaks(taken)
+        var bounds = Set(leftBreaks + takenBreaks).filter { $0 > 0 && $0 < staying }
+        bounds.insert(0)
+        let starts = bounds.sorted()
+        func countAtOrBelow(_ sorted: [Int], _ value: Int) -> Int {
+            var lower = 0, upper = sorted.count
+            while lower < upper {
+                let middle = (lower + upper) / 2
+                if sorted[middle] <= value { lower = middle + 1 } else { upper = middle }
+            }
+            return lower
+        }
+
+        var runs: [ChangesetBuilder.Run] = []
+        if staying > 0 {
+            for (offset, start) in starts.enumerated() {
+                let end = offset + 1 < starts.count ? starts[offset + 1] : staying
+                let length = end - start
+                runs.append(ChangesetBuilder.Run(old: low + start + countAtOrBelow(leftBreaks, start), new: low + start + countAtOrBelow(takenBreaks, start),
+                                 length: length, weight: .init(kept: length, keyUnchanged: length, unmodified: length)))
+            }
+        }
+        var modifiedOutside: [Int] = []
+        for change in changes where change.modified && !change.changesPosition {
+            guard change.oldIndex >= low, change.oldIndex < oldEnd else {
+                modifiedOutside.append(change.oldIndex)   // outside the window: stays where it was
+                continue
+            }
+            let rank = change.oldIndex - low - countAtOrBelow(left, change.oldIndex)
+            let run = countAtOrBelow(starts, rank) - 1
+            runs[run].weight.unmodified -= 1
+            runs[run].modified.append(change.oldIndex)
+        }
+        var changeset = ChangesetBuilder.diff(runs: runs + moving, deletions: deletions, insertions: insertions)
+        changeset.modifications = (changeset.modifications + modifiedOutside).sorted()
+        return changeset
+    }
+}
