@@ -277,24 +277,15 @@ public final class Store: @unchecked Sendable {
     /// On the writer queue: BEGIN, body, COMMIT (or ROLLBACK). The commit
     /// reaches observers through the transaction path, as every commit does.
     private func transaction<T>(_ writer: Database, silenced: Set<ObjectIdentifier>, _ body: (Database) throws -> T) throws -> T {
-        try writer.begin(immediate: true)
-        writer.transactionAuthor = configuration.author
         tracker?.silenced = silenced
         defer { tracker?.silenced = [] }
-        writer.refreshSchemaIfChanged()
-        do {
-            let result = try body(writer)
-            try writer.commit()
-            commitsSincePruning += 1
-            if commitsSincePruning >= Self.pruningInterval {
-                commitsSincePruning = 0
-                _ = try? HistoryPruner(retention: configuration.historyRetention).prune(writer)
-            }
-            return result
-        } catch {
-            writer.rollback()
-            throw error
+        let result = try writer.inTransaction(author: configuration.author) { try body(writer) }
+        commitsSincePruning += 1
+        if commitsSincePruning >= Self.pruningInterval {
+            commitsSincePruning = 0
+            _ = try? HistoryPruner(retention: configuration.historyRetention).prune(writer)
         }
+        return result
     }
 
     /// Commits between two looks at the retention policy.

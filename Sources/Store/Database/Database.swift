@@ -184,15 +184,22 @@ public final class Database {
     }
 
     /// Runs `body` in its own immediate transaction on this (writing)
-    /// connection: committed when it returns, rolled back when it throws.
-    func inTransaction<T>(_ body: () throws -> T) throws -> T {
+    /// connection, recorded in the change log as written by `author`:
+    /// committed when it returns, rolled back when it throws (the error is
+    /// rethrown). The one way Sluice opens a write transaction: `Store.write`,
+    /// migrations and the change log's set-up all come through here.
+    func inTransaction<T>(author: String? = nil, _ body: () throws -> T) throws -> T {
         try begin(immediate: true)
+        transactionAuthor = author
+        refreshSchemaIfChanged()
         do {
             let result = try body()
             try commit()
             return result
         } catch {
             rollback()
+            // A schema change the rollback undid.
+            refreshSchemaIfChanged()
             throw error
         }
     }

@@ -63,17 +63,14 @@ struct Migrator {
         let appliedVersions = Set(applied.map(\.version))
         var done: [Migration] = []
         for migration in migrations where !appliedVersions.contains(migration.version) {
-            try db.begin(immediate: true)
             do {
-                db.transactionAuthor = "migration"
-                try around(db) { try db.execute(script: migration.sql) }
-                try db.execute(
-                    sql: "INSERT INTO \(Self.table) (version, name, checksum, applied_at) VALUES (?, ?, ?, strftime('%Y-%m-%d %H:%M:%f', 'now'))",
-                    arguments: [.integer(Int64(migration.version)), .text(migration.name), .text(migration.checksum)])
-                try db.commit()
+                try db.inTransaction(author: "migration") {
+                    try around(db) { try db.execute(script: migration.sql) }
+                    try db.execute(
+                        sql: "INSERT INTO \(Self.table) (version, name, checksum, applied_at) VALUES (?, ?, ?, strftime('%Y-%m-%d %H:%M:%f', 'now'))",
+                        arguments: [.integer(Int64(migration.version)), .text(migration.name), .text(migration.checksum)])
+                }
             } catch let error as StoreError {
-                db.rollback()
-                db.refreshSchemaIfChanged()
                 throw StoreError(code: .migration, extendedCode: error.extendedCode,
                                  message: "migration \(migration.identifier).sql failed, the database stays at the previous version: \(error.message)")
             }
