@@ -99,6 +99,24 @@ import SluiceDemo
         #expect(error.message.contains("have the same version 1"))
     }
 
+    /// Whatever a migration throws, its transaction is rolled back and the
+    /// connection can write again (a non-StoreError once left it open).
+    @Test func aMigrationFailingWithAnyErrorIsRolledBack() throws {
+        struct Interrupted: Error {}
+        let database = TemporaryDatabase()
+        let db = Database(connection: try Connection(path: database.path, mode: .create), isReadOnly: false)
+        var migrator = Migrator(migrations: [first])
+        migrator.around = { _, body in
+            try body()
+            throw Interrupted()
+        }
+        #expect(throws: Interrupted.self) { try migrator.migrate(db) }
+        #expect(!db.isInsideTransaction)
+        #expect(try db.tableExists("item") == false)
+        #expect(try Migrator(migrations: [first]).migrate(db).map(\.version) == [1])
+        #expect(try db.tableExists("item"))
+    }
+
     @Test func tableExistsFollowsTheSchemaWhoeverChangesIt() throws {
         let database = TemporaryDatabase()
         let store = try database.store()
