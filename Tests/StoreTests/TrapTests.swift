@@ -29,14 +29,14 @@ import Testing
             "an index out of bounds, as Array's subscript traps: the caller's bug, not input",
         "Store/Observation/SectionedResults.swift: precondition(position >= 0 && position < range.count, \"Index out of bounds\")":
             "an index out of bounds, as Array's subscript traps",
-        "Store/Observation/ResultsSnapshot.swift: precondition(position >= 0 && position < tree.count, \"Index out of bounds\")":
+        "Store/LiveQuery/ResultsSnapshot.swift: precondition(position >= 0 && position < tree.count, \"Index out of bounds\")":
             "an index out of bounds, as Array's subscript traps",
-        "Store/Observation/ResultsSnapshot.swift: preconditionFailure(\"cannot read element \\(position) of a snapshot: \\(error)\")":
+        "Store/LiveQuery/ResultsSnapshot.swift: preconditionFailure(\"cannot read element \\(position) of a snapshot: \\(error)\")":
             "a non-throwing Collection subscript over rows read lazily: reached only when the disk fails (an I/O error) or a row "
             + "a snapshot holds was deleted behind the change log in the same look as a logged commit; a commit that logs nothing, "
             + "REPLACE through any unique index, a dropped trigger and a replaced file are all re-read or reported "
             + "(ForeignReplaceTests, ReplacedFileTests). element(at:) and elements(in:) throw instead.",
-        "Store/Observation/ResultsSnapshot.swift: preconditionFailure(\"cannot read the elements of a snapshot: \\(error)\")":
+        "Store/LiveQuery/ResultsSnapshot.swift: preconditionFailure(\"cannot read the elements of a snapshot: \\(error)\")":
             "the iterator of the same collection: as the subscript",
         "Store/Records/Row.swift: precondition(columns.count == values.count, \"a row needs one value per column\")":
             "a caller building a Row by hand with mismatched arrays; rows read from SQLite are built with one value per column",
