@@ -15,7 +15,7 @@ struct Sluice: AsyncParsableCommand {
     )
 
     /// This release of Sluice.
-    static let version = "0.6.0"
+    static let version = "0.7.0"
 
     /// Reads the command line as people type it (see `CommandLineRewriter`), then runs the command.
     static func runCommandLine() async {

@@ -44,8 +44,8 @@ import Testing
     @Test func versionNamesSluiceAndSQLite() throws {
         let result = try CommandRunner().run(["--version"])
         #expect(result.status == 0)
-        // 0.6: the README's migration notes call 0.5 the old API.
-        #expect(result.stdout.hasPrefix("sluice 0.6.") && result.stdout.contains("(SQLite 3."), "\(result)")
+        // 0.7: the modules were renamed (Store → Sluice, ViewModels → SluiceViewModels), as the README says.
+        #expect(result.stdout.hasPrefix("sluice 0.7.") && result.stdout.contains("(SQLite 3."), "\(result)")
     }
 
     @Test func negativeNumbersAreSaidToBeNotPositive() throws {
