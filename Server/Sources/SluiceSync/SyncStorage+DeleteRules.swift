@@ -5,22 +5,10 @@ import SluiceSyncProtocol
 
 extension SyncStorage {
     /// The device id of the transactions the service writes itself (the ON DELETE actions of
-    /// ``deleteActions(after:rules:space:seq:connection:logger:encoder:)``); no push may carry it.
+    /// ``deleteActions(from:rules:space:seq:connection:logger:encoder:)``); no push may carry it.
     static let serviceDevice = "sluice-service"
 
-    /// The delete rule, applied on the service so that every copy ends the same: after a
-    /// push is folded, every live row whose reference (a ``SyncSchema/DeleteRule``) points
-    /// at a deleted row gets the reference's ON DELETE action: CASCADE deletes it (and,
-    /// in turn, the rows pointing at it), SET NULL clears the reference. The rows looked at
-    /// are those pointing at rows the push deleted and those the push wrote a reference
-    /// in, so it holds whatever the order: a parent deleted before or after another device
-    /// pointed a row at it, by a writer that applied the action (the app) or not (the
-    /// `sqlite3` shell, where foreign keys are off).
-    ///
-    /// Returns the changes, already folded at `seq`, for the caller to record as the
-    /// service's own transaction (devices apply them as any other; a device that applied the
-    /// action itself finds nothing left to do).
-    /// The rows ``deleteActions(after:rules:space:seq:connection:logger:encoder:)`` starts
+    /// The rows ``deleteActions(from:rules:space:seq:connection:logger:encoder:)`` starts
     /// from, by table: those `transactions` delete (parents), and those in which they write a
     /// reference (children). Both empty: the transactions leave no action to take.
     static func deleteActionStarts(_ transactions: [SyncTransaction], rules: [SyncSchema.DeleteRule])
@@ -44,9 +32,22 @@ extension SyncStorage {
         return (deleted, written)
     }
 
-    static func deleteActions(after transactions: [SyncTransaction], rules: [SyncSchema.DeleteRule], space: Int64, seq: Int64,
-                              connection: PostgresConnection, logger: Logger, encoder: JSONEncoder) async throws -> [SyncChange] {
-        var (deleted, written) = deleteActionStarts(transactions, rules: rules)
+    /// The delete rule, applied on the service so that every copy ends the same: after a
+    /// push is folded, every live row whose reference (a ``SyncSchema/DeleteRule``) points
+    /// at a deleted row gets the reference's ON DELETE action: CASCADE deletes it (and,
+    /// in turn, the rows pointing at it), SET NULL clears the reference. The rows looked at
+    /// are those pointing at rows the push deleted and those the push wrote a reference
+    /// in, so it holds whatever the order: a parent deleted before or after another device
+    /// pointed a row at it, by a writer that applied the action (the app) or not (the
+    /// `sqlite3` shell, where foreign keys are off).
+    ///
+    /// Returns the changes, already folded at `seq`, for the caller to record as the
+    /// service's own transaction (devices apply them as any other; a device that applied the
+    /// action itself finds nothing left to do).
+    /// `starts`: ``deleteActionStarts(_:rules:)`` of the push's transactions.
+    static func deleteActions(from starts: (deleted: [String: Set<String>], written: [String: Set<String>]), rules: [SyncSchema.DeleteRule],
+                              space: Int64, seq: Int64, connection: PostgresConnection, logger: Logger, encoder: JSONEncoder) async throws -> [SyncChange] {
+        var (deleted, written) = starts
         var effects: [SyncChange] = []
         // Each round looks at the rows pointing at what the last one deleted (bounded: a
         // cycle of CASCADE references ends when no live row is left to delete).

@@ -232,7 +232,7 @@ public struct SyncStorage: Sendable {
             // that may follow, the device pulls).
             let cursor = seq
             // What the parents' ON DELETE actions leave, as a transaction of the service's own.
-            let effects = settled ? [] : try await Self.deleteActions(after: fresh, rules: policy.deleteRules, space: space, seq: seq + 1,
+            let effects = settled ? [] : try await Self.deleteActions(from: starts, rules: policy.deleteRules, space: space, seq: seq + 1,
                                                                       connection: connection, logger: logger, encoder: encoder)
             if !effects.isEmpty {
                 seq += 1
