@@ -74,7 +74,6 @@ struct Migrator {
                 throw StoreError(code: .migration, extendedCode: error.extendedCode,
                                  message: "migration \(migration.identifier).sql failed, the database stays at the previous version: \(error.message)")
             }
-            db.refreshSchemaIfChanged()
             done.append(migration)
         }
         return done
