@@ -224,6 +224,101 @@ import Testing
         #expect(Self.changes(mirror.take().events) == [Changes(modifications: [0])])
     }
 
+    /// Another connection commits, and an observation starts (on the
+    /// observation queue, or at once on the caller's thread) before the
+    /// store has heard of the commit: the observations already running are
+    /// brought to the new one's snapshot with that commit's changes, and
+    /// their snapshots read every row they hold. (Before, the new
+    /// observation's snapshot counted as heard and the running ones never
+    /// saw the commit: a deleted row stayed in them, and once their reads
+    /// moved on, reading it failed, or trapped through the subscript.)
+    @Test(arguments: [ObservationScheduling.async, .immediate], [false, true])
+    func anObservationStartingBeforeACommitIsHeardBringsTheOthersAlong(_ scheduling: ObservationScheduling, tracked: Bool) throws {
+        let (store, plain) = try Self.store()
+        if tracked { try store.trackForeignWriters(tables: ["item"]) }    // the log names the rows: no re-read
+        let running = store.rows(in: "item").sorted(byKeyPath: "rank")
+        let latest = Mutex<ResultsSnapshot<Row>?>(nil)
+        let runningQueue = DispatchQueue(label: "running"), secondQueue = DispatchQueue(label: "second")
+        /// Waits until both observations have received what was delivered so far.
+        func settle() {
+            store.waitForObservers()
+            runningQueue.sync {}
+            secondQueue.sync {}
+        }
+        let token = running.observe(on: runningQueue) { change in
+            if let results = change.results { latest.withLock { $0 = results } }
+        }
+        defer { token.invalidate() }
+        settle()
+        // The commit watch is held back while the commit lands and the new observation starts.
+        let commits = store.observationCenter.commits
+        let held = DispatchSemaphore(value: 0), holding = DispatchSemaphore(value: 0)
+        commits.queue.async { holding.signal(); held.wait() }
+        holding.wait()
+        try plain.execute("DELETE FROM item WHERE id = 1; UPDATE item SET rank = 95 WHERE id = 2")
+        let secondEvents = Mutex<[CollectionChange<Row>]>([])
+        let second = store.rows(in: "item").sorted(byKeyPath: "rank").observe(on: secondQueue, scheduling: scheduling) { change in
+            secondEvents.withLock { $0.append(change) }
+        }
+        defer { second.invalidate() }
+        store.observationCenter.drain()
+        held.signal()
+        settle()
+        let snapshot = try #require(latest.withLock { $0 })
+        let rows = try snapshot.elements(in: 0..<snapshot.count).map(\.values)
+        #expect(rows == (try plain.rows(Self.query)), "the running observation saw the commit")
+        // The new one started after the commit: its first state holds it, and nothing more comes.
+        #expect(secondEvents.withLock { $0.count } == 1)
+        #expect(try secondEvents.withLock { $0.first?.results }.map { try $0.elements(in: 0..<$0.count).map(\.values) } == rows)
+        // A later commit moves the running observation's reads forward: every row it holds is still read.
+        try plain.execute("UPDATE item SET name = 'later' WHERE id = 3")
+        settle()
+        let later = try #require(latest.withLock { $0 })
+        #expect(try later.elements(in: 0..<later.count).map(\.values) == (try plain.rows(Self.query)))
+        #expect(try snapshot.elements(in: 0..<snapshot.count).map(\.values) == rows, "the earlier snapshot reads as it did")
+        #expect(Self.changes(secondEvents.withLock { $0 }) == [Changes(modifications: [0])], "one changeset for the later commit")
+    }
+
+    /// Stands for the observation center: it holds the commit queue while it
+    /// "pins" a snapshot for a commit it heard of, as a pin that waits does.
+    final class PinningSink: ExternalCommitSink, @unchecked Sendable {
+        let noticed = DispatchSemaphore(value: 0), pinned = DispatchSemaphore(value: 0)
+        private let heard = Mutex(0)
+        func externalCommitNoticed() {
+            guard heard.withLock({ count in count += 1; return count == 1 }) else { return }    // the first one waits
+            noticed.signal()
+            pinned.wait()
+        }
+        func fileReplaced(_ error: StoreError) {}
+    }
+
+    /// Another connection's commit that was heard but is not pinned yet
+    /// keeps this store's next commit from counting as the only one after
+    /// the last snapshot. (Before, hearing a commit counted it as pinned: an
+    /// own commit landing before that pin was applied alone, at a snapshot
+    /// that also held the other commit, whose changes were then never
+    /// applied; its deleted rows stayed in the live queries and reading them
+    /// trapped.)
+    @Test func aCommitHeardButNotPinnedMakesTheNextOwnCommitReadTheLog() throws {
+        let database = TemporaryDatabase()
+        let setup = try Connection(path: database.path, mode: .create)
+        try setup.execute(script: "PRAGMA journal_mode = WAL; CREATE TABLE t (x)")
+        let plain = PlainConnection(path: database.path)
+        let commits = ExternalCommits(file: OpenedFile(path: database.path)) { try? Connection(path: database.path, mode: .readWrite) }
+        let sink = PinningSink()
+        commits.setWatching(true, sink: sink)
+        defer { commits.setWatching(false, sink: sink) }
+        commits.pinned(commits.counter.read())    // a snapshot at the newest commit
+        try plain.execute("INSERT INTO t VALUES (1)")    // another connection's commit
+        DispatchQueue.global().async { commits.checkNow() }
+        sink.noticed.wait()    // heard; its snapshot is being pinned
+        commits.ownCommitBegins()
+        try plain.execute("INSERT INTO t VALUES (2)")    // stands for this store's commit
+        #expect(commits.ownCommitNumber(wroteSomething: true) == nil, "the heard commit is not in any snapshot yet")
+        commits.ownCommitEnded()
+        sink.pinned.signal()
+    }
+
     @Test func theWatchRunsOnlyWhileSomethingIsObserved() throws {
         let (store, plain) = try Self.store()
         let commits = store.observationCenter.commits

@@ -31,7 +31,12 @@ extension StoreObservation {
 /// produced. Right after this store's COMMIT, while the writer holds off
 /// the next one, the snapshot is exactly that commit unless another
 /// connection committed in between; `ExternalCommits.pinned(_:own:)` tells,
-/// and then the changeset covers both commits.
+/// and then the changeset covers both commits. An observation starting
+/// pins a snapshot too, which counts as heard: another connection's commit
+/// it holds is read from the change log for the observations already
+/// running, before the new one starts there (or, when it joined at a
+/// snapshot the caller read, with the next event, from which it reads the
+/// log from its own snapshot).
 ///
 /// When all snapshot connections are in use (observers far behind), a
 /// commit waits for one, up to `SnapshotPool.snapshotWait`; past that it is
@@ -46,8 +51,9 @@ final class ObservationCenter: @unchecked Sendable {
         /// An observation to start at this event's snapshot.
         case start(ObjectIdentifier, StoreObservation)
         /// An observation whose state was read elsewhere at this point of
-        /// the sequence: it takes part in every later event.
-        case join(ObjectIdentifier, StoreObservation)
+        /// the sequence (a snapshot at commit `commit`, where the change
+        /// log stood at `position`): it takes part in every later event.
+        case join(ObjectIdentifier, StoreObservation, commit: UInt32?, position: ChangeLog.Position?)
     }
 
     private struct Pending {
@@ -69,6 +75,13 @@ final class ObservationCenter: @unchecked Sendable {
     /// The pin of the last event applied (queue only), and how many events
     /// were applied since it was last renewed to let the WAL restart.
     private weak var latestPin: ReadPin?
+    /// The commit counter at the snapshot every observation is at (queue
+    /// only; nil when unknown or nothing is observed).
+    private var appliedCommit: UInt32?
+    /// Observations that joined at a snapshot other than the others': from
+    /// the next event on, each reads the change log from where it stood at
+    /// its own snapshot (queue only).
+    private var joinedAt: [ObjectIdentifier: ChangeLog.Position?] = [:]
     /// Starts due: the first events often follow a bulk write, whose long
     /// WAL makes every later commit checkpoint until it restarts.
     private var eventsSinceRenewal = ObservationCenter.renewalInterval - 1
@@ -141,11 +154,12 @@ final class ObservationCenter: @unchecked Sendable {
         becameObserved()
         let db = pool.connection(mayWait: !isOnQueue)
         let pinned = pool.withLock { () -> PinnedSnapshot? in
-            let pinned = pool.pin(db)
-            if pinned != nil {
-                commits.pinned(pinned?.commit)
-                pending.append(Pending(event: .join(ObjectIdentifier(observation), observation), snapshot: nil))
-            }
+            guard let pinned = pool.pin(db) else { return nil }
+            commits.pinned(pinned.commit)
+            var position = ChangeLog.position(pinned.db)
+            position?.commit = pinned.commit
+            pending.append(Pending(event: .join(ObjectIdentifier(observation), observation, commit: pinned.commit, position: position),
+                                   snapshot: nil))
             return pinned
         }
         guard let pinned else {
@@ -201,7 +215,7 @@ final class ObservationCenter: @unchecked Sendable {
             let removedEvents = self.pool.withLock {
                 let removing = { (pending: Pending) -> Bool in
                     switch pending.event {
-                    case .start(let other, _), .join(let other, _): return other == id
+                    case .start(let other, _), .join(let other, _, _, _): return other == id
                     case .commit: return false
                     }
                 }
@@ -211,8 +225,10 @@ final class ObservationCenter: @unchecked Sendable {
             }
             let pendingHere = !removedEvents.isEmpty
             self.order.removeAll { $0 == id }
+            self.joinedAt[id] = nil
             // The last one gone: let go of the watch and the connections.
             guard removed || pendingHere, self.becameUnobserved() else { return }
+            self.appliedCommit = nil
             self.pool.closeIdle()
         }
         if isOnQueue { work() } else { queue.async(execute: work) }
@@ -242,7 +258,20 @@ final class ObservationCenter: @unchecked Sendable {
             var hasWaiting = false
             for (offset, event) in events.enumerated() {
                 switch event.event {
-                case .join(let id, let observation):
+                case .join(let id, let observation, let commit, let position):
+                    // Another connection's commit may have come before the
+                    // join's snapshot unheard (the snapshot counts as heard):
+                    // the others are brought there with the next event, and
+                    // this one reads the log from its own snapshot.
+                    if observations.isEmpty {
+                        commits.startLog(at: position)
+                        appliedCommit = commit
+                    } else if hasWaiting || commit == nil || commit != appliedCommit {
+                        joinedAt[id] = position
+                        waiting.formUnion(.external)
+                        waitingSilenced = []
+                        hasWaiting = true
+                    }
                     observations[id] = observation
                     order.append(id)
                 case .start(let id, let observation):
@@ -250,7 +279,14 @@ final class ObservationCenter: @unchecked Sendable {
                         // The pin lives on in the snapshots delivered for this event.
                         let pin = pool.makePin(snapshot)
                         pin.withDatabase { db in
-                            if hasWaiting { apply(waiting, silenced: waitingSilenced ?? [], on: db, pin: pin) }
+                            // The others are brought to this snapshot first:
+                            // commits queued without one, and any other
+                            // connection's commit not heard yet (the snapshot counts as heard).
+                            if !observations.isEmpty, hasWaiting || snapshot.commit == nil || snapshot.commit != appliedCommit {
+                                var changes = ChangedRows.external
+                                changes.formUnion(waiting)
+                                apply(changes, silenced: [], on: db, pin: pin)
+                            }
                             hasWaiting = false
                             waiting = ChangedRows()
                             waitingSilenced = nil
@@ -260,6 +296,7 @@ final class ObservationCenter: @unchecked Sendable {
                             commits.startLog(at: db, commit: snapshot.commit)
                         }
                         latestPin = pin
+                        appliedCommit = snapshot.commit
                         eventsSinceRenewal += 1
                     }
                 case .commit(let changes, let silenced):
@@ -270,6 +307,7 @@ final class ObservationCenter: @unchecked Sendable {
                         let pin = pool.makePin(snapshot)
                         pin.withDatabase { db in apply(waiting, silenced: waitingSilenced ?? [], on: db, pin: pin) }
                         latestPin = pin
+                        appliedCommit = snapshot.commit
                         eventsSinceRenewal += 1
                         hasWaiting = false
                         waiting = ChangedRows()
@@ -278,13 +316,14 @@ final class ObservationCenter: @unchecked Sendable {
                 }
                 if hasWaiting, offset == events.count - 1 {
                     // Nothing later to merge with: queue what waits again,
-                    // in front, and pin a fresh snapshot behind it; when
-                    // none can be pinned, try again later, less and less
-                    // often (not at once: that would spin).
+                    // in front, and pin a fresh snapshot behind it (which
+                    // counts as heard: another connection's commit it holds
+                    // is read from the log); when none can be pinned, try
+                    // again later, less and less often (not at once: that would spin).
                     pool.withLock {
                         pending.insert(Pending(event: .commit(waiting, silenced: waitingSilenced ?? []), snapshot: nil), at: 0)
                     }
-                    if !enqueuePinned(.commit(ChangedRows(), silenced: [])) {
+                    if !enqueuePinned(.commit(.external, silenced: [])) {
                         pinFailures += 1
                         let delay = min(1_000, 10 << min(pinFailures, 7))
                         queue.asyncAfter(deadline: .now() + .milliseconds(delay)) { self.pump() }
@@ -314,14 +353,22 @@ final class ObservationCenter: @unchecked Sendable {
         }
     }
 
-    /// Applies changes to every observation, against a snapshot that holds them all.
+    /// Applies changes to every observation, against a snapshot that holds
+    /// them all; an observation that joined at a snapshot of its own reads
+    /// the change log from there instead.
     private func apply(_ changes: ChangedRows, silenced: Set<ObjectIdentifier>, on db: Database, pin: ReadPin) {
         guard !changes.isEmpty else { return }
         db.refreshSchemaIfChanged()
-        let changes = commits.resolve(changes, at: db, commit: pin.commit)
-        guard !changes.isEmpty else { return }
+        let resolved = commits.resolve(changes, at: db, commit: pin.commit)
+        let joined = joinedAt
+        joinedAt = [:]
         for id in order {
             guard let observation = observations[id] else { continue }
+            var changes = resolved
+            if let position = joined[id] {
+                changes = ExternalCommits.resolve(.external, after: position, at: db, commit: pin.commit).0
+            }
+            guard !changes.isEmpty else { continue }
             observation.update(db, pin: pin, changes: changes, silent: silenced.contains(id))
         }
     }

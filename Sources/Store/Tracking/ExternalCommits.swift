@@ -49,8 +49,13 @@ final class ExternalCommits: @unchecked Sendable {
         /// Whether anything is observed (events are wanted).
         var watching = false
         weak var sink: ExternalCommitSink?
-        /// The newest commit some pinned snapshot holds (nil before the first pin).
+        /// The newest commit some pinned snapshot holds (nil before the first
+        /// pin). Only a pin moves it (in the order events are queued): a commit
+        /// heard but not pinned yet is not in any snapshot.
         var lastPinned: UInt32?
+        /// The newest commit reported to the sink: it is not reported again
+        /// while its snapshot is being pinned.
+        var lastReported: UInt32?
         /// The counter this store's commit hook read, until its commit has been pinned.
         var ownBase: UInt32?
         /// This store's commit is between its commit hook and its pin:
@@ -97,6 +102,7 @@ final class ExternalCommits: @unchecked Sendable {
             state.sink = sink
             if !watching {
                 state.lastPinned = nil
+                state.lastReported = nil
                 state.logPosition = nil
             }
         }
@@ -164,8 +170,8 @@ final class ExternalCommits: @unchecked Sendable {
             if state.ownPending { return nil }    // its pin looks, then it checks again
             guard let last = state.lastPinned else { return nil }    // the first pin holds it
             guard let now else { return state.sink }    // cannot tell: the change log will
-            guard CommitCounter.newer(now, than: last) else { return nil }
-            state.lastPinned = now
+            guard CommitCounter.newer(now, than: last), state.lastReported.map({ CommitCounter.newer(now, than: $0) }) ?? true else { return nil }
+            state.lastReported = now
             return state.sink
         }
         sink?.externalCommitNoticed()
@@ -244,6 +250,11 @@ final class ExternalCommits: @unchecked Sendable {
     func startLog(at db: Database, commit: UInt32?) {
         var position = ChangeLog.position(db)
         position?.commit = commit
+        startLog(at: position)
+    }
+
+    /// Starts reading the log from `position` (where it stood at the snapshot an observation started at).
+    func startLog(at position: ChangeLog.Position?) {
         state.withLock { $0.logPosition = position }
     }
 
@@ -252,13 +263,21 @@ final class ExternalCommits: @unchecked Sendable {
     /// the log's position moved to `db`'s snapshot either way.
     func resolve(_ changes: ChangedRows, at db: Database, commit: UInt32?) -> ChangedRows {
         let position = state.withLock { $0.logPosition }
+        let (resolved, now) = Self.resolve(changes, after: position, at: db, commit: commit)
+        state.withLock { $0.logPosition = now }
+        return resolved
+    }
+
+    /// `changes` with the commits between `position` and `db`'s snapshot
+    /// read from the change log, where `changes.readsLog` (left unknown when
+    /// there is no position or the log cannot tell); and `db`'s position.
+    static func resolve(_ changes: ChangedRows, after position: ChangeLog.Position?, at db: Database,
+                        commit: UInt32?) -> (ChangedRows, ChangeLog.Position?) {
         if changes.readsLog, let position, let (logged, now) = try? ChangeLog.changes(after: position, on: db, commit: commit) {
-            state.withLock { $0.logPosition = now }
-            return changes.resolving(logged)
+            return (changes.resolving(logged), now)
         }
         var now = ChangeLog.position(db)
         now?.commit = commit
-        state.withLock { $0.logPosition = now }
-        return changes
+        return (changes, now)
     }
 }
