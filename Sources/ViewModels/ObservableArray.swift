@@ -32,50 +32,23 @@ public protocol ViewModelItem {
 /// (or a SwiftUI body) tracks it, and each commit that changes the results
 /// is one change.
 @MainActor
-public final class ObservableArray<Item>: ObservableObject, Observable {
+public final class ObservableArray<Item>: LiveCollection<[Item], ArrayChange<Item>> {
     /// The current items.
-    public private(set) var items: [Item] {
-        get {
-            registrar.access(self, keyPath: \.items)
-            return storedItems
-        }
-        set {
-            registrar.withMutation(of: self, keyPath: \.items) { storedItems = newValue }
-        }
-    }
-    /// Set when the query can no longer run.
-    public private(set) var error: StoreError? {
-        get {
-            registrar.access(self, keyPath: \.error)
-            return storedError
-        }
-        set {
-            registrar.withMutation(of: self, keyPath: \.error) { storedError = newValue }
-        }
-    }
-
-    // @Published storage: Combine subscribers and `objectWillChange` see the same changes.
-    @Published private var storedItems: [Item] = []
-    @Published private var storedError: StoreError?
-    private let registrar = ObservationRegistrar()
-
-    private let changeSubject = PassthroughSubject<ArrayChange<Item>, Never>()
-    private var token: ObservationToken?
-
-    /// Item changesets: the initial items, then one change per commit, with
-    /// the index spaces of `CollectionChange`.
-    public var changes: AnyPublisher<ArrayChange<Item>, Never> { changeSubject.eraseToAnyPublisher() }
+    public var items: [Item] { value }
 
     /// The items now and after every change.
-    public var itemsPublisher: AnyPublisher<[Item], Never> { $storedItems.eraseToAnyPublisher() }
-
-    /// The error now and whenever it changes.
-    public var errorPublisher: AnyPublisher<StoreError?, Never> { $storedError.eraseToAnyPublisher() }
+    public var itemsPublisher: AnyPublisher<[Item], Never> { valuePublisher }
 
     /// Maps a live query's rows with `transform`. `items` holds the first
     /// result as soon as this returns (read on the store's reader), so a
     /// list never shows empty for a frame; changes arrive on the main queue.
+    ///
+    /// - Parameters:
+    ///   - results: the live query.
+    ///   - transform: makes an item from a row; called for the first rows,
+    ///     then for the rows each commit inserts or modifies.
     public init<M: Sendable>(_ results: Results<M>, transform: @escaping @MainActor (M) -> Item) {
+        super.init([])
         token = results.observe(on: .main, scheduling: .immediate) { [weak self] change in
             MainActor.assumeIsolated {
                 self?.apply(change, transform)
@@ -83,27 +56,13 @@ public final class ObservableArray<Item>: ObservableObject, Observable {
         }
     }
 
-    /// The observation token, for `store.write(withoutNotifying:)`.
-    public var observationToken: ObservationToken? { token }
-
-    /// Stops observing.
-    public func cancel() {
-        token?.invalidate()
-        token = nil
-    }
-
     private func apply<M>(_ change: CollectionChange<M>, _ transform: (M) -> Item) {
+        var items = value
+        change.apply(to: &items, transform: transform)
         switch change {
-        case .initial:
-            change.apply(to: &items, transform: transform)
-            changeSubject.send(ArrayChange(items: items, kind: .initial))
-        case .update(_, let deletions, let insertions, let modifications):
-            change.apply(to: &items, transform: transform)
-            changeSubject.send(ArrayChange(items: items, kind: .update(
-                deletions: deletions, insertions: insertions, modifications: modifications,
-                modificationsNew: change.modificationsNew, moves: change.moves.map { ($0.from, $0.to) })))
-        case .error(let error):
-            self.error = error
+        case .initial: publish(items, .initial(items))
+        case .update: publish(items, .update(items, change.changeset ?? Changeset()))
+        case .error(let error): self.error = error
         }
     }
 }
@@ -115,31 +74,35 @@ extension ObservableArray {
     }
 }
 
-/// A change of an `ObservableArray`: its items after the change, and the
-/// indices that changed (as in `CollectionChange`).
-public struct ArrayChange<Item> {
-    /// What kind of change.
-    public enum Kind {
-        /// The first items.
-        case initial
-        /// A commit changed the items.
-        case update(deletions: [Int], insertions: [Int], modifications: [Int], modificationsNew: [Int], moves: [(from: Int, to: Int)])
-    }
+/// A change of an `ObservableArray`: its items after the change and, for
+/// an update, the one changeset value (`Changeset`: index spaces, moves).
+public enum ArrayChange<Item> {
+    /// The first items.
+    case initial([Item])
+    /// A commit changed the items: the items after it, and how they changed.
+    case update([Item], Changeset)
 
     /// The items after the change.
-    public let items: [Item]
-    /// The change.
-    public let kind: Kind
+    public var items: [Item] {
+        switch self {
+        case .initial(let items), .update(let items, _): return items
+        }
+    }
+
+    /// The changeset of an `.update`; nil for `.initial`.
+    public var changeset: Changeset? {
+        guard case .update(_, let changeset) = self else { return nil }
+        return changeset
+    }
 
     /// Applies the change to a copy of the previous items (for a list that keeps its own).
+    ///
+    /// - Parameter array: the items before the change; afterwards, the items after it.
+    /// - Complexity: O(n) per deletion and insertion, O(1) per modification.
     public func apply(to array: inout [Item]) {
-        switch kind {
-        case .initial:
-            array = items
-        case .update(let deletions, let insertions, _, let modificationsNew, _):
-            for index in deletions.reversed() { array.remove(at: index) }
-            for index in insertions { array.insert(items[index], at: index) }
-            for index in modificationsNew { array[index] = items[index] }
+        switch self {
+        case .initial(let items): array = items
+        case .update(let items, let changeset): changeset.apply(to: &array) { items[$0] }
         }
     }
 }

@@ -20,68 +20,25 @@ import Sluice
 /// sections) are mapped. It is both an `ObservableObject` and `Observable`:
 /// each commit that changes the sections is one change.
 @MainActor
-public final class ObservableSections<Key: Hashable & Sendable, Item>: ObservableObject, Observable {
+public final class ObservableSections<Key: Hashable & Sendable, Item>: LiveCollection<[ObservableSection<Key, Item>], SectionsChange<Key, Item>> {
     /// One section: its key and its items.
-    public struct Section: Identifiable {
-        /// The key every row of the section has (its title).
-        public let key: Key
-        /// The section's items, in order.
-        public var items: [Item]
-        /// The key.
-        public var id: Key { key }
-    }
+    public typealias Section = ObservableSection<Key, Item>
 
     /// The current sections.
-    public private(set) var sections: [Section] {
-        get {
-            registrar.access(self, keyPath: \.sections)
-            return storedSections
-        }
-        set {
-            registrar.withMutation(of: self, keyPath: \.sections) { storedSections = newValue }
-        }
-    }
-    /// Set when the query can no longer run.
-    public private(set) var error: StoreError? {
-        get {
-            registrar.access(self, keyPath: \.error)
-            return storedError
-        }
-        set {
-            registrar.withMutation(of: self, keyPath: \.error) { storedError = newValue }
-        }
-    }
+    public var sections: [Section] { value }
 
-    @Published private var storedSections: [Section] = []
-    @Published private var storedError: StoreError?
-    private let registrar = ObservationRegistrar()
-    private let changeSubject = PassthroughSubject<SectionChange, Never>()
-    private var token: ObservationToken?
-
-    /// How one commit changed the sections (index paths as in `SectionedResultsChange`).
-    public struct SectionChange {
-        /// Row index paths in the previous sections.
-        public let deletions: [IndexPath]
-        /// Row index paths in the new sections.
-        public let insertions: [IndexPath]
-        /// Row index paths in the previous sections of rows changed in place.
-        public let modifications: [IndexPath]
-        /// The same rows' index paths in the new sections.
-        public let modificationsNew: [IndexPath]
-        /// New sections' indices.
-        public let sectionsToInsert: IndexSet
-        /// Previous sections' indices that are gone.
-        public let sectionsToDelete: IndexSet
-        /// Whether this is the first state (reload everything).
-        public let isInitial: Bool
-    }
-
-    /// Each change of the sections, after `sections` holds it.
-    public var changes: AnyPublisher<SectionChange, Never> { changeSubject.eraseToAnyPublisher() }
+    /// The sections now and after every change.
+    public var sectionsPublisher: AnyPublisher<[Section], Never> { valuePublisher }
 
     /// Maps live sections' rows with `transform`. `sections` holds the first
     /// state as soon as this returns; changes arrive on the main queue.
+    ///
+    /// - Parameters:
+    ///   - sectioned: the live sections.
+    ///   - transform: makes an item from a row; called for the first rows,
+    ///     then for the rows each commit inserts or modifies (and those of new sections).
     public init<M: Sendable>(_ sectioned: SectionedResults<Key, M>, transform: @escaping @MainActor (M) -> Item) {
+        super.init([])
         token = sectioned.observe(on: .main, scheduling: .immediate) { [weak self] change in
             MainActor.assumeIsolated {
                 self?.apply(change, transform)
@@ -89,31 +46,15 @@ public final class ObservableSections<Key: Hashable & Sendable, Item>: Observabl
         }
     }
 
-    /// Stops observing.
-    public func cancel() {
-        token?.invalidate()
-        token = nil
-    }
-
     private func apply<M>(_ change: SectionedResultsChange<Key, M>, _ transform: (M) -> Item) {
         if case .error(let error) = change {
             self.error = error
             return
         }
-        var mirror = storedSections.map { (key: $0.key, items: $0.items) }
+        var mirror = value.map { (key: $0.key, items: $0.items) }
         change.apply(to: &mirror, transform: transform)
-        sections = mirror.map { Section(key: $0.key, items: $0.items) }
-        switch change {
-        case .initial:
-            changeSubject.send(SectionChange(deletions: [], insertions: [], modifications: [], modificationsNew: [],
-                                             sectionsToInsert: [], sectionsToDelete: [], isInitial: true))
-        case .update(_, let deletions, let insertions, let modifications, let sectionsToInsert, let sectionsToDelete):
-            changeSubject.send(SectionChange(deletions: deletions, insertions: insertions, modifications: modifications,
-                                             modificationsNew: change.modificationsNew, sectionsToInsert: sectionsToInsert,
-                                             sectionsToDelete: sectionsToDelete, isInitial: false))
-        case .error:
-            break
-        }
+        let sections = mirror.map { Section(key: $0.key, items: $0.items) }
+        publish(sections, change.changeset.map { .update(sections, $0) } ?? .initial(sections))
     }
 }
 
@@ -121,5 +62,47 @@ extension ObservableSections {
     /// Maps with the item type's own initializer.
     public convenience init(_ sectioned: SectionedResults<Key, Item.Source>) where Item: ViewModelItem {
         self.init(sectioned) { Item($0) }
+    }
+}
+
+/// One section of an `ObservableSections`: its key and its items.
+public struct ObservableSection<Key: Hashable & Sendable, Item>: Identifiable {
+    /// The key every row of the section has (its title).
+    public let key: Key
+    /// The section's items, in order.
+    public var items: [Item]
+    /// The key.
+    public var id: Key { key }
+
+    /// A section.
+    ///
+    /// - Parameters:
+    ///   - key: the key every row of the section has.
+    ///   - items: the section's items, in order.
+    public init(key: Key, items: [Item]) {
+        self.key = key
+        self.items = items
+    }
+}
+
+/// A change of an `ObservableSections`: its sections after the change and,
+/// for an update, the one sectioned changeset value (`SectionedChangeset`).
+public enum SectionsChange<Key: Hashable & Sendable, Item> {
+    /// The first sections.
+    case initial([ObservableSection<Key, Item>])
+    /// A commit changed the sections: the sections after it, and how they changed.
+    case update([ObservableSection<Key, Item>], SectionedChangeset)
+
+    /// The sections after the change.
+    public var sections: [ObservableSection<Key, Item>] {
+        switch self {
+        case .initial(let sections), .update(let sections, _): return sections
+        }
+    }
+
+    /// The changeset of an `.update`; nil for `.initial`.
+    public var changeset: SectionedChangeset? {
+        guard case .update(_, let changeset) = self else { return nil }
+        return changeset
     }
 }

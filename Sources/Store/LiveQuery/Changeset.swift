@@ -67,9 +67,16 @@ public struct Changeset: Sendable, Hashable {
         return result
     }
 
-    /// Applies the changeset to an array that mirrors the previous result,
-    /// taking inserted and modified elements from the new one.
-    func apply<Mapped>(to array: inout [Mapped], newElement: (Int) throws -> Mapped) rethrows {
+    /// Applies the changeset to an array that mirrors the previous result:
+    /// afterwards it mirrors the new one.
+    ///
+    /// - Parameters:
+    ///   - array: the previous result's elements (or what they map to).
+    ///   - newElement: the element at an index of the new result; called for
+    ///     the insertions and the modified rows' new indices only.
+    /// - Throws: what `newElement` throws (the array is then partly changed).
+    /// - Complexity: O(n) per deletion and insertion, O(1) per modification.
+    public func apply<Mapped>(to array: inout [Mapped], newElement: (Int) throws -> Mapped) rethrows {
         for index in deletions.reversed() { array.remove(at: index) }
         for index in insertions { array.insert(try newElement(index), at: index) }
         for index in modificationsNew { array[index] = try newElement(index) }

@@ -15,15 +15,10 @@
 /// }
 /// ```
 ///
-/// Index spaces: `deletions` and `modifications` are indices in the
-/// previous result, ascending; `insertions` are indices in the new result,
-/// ascending. `moves` pairs each row whose position changed with its old and
-/// new index (every `from` is also in `deletions`, every `to` in
-/// `insertions`); it is a property, as is `modificationsNew` (the modified
-/// rows' new indices), so `.update` has Realm's four values.
-/// Applying to the previous array: remove `deletions` (highest first),
-/// insert `insertions` (lowest first), then replace the rows at
-/// `modificationsNew` — see `apply(to:)`.
+/// An `.update` carries Realm's four values; `changeset` gives them, with
+/// the moves, as the one changeset value, `Changeset`, which documents
+/// their index spaces. `apply(to:)` applies it to an array mirroring the
+/// previous result.
 ///
 /// Difference from Realm: the collection is a `ResultsSnapshot` (frozen,
 /// random access), not a live `Results`; and the moves (Realm computes them

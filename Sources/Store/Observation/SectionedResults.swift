@@ -211,16 +211,10 @@ extension ResultsSection: Sendable where Key: Sendable, Element: Sendable {}
 /// `SectionedResultsChange`: the first sections, then one change per
 /// commit that changed them.
 ///
-/// In an `.update`: `deletions` are index paths in the previous sections,
-/// `insertions` in the new ones; `modifications` are the previous index
-/// paths of rows that stayed in their section, in place, and changed (their
-/// new ones: `modificationsNew`). `sectionsToDelete` are indices of
-/// previous sections that are gone, `sectionsToInsert` indices of new
-/// sections; rows of deleted and inserted sections are not listed (as a
-/// table view's batch updates want). A row that changes section is a
-/// deletion plus an insertion. Apply in that order: row deletions, section
-/// deletions, section insertions (with their rows), row insertions,
-/// modifications — `apply(to:)` does.
+/// An `.update` carries Realm's values; `changeset` gives them as the one
+/// sectioned changeset value, `SectionedChangeset`, which documents their
+/// index spaces and adds the modified rows' new index paths. `apply(to:transform:)`
+/// applies it to arrays mirroring the sections.
 public enum SectionedResultsChange<Key, Element> {
     /// The sections when observation starts.
     case initial(SectionedResultsSnapshot<Key, Element>)
@@ -243,6 +237,15 @@ public enum SectionedResultsChange<Key, Element> {
         guard case .update(let sections, _, _, _, _, _) = self else { return [] }
         return sections.modificationsNew
     }
+
+    /// The changeset of an `.update`, with `modificationsNew`; nil for `.initial` and `.error`.
+    public var changeset: SectionedChangeset? {
+        guard case .update(let sections, let deletions, let insertions, let modifications, let sectionsToInsert, let sectionsToDelete) = self else {
+            return nil
+        }
+        return SectionedChangeset(deletions: deletions, insertions: insertions, modifications: modifications,
+                                  modificationsNew: sections.modificationsNew, sectionsToInsert: sectionsToInsert, sectionsToDelete: sectionsToDelete)
+    }
 }
 
 extension SectionedResultsChange: @unchecked Sendable where Key: Sendable, Element: Sendable {}
@@ -255,15 +258,11 @@ extension SectionedResultsChange {
         switch self {
         case .initial(let snapshot):
             sections = try snapshot.map { section in (section.key, try section.map(transform)) }
-        case .update(let snapshot, let deletions, let insertions, _, let sectionsToInsert, let sectionsToDelete):
-            for path in deletions.reversed() { sections[path[0]].items.remove(at: path[1]) }
-            for index in sectionsToDelete.reversed() { sections.remove(at: index) }
-            for index in sectionsToInsert {
+        case .update(let snapshot, _, _, _, _, _):
+            try changeset?.apply(to: &sections, newSection: { index in
                 let section = snapshot[index]
-                sections.insert((section.key, try section.map(transform)), at: index)
-            }
-            for path in insertions { sections[path[0]].items.insert(try transform(snapshot[path]), at: path[1]) }
-            for path in snapshot.modificationsNew { sections[path[0]].items[path[1]] = try transform(snapshot[path]) }
+                return (section.key, try section.map(transform))
+            }, newRow: { path in try transform(snapshot[path]) })
         case .error:
             break
         }
