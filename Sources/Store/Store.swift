@@ -1,4 +1,3 @@
-import CSQLite
 import Dispatch
 import Foundation
 
@@ -28,7 +27,7 @@ public final class Store: @unchecked Sendable {
     private let temporaryFolder: URL?
 
     /// The version of the SQLite library Sluice runs on (`3.40.1`).
-    public static var sqliteVersion: String { String(cString: sqlite3_libversion()) }
+    public static var sqliteVersion: String { Connection.libraryVersion }
     /// How the store was opened.
     public let configuration: Configuration
 

@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 
 /// One row of a query being read, handed to `Database.forEachRow`: its
@@ -14,37 +13,33 @@ public struct RowCursor {
     let handle: SQLiteStatement
 
     /// The number of columns.
-    public var columnCount: Int { Int(sqlite3_column_count(handle)) }
+    public var columnCount: Int { StatementHandle.columnCount(handle) }
 
     /// The storage class of column `index`'s value.
     public func type(at index: Int) -> ColumnType {
-        switch sqlite3_column_type(handle, Int32(index)) {
-        case SQLITE_INTEGER: return .integer
-        case SQLITE_FLOAT: return .real
-        case SQLITE_TEXT: return .text
-        case SQLITE_BLOB: return .blob
-        default: return .null
+        switch StatementHandle.storageClass(of: handle, at: Int32(index)) {
+        case .integer: return .integer
+        case .real: return .real
+        case .text: return .text
+        case .blob: return .blob
+        case .null: return .null
         }
     }
 
     /// Column `index` as an integer (SQLite's conversion for other types).
-    public func int64(at index: Int) -> Int64 { sqlite3_column_int64(handle, Int32(index)) }
+    public func int64(at index: Int) -> Int64 { StatementHandle.int64(of: handle, at: Int32(index)) }
 
     /// Column `index` as a real (SQLite's conversion for other types).
-    public func double(at index: Int) -> Double { sqlite3_column_double(handle, Int32(index)) }
+    public func double(at index: Int) -> Double { StatementHandle.double(of: handle, at: Int32(index)) }
 
     /// Calls `body` with column `index`'s text as UTF-8 bytes (valid only during the call; not validated).
     public func withUTF8(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> Void) rethrows {
-        let text = sqlite3_column_text(handle, Int32(index))
-        let count = Int(sqlite3_column_bytes(handle, Int32(index)))
-        try body(UnsafeBufferPointer(start: text, count: text == nil ? 0 : count))
+        try body(StatementHandle.utf8(of: handle, at: Int32(index)).assumingMemoryBound(to: UInt8.self))
     }
 
     /// Calls `body` with column `index`'s bytes (valid only during the call).
     public func withBytes(at index: Int, _ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
-        let bytes = sqlite3_column_blob(handle, Int32(index))
-        let count = Int(sqlite3_column_bytes(handle, Int32(index)))
-        try body(UnsafeRawBufferPointer(start: bytes, count: bytes == nil ? 0 : count))
+        try body(StatementHandle.bytes(of: handle, at: Int32(index)))
     }
 
     /// Column `index` as a value.

@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 
 extension Database {

@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 
 /// A connection inside a transaction: what `store.write { tx in ... }` and

@@ -1,4 +1,3 @@
-import CSQLite
 
 /// How a commit becomes a changeset: finding the changed rows, then either re-querying
 /// and diffing, or applying the changed rows to the tree one by one.
@@ -19,7 +18,7 @@ extension LiveQuery {
         scanned.reserveCapacity(rows.count + 16)
         var held = 0
         while try statement.step() {
-            let rowID = sqlite3_column_int64(statement.handle, 0)
+            let rowID = statement.int64(at: 0)
             scanned.append(rowID)
             if let content = rows[rowID]?.content {
                 held += 1

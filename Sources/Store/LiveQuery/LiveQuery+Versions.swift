@@ -1,4 +1,3 @@
-import CSQLite
 
 /// The multi-version store: the row states each held snapshot still reads, carried
 /// forward as commits change them.

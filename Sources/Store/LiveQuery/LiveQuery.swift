@@ -1,4 +1,3 @@
-import CSQLite
 
 /// Keeps one query's result up to date across commits, and says how each
 /// commit changed it: row by row when the commit's changed rows are known

@@ -1,4 +1,3 @@
-import CSQLite
 
 /// How a live query reads its rows, resolved against the schema.
 struct QueryPlan {
@@ -163,7 +162,7 @@ struct QueryPlan {
     /// The sort key of the statement's current row.
     func sortKey(of statement: Statement) -> SortKey {
         let handle = statement.handle
-        let rowID = sqlite3_column_int64(handle, 0)
+        let rowID = StatementHandle.int64(of: handle, at: 0)
         var first = SortValue.null
         var rest: [SortValue] = []
         for (offset, column) in orderColumns.enumerated() {
@@ -177,19 +176,16 @@ struct QueryPlan {
     /// for BINARY: the database's encoding) or as UTF-8 (NOCASE, RTRIM),
     /// never validated or decoded.
     private static func sortValue(_ handle: SQLiteStatement, _ column: Int32, stored: Bool) -> SortValue {
-        switch sqlite3_column_type(handle, column) {
-        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, column))
-        case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, column))
-        case SQLITE_TEXT:
-            let pointer = stored ? sqlite3_column_blob(handle, column) : UnsafeRawPointer(sqlite3_column_text(handle, column))
-            let count = Int(sqlite3_column_bytes(handle, column))
-            guard let pointer, count > 0 else { return .text(SortBytes([])) }
-            return .text(SortBytes(UnsafeRawBufferPointer(start: pointer, count: count)))
-        case SQLITE_BLOB:
-            let count = Int(sqlite3_column_bytes(handle, column))
-            guard let pointer = sqlite3_column_blob(handle, column), count > 0 else { return .blob(SortBytes([])) }
-            return .blob(SortBytes(UnsafeRawBufferPointer(start: pointer, count: count)))
-        default: return .null
+        switch StatementHandle.storageClass(of: handle, at: column) {
+        case .integer: return .integer(StatementHandle.int64(of: handle, at: column))
+        case .real: return .real(StatementHandle.double(of: handle, at: column))
+        case .text:
+            let bytes = stored ? StatementHandle.bytes(of: handle, at: column) : StatementHandle.utf8(of: handle, at: column)
+            return .text(bytes.isEmpty ? SortBytes([]) : SortBytes(bytes))
+        case .blob:
+            let bytes = StatementHandle.bytes(of: handle, at: column)
+            return .blob(bytes.isEmpty ? SortBytes([]) : SortBytes(bytes))
+        case .null: return .null
         }
     }
 
@@ -215,18 +211,16 @@ struct QueryPlan {
     private static func hash(_ handle: SQLiteStatement, _ columns: some Sequence<Int32>, salt: Int) -> Int {
         var hasher = RowHasher(seed: salt)
         for column in columns {
-            let type = sqlite3_column_type(handle, column)
-            hasher.combine(UInt64(UInt32(bitPattern: type)))
+            let type = StatementHandle.storageClass(of: handle, at: column)
+            hasher.combine(UInt64(UInt32(bitPattern: type.rawValue)))
             switch type {
-            case SQLITE_INTEGER: hasher.combine(UInt64(bitPattern: sqlite3_column_int64(handle, column)))
-            case SQLITE_FLOAT: hasher.combine(sqlite3_column_double(handle, column).bitPattern)
-            case SQLITE_TEXT, SQLITE_BLOB:
+            case .integer: hasher.combine(UInt64(bitPattern: StatementHandle.int64(of: handle, at: column)))
+            case .real: hasher.combine(StatementHandle.double(of: handle, at: column).bitPattern)
+            case .text, .blob:
                 // The stored bytes (blob access does not convert text), so
                 // that text in any encoding, valid or not, compares as stored.
-                let pointer = sqlite3_column_blob(handle, column)
-                let count = Int(sqlite3_column_bytes(handle, column))
-                hasher.combine(bytes: UnsafeRawBufferPointer(start: pointer, count: pointer == nil ? 0 : count))
-            default: break
+                hasher.combine(bytes: StatementHandle.bytes(of: handle, at: column))
+            case .null: break
             }
         }
         return hasher.finalize()

@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 
 /// Reads the current row of a fetch by column name, for models that

@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 
 /// Decodes a model straight from a statement's current row: each coding key
@@ -107,7 +106,7 @@ final class StatementDecoder: Decoder {
     }
 
     @inline(__always)
-    fileprivate func type(at index: Int32) -> Int32 { sqlite3_column_type(statement, index) }
+    fileprivate func type(at index: Int32) -> StorageClass { StatementHandle.storageClass(of: statement, at: index) }
 
     func value(at index: Int32) -> SQLiteValue {
         StatementHandle.value(of: statement, at: index)
@@ -136,7 +135,7 @@ final class StatementDecoder: Decoder {
 
     fileprivate func mismatch<T>(_ type: T.Type, _ key: some CodingKey, _ index: Int32) -> DecodingError {
         let context = DecodingError.Context(codingPath: [key], debugDescription: problem(T.self, column: key.stringValue, at: index))
-        return sqlite3_column_type(statement, index) == SQLITE_NULL ? .valueNotFound(type, context) : .typeMismatch(type, context)
+        return self.type(at: index) == .null ? .valueNotFound(type, context) : .typeMismatch(type, context)
     }
 
     // MARK: - The typed-read core, shared by the Codable container and `RowReader`
@@ -149,12 +148,12 @@ final class StatementDecoder: Decoder {
     @inline(__always)
     func int64(at index: Int32) throws(Mismatch) -> Int64? {
         switch type(at: index) {
-        case SQLITE_INTEGER: return sqlite3_column_int64(statement, index)
-        case SQLITE_NULL: return nil
-        case SQLITE_FLOAT:
-            guard let exact = Int64(exactly: sqlite3_column_double(statement, index)) else { throw Mismatch() }
+        case .integer: return StatementHandle.int64(of: statement, at: index)
+        case .null: return nil
+        case .real:
+            guard let exact = Int64(exactly: StatementHandle.double(of: statement, at: index)) else { throw Mismatch() }
             return exact
-        default: throw Mismatch()
+        case .text, .blob: throw Mismatch()
         }
     }
 
@@ -162,9 +161,9 @@ final class StatementDecoder: Decoder {
     @inline(__always)
     func double(at index: Int32) throws(Mismatch) -> Double? {
         switch type(at: index) {
-        case SQLITE_FLOAT, SQLITE_INTEGER: return sqlite3_column_double(statement, index)
-        case SQLITE_NULL: return nil
-        default: throw Mismatch()
+        case .real, .integer: return StatementHandle.double(of: statement, at: index)
+        case .null: return nil
+        case .text, .blob: throw Mismatch()
         }
     }
 
@@ -284,7 +283,7 @@ final class StatementDecoder: Decoder {
     }
 
     fileprivate func decodeNil(_ key: some CodingKey) throws -> Bool {
-        type(at: try column(key)) == SQLITE_NULL
+        type(at: try column(key)) == .null
     }
 
     /// The keyed container: every call forwards to the decoder.

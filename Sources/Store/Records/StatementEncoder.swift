@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 
 /// Encodes a model straight into a prepared statement's parameters: each
@@ -47,9 +46,7 @@ final class StatementEncoder: Encoder {
 
     @inline(__always)
     fileprivate func check(_ code: Int32) throws {
-        guard code == SQLITE_OK else {
-            throw StoreError(sqliteCode: code, db: sqlite3_db_handle(statement))
-        }
+        try StatementHandle.check(code, of: statement)
     }
 
     fileprivate func bind(_ value: SQLiteValue, at index: Int32) throws {
@@ -172,9 +169,9 @@ final class StatementEncoder: Encoder {
 }
 
 extension StatementEncoder: ColumnSink {
-    func writeNull(_ column: String) throws { try check(sqlite3_bind_null(statement, try parameter(column))) }
-    func writeInt64(_ value: Int64, _ column: String) throws { try check(sqlite3_bind_int64(statement, try parameter(column), value)) }
-    func writeDouble(_ value: Double, _ column: String) throws { try check(sqlite3_bind_double(statement, try parameter(column), value)) }
+    func writeNull(_ column: String) throws { try check(StatementHandle.bindNull(to: statement, at: try parameter(column))) }
+    func writeInt64(_ value: Int64, _ column: String) throws { try check(StatementHandle.bind(value, to: statement, at: try parameter(column))) }
+    func writeDouble(_ value: Double, _ column: String) throws { try check(StatementHandle.bind(value, to: statement, at: try parameter(column))) }
     func writeText(_ value: String, _ column: String) throws { try bindText(value, at: try parameter(column)) }
     func writeValue(_ value: SQLiteValue, _ column: String) throws { try bind(value, at: try parameter(column)) }
     func encodeAll<M: Encodable>(_ value: M) throws { try value.encode(to: self) }

@@ -1,4 +1,3 @@
-import CSQLite
 
 struct WritePlanKey: Hashable {
     let type: ObjectIdentifier

@@ -137,6 +137,12 @@ final class Statement {
     func value(at index: Int32) -> SQLiteValue {
         StatementHandle.value(of: handle, at: index)
     }
+
+    /// A 0-based column of the current row as an integer (a rowid).
+    @inline(__always)
+    func int64(at index: Int32) -> Int64 {
+        StatementHandle.int64(of: handle, at: index)
+    }
 }
 
 // Statements are used only on their connection's queue.

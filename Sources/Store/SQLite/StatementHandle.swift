@@ -1,9 +1,73 @@
 import CSQLite
 import Foundation
 
+/// The storage class of a value in SQLite (its raw value is SQLite's code:
+/// `SQLITE_INTEGER` ... `SQLITE_NULL`).
+enum StorageClass: Int32 {
+    case integer = 1, real, text, blob, null
+}
+
 /// Binding and reading values on a raw statement handle: shared by
-/// `Statement` and the row coder, which holds the raw handle on its hot path.
+/// `Statement` and the layers above that read rows on their hot paths (the
+/// row coder, the live query's sort keys and row hashes, the row cursor),
+/// so that they call no C function themselves. Each accessor is one C call,
+/// inlined.
 enum StatementHandle {
+    /// The number of columns of the statement's result.
+    @inline(__always)
+    static func columnCount(_ handle: SQLiteStatement) -> Int { Int(sqlite3_column_count(handle)) }
+
+    /// The storage class of a 0-based column's value in the current row.
+    @inline(__always)
+    static func storageClass(of handle: SQLiteStatement, at index: Int32) -> StorageClass {
+        StorageClass(rawValue: sqlite3_column_type(handle, index)) ?? .null
+    }
+
+    /// A column as an integer (SQLite's conversion for other storage classes).
+    @inline(__always)
+    static func int64(of handle: SQLiteStatement, at index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
+
+    /// A column as a real (SQLite's conversion for other storage classes).
+    @inline(__always)
+    static func double(of handle: SQLiteStatement, at index: Int32) -> Double { sqlite3_column_double(handle, index) }
+
+    /// A column's text as UTF-8 bytes (converted from the database's
+    /// encoding when it differs; not validated), valid until the row changes.
+    @inline(__always)
+    static func utf8(of handle: SQLiteStatement, at index: Int32) -> UnsafeRawBufferPointer {
+        let pointer = UnsafeRawPointer(sqlite3_column_text(handle, index))
+        let count = Int(sqlite3_column_bytes(handle, index))
+        return UnsafeRawBufferPointer(start: pointer, count: pointer == nil ? 0 : count)
+    }
+
+    /// A column's bytes as stored (text in the database's encoding, never
+    /// converted), valid until the row changes.
+    @inline(__always)
+    static func bytes(of handle: SQLiteStatement, at index: Int32) -> UnsafeRawBufferPointer {
+        let pointer = sqlite3_column_blob(handle, index)
+        let count = Int(sqlite3_column_bytes(handle, index))
+        return UnsafeRawBufferPointer(start: pointer, count: pointer == nil ? 0 : count)
+    }
+
+    /// Binds NULL at a 1-based parameter index; returns SQLite's result code.
+    @inline(__always)
+    static func bindNull(to handle: SQLiteStatement, at index: Int32) -> Int32 { sqlite3_bind_null(handle, index) }
+
+    /// Binds an integer; returns SQLite's result code.
+    @inline(__always)
+    static func bind(_ value: Int64, to handle: SQLiteStatement, at index: Int32) -> Int32 { sqlite3_bind_int64(handle, index, value) }
+
+    /// Binds a real; returns SQLite's result code.
+    @inline(__always)
+    static func bind(_ value: Double, to handle: SQLiteStatement, at index: Int32) -> Int32 { sqlite3_bind_double(handle, index, value) }
+
+    /// Throws the statement's connection's error unless `code`, what a call
+    /// on the statement returned, is `SQLITE_OK`.
+    @inline(__always)
+    static func check(_ code: Int32, of handle: SQLiteStatement) throws {
+        guard code == SQLITE_OK else { throw StoreError(sqliteCode: code, db: sqlite3_db_handle(handle)) }
+    }
+
     /// Binds one value at a 1-based parameter index; returns SQLite's result code.
     static func bind(_ value: SQLiteValue, to handle: SQLiteStatement, at index: Int32) -> Int32 {
         switch value {

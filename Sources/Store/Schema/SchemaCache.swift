@@ -1,4 +1,3 @@
-import CSQLite
 
 /// What one connection knows of the schema: table names, each table's
 /// columns, keys and kind, and column collations. It is dropped whenever
@@ -196,12 +195,7 @@ final class SchemaCache {
     ///
     /// Related SQLite documentation: <https://www.sqlite.org/c3ref/table_column_metadata.html>
     private func collation(table: String, column: String) -> String? {
-        var type: UnsafePointer<CChar>?
-        var collation: UnsafePointer<CChar>?
-        var notNull: Int32 = 0, primaryKey: Int32 = 0, autoIncrement: Int32 = 0
-        let code = sqlite3_table_column_metadata(connection.handle, nil, table, column, &type, &collation, &notNull, &primaryKey, &autoIncrement)
-        guard code == SQLITE_OK, let collation else { return nil }
-        return String(cString: collation)
+        connection.collation(table: table, column: column)
     }
 }
 

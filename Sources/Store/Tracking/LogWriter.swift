@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 
 /// Writes the change log for one Sluice writer: every transaction it
