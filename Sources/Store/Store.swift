@@ -147,10 +147,6 @@ public final class Store: @unchecked Sendable {
     }
 
 
-    /// How this store captures its own changes: `.preupdateHook` when the
-    /// SQLite library has one, else the update hook with the authorizer's help.
-    var changeCapture: ChangeCapture? { tracker?.capture }
-
     /// Opens the database and applies pending migrations.
     ///
     /// - Throws: as `init(path:configuration:)`, and `.migration` or
@@ -313,15 +309,6 @@ public final class Store: @unchecked Sendable {
     }
 
     var isOnReaderQueue: Bool { DispatchQueue.getSpecific(key: readerKey) == true }
-
-    /// Runs `body` on the reader's queue with the reader (opened on first
-    /// use), outside any transaction; the result of `fallback` when it cannot be opened.
-    func withReader<T>(_ body: (Database) -> T, fallback: T) -> T {
-        readerQueue.sync {
-            guard let db = try? readerConnection() else { return fallback }
-            return body(db)
-        }
-    }
 
     /// On the reader queue: `body` in a read transaction on the reader.
     private func readTransaction<T>(_ body: (Database) throws -> T) throws -> T {

@@ -385,10 +385,10 @@ import SluiceDemo
         let (store, _) = try CommitPathTests.store(.preupdateHook, schema: Self.schema)
         try store.trackForeignWriters(tables: ["item"])
         try store.write { tx in try tx.execute(sql: "INSERT INTO item VALUES (1, 'a', 'Ann', 1), (2, 'b', 'Bo', 2)") }
-        let reader = try Store(path: store.path)
-        let position = try #require(reader.withReader({ db in ChangeLog.position(db) }, fallback: nil))
+        let reader = Database(connection: try Connection(path: store.path, mode: .readOnly), isReadOnly: true)
+        let position = try #require(ChangeLog.position(reader))
         try SQLiteShell.run(path: store.path, "BEGIN; UPDATE item SET rank = 5 WHERE id = 2; INSERT INTO note VALUES (1, 'x'); COMMIT;")
-        let changes = try #require(reader.withReader({ db in try? ChangeLog.changes(after: position, on: db, commit: nil).0 }, fallback: nil))
+        let changes = try ChangeLog.changes(after: position, on: reader, commit: nil).0
         #expect(changes.change(in: "item") == .rows([2]), "tracked: exactly the row the shell changed")
         #expect(changes.change(in: "note") == .unknown, "untracked: unknown")
         #expect(!changes.schemaChanged)

@@ -25,7 +25,7 @@ import OpenCombineShim
     static func store(_ capture: ChangeCapture, schema: String = schema) throws -> (Store, PlainConnection) {
         let database = TemporaryDatabase()
         let store = try Store(path: database.path, configuration: Store.Configuration(), capture: capture)
-        #expect(store.changeCapture == capture)
+        #expect(reflected(store, "tracker", "some", "broker", "capture") == capture, "the store captures as asked")
         try store.write { tx in try tx.execute(script: schema) }
         return (store, PlainConnection(path: database.path))
     }

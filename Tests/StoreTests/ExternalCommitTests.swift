@@ -150,24 +150,20 @@ import Testing
         let (store, plain) = try Self.store(capture)
         let other = try Store(path: store.path)
         let counter = CommitCounter { try? Connection(path: store.path, mode: .readWrite) }
-        let reader = try Store(path: store.path)
+        let db = Database(connection: try Connection(path: store.path, mode: .readOnly), isReadOnly: true)
         func snapshot() -> (ChangeLog.Position, UInt32)? {
-            reader.withReader({ db -> (ChangeLog.Position, UInt32)? in
-                let before = counter.read()
-                try? db.begin(immediate: false)
-                defer { db.rollback() }
-                guard var position = ChangeLog.position(db), let before, before == counter.read() else { return nil }
-                position.commit = before
-                return (position, before)
-            }, fallback: nil)
+            let before = counter.read()
+            try? db.begin(immediate: false)
+            defer { db.rollback() }
+            guard var position = ChangeLog.position(db), let before, before == counter.read() else { return nil }
+            position.commit = before
+            return (position, before)
         }
         func changes(after position: ChangeLog.Position) -> ChangedRows? {
-            reader.withReader({ db -> ChangedRows? in
-                let commit = counter.read()
-                try? db.begin(immediate: false)
-                defer { db.rollback() }
-                return try? ChangeLog.changes(after: position, on: db, commit: commit).0
-            }, fallback: nil)
+            let commit = counter.read()
+            try? db.begin(immediate: false)
+            defer { db.rollback() }
+            return try? ChangeLog.changes(after: position, on: db, commit: commit).0
         }
         let (start, _) = try #require(snapshot())
         // Two commits by the other store, none tracked: the log names both.

@@ -192,8 +192,10 @@ import SluiceDemo
         }
     }
 
-    /// Opening and closing a store a thousand times keeps file descriptors,
-    /// memory and SQLite objects flat.
+    /// Opening and closing a store a thousand times keeps file descriptors
+    /// and memory flat. (A connection not closed keeps its descriptors; so
+    /// does one closed with a statement not finalized: `sqlite3_close_v2`
+    /// leaves it a zombie, files open, until the statement goes.)
     @Test func openingAndClosingAThousandTimesLeaksNothing() throws {
         let database = TemporaryDatabase()
         _ = try database.store(migrations: DemoSchema.migrations)
@@ -209,24 +211,21 @@ import SluiceDemo
         for _ in 0..<50 { try cycle() }
         // Counted on this test's database alone: tests of other suites run at the same time
         // and open and close their own (a ThreadSanitizer run of CI saw process-wide counts
-        // move by 5 connections, 90 statements and 6 descriptors).
+        // move by 6 descriptors).
         let path = database.path
         do {
-            // The counts see this database's files and connections while a store is open.
+            // The count sees this database's files while a store is open, one set per connection.
             let open = try Store(path: path)
+            let writerOnly = Self.openDescriptors(under: path)
             _ = try open.read { db in try db.fetchCount(Person.self) }
-            #expect(Self.openDescriptors(under: path) > 0 && Connection.liveCount(path: path) > 0 && Statement.liveCount(path: path) > 0)
+            #expect(writerOnly > 0 && Self.openDescriptors(under: path) > writerOnly, "the reader's connection has descriptors of its own")
         }
         let descriptors = Self.openDescriptors(under: path)
         let memory = Self.residentMemory()
-        let connections = Connection.liveCount(path: path)
-        let statements = Statement.liveCount(path: path)
         for _ in 0..<1_000 { try cycle() }
         // Queues finish releasing what the last store held.
         usleep(100_000)
-        #expect(Self.openDescriptors(under: path) <= descriptors, "file descriptors")
-        #expect(Connection.liveCount(path: path) <= connections, "every connection was closed")
-        #expect(Statement.liveCount(path: path) <= statements, "every statement was finalized")
+        #expect(Self.openDescriptors(under: path) <= descriptors, "file descriptors: every connection closed, every statement finalized")
         #expect(Double(Self.residentMemory()) < Double(memory) * 1.3 + 8_000_000, "resident memory")
     }
 

@@ -64,12 +64,6 @@ final class SnapshotRows<Element>: @unchecked Sendable {
         cache = cached
     }
 
-    /// How many decoded elements are cached now.
-    var cachedCount: Int { lock.withLock { cache.count } }
-
-    /// Whether elements are read through a pin (false: all are held).
-    var isPinned: Bool { lock.withLock { pin != nil } }
-
     /// The element of a row of this state.
     func element(_ rowID: Int64) throws -> Element {
         try elements([rowID])[0]

@@ -20,19 +20,6 @@ enum OpenMode {
 /// reader queue); it is not thread-safe by itself.
 @usableFromInline
 final class Connection {
-    /// Connections open in this process (for leak tests).
-    static var liveCount: Int { live.withLock { $0.values.reduce(0, +) } }
-    /// Connections open on the database at `path` (for leak tests that run beside others).
-    static func liveCount(path: String) -> Int { live.withLock { $0[path] ?? 0 } }
-    private static let live = Mutex<[String: Int]>([:])
-
-    static func counted(_ path: String, _ change: Int) {
-        live.withLock { counts in
-            let count = (counts[path] ?? 0) + change
-            counts[path] = count == 0 ? nil : count
-        }
-    }
-
     let handle: SQLiteConnection
     let path: String
     private var statementCache: [String: Statement] = [:]
@@ -78,7 +65,6 @@ final class Connection {
             throw error
         }
         handle = db
-        Self.counted(path, 1)
         sqlite3_extended_result_codes(db, 1)
         // SQLite's own busy timeout backs off to 100 ms sleeps, and a writer
         // waiting that way almost never catches the short gap between
@@ -100,7 +86,6 @@ final class Connection {
         } catch var error as StoreError {
             statementCache.removeAll()
             sqlite3_close_v2(db)
-            Self.counted(path, -1)
             if error.code == .notADatabase {
                 error.message = "\(path) is not an SQLite database (\(error.message))"
             }
@@ -186,7 +171,6 @@ final class Connection {
         sqlite3_set_authorizer(handle, nil, nil)
         sqlite3_busy_handler(handle, nil, nil)
         sqlite3_close_v2(handle)
-        Self.counted(path, -1)
     }
 
     // MARK: - Executing

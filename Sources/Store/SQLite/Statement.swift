@@ -7,14 +7,6 @@ typealias SQLiteStatement = OpaquePointer
 /// A prepared statement: bind, step, read columns, reset.
 @usableFromInline
 final class Statement {
-    /// Statements not yet finalized in this process (for leak tests).
-    static var liveCount: Int { live.withLock { $0.values.reduce(0, +) } }
-    /// Statements not yet finalized on the database at `path` (for leak tests that run beside others).
-    static func liveCount(path: String) -> Int { live.withLock { $0[path] ?? 0 } }
-    private static let live = Mutex<[String: Int]>([:])
-    /// The database path it is counted under.
-    private let countedPath: String
-
     let handle: SQLiteStatement
     let sql: String
     unowned let connection: Connection
@@ -52,16 +44,10 @@ final class Statement {
             throw StoreError(code: .invalidUse, message: "only one SQL statement can run at a time", sql: sql)
         }
         handle = statement
-        countedPath = connection.path
-        Self.live.withLock { $0[connection.path, default: 0] += 1 }
     }
 
     deinit {
         sqlite3_finalize(handle)
-        Self.live.withLock { counts in
-            let count = (counts[countedPath] ?? 0) - 1
-            counts[countedPath] = count == 0 ? nil : count
-        }
     }
 
     var columnCount: Int { Int(sqlite3_column_count(handle)) }

@@ -23,7 +23,6 @@ final class ChangeTracker: TransactionObserver {
     private let commits: ExternalCommits
     private weak var listener: CommitListener?
 
-    var capture: ChangeCapture { broker.capture }
     /// Whether this transaction's rows are recorded.
     private var isTracking = false {
         didSet { broker.recordsRowIDs = isTracking }
