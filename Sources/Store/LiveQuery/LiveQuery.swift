@@ -200,10 +200,50 @@ final class LiveQuery<Element> {
         return affected
     }
 
-    /// Applies a commit's changes to this query's table.
+    /// Brings the query to a commit's state: the one place that chooses how.
+    ///
+    /// - Nothing it reads changed: the states held move to `pin`.
+    /// - A table it reads through a relationship changed: the rows those
+    ///   related rows join are re-checked with its own; when that cannot be
+    ///   told row by row, it is as if its own table changed unseen.
+    /// - Its table changed unseen and its columns changed: it starts over
+    ///   with a new plan (`replan`) and compares.
+    /// - Otherwise: `apply` (incremental, hash scan or re-query).
+    ///
+    /// - Parameters:
+    ///   - changes: what the commits since its state changed.
+    ///   - db: a read transaction at the commit's state.
+    ///   - pin: that read transaction, for the snapshots.
+    ///   - makePlan: plans the query again (its table's columns changed).
+    /// - Returns: the changeset, or nil when the result did not change.
+    /// - Throws: `StoreError` when the query can no longer run (its table
+    ///   dropped, a column renamed) or the database cannot be read; its
+    ///   state is then no longer any commit's.
+    func update(_ changes: ChangedRows, db: Database, pin: ReadPin, makePlan: (Database) throws -> QueryPlan) throws -> Changeset? {
+        var change = changes.change(in: plan.table.name)
+        if plan.dependencies.contains(where: { changes.change(matching: $0) != nil }), change != .unknown {
+            if case .rows(let own)? = change ?? .rows([]), let related = try? relatedRows(changes, db: db) {
+                change = .rows(own.union(related))
+            } else {
+                change = .unknown
+            }
+        }
+        guard let change else {
+            advance(to: pin)    // snapshots still held read at this commit from now on
+            return nil
+        }
+        if change == .unknown, try db.tableInfo(plan.table.name) != plan.table {
+            return try replan(try makePlan(db), db: db, pin: pin)
+        }
+        return try apply(change, db: db, pin: pin)
+    }
+
+    /// Applies a change of this query's own table: incrementally when the
+    /// rows are named (and few), by a hash scan that finds them when they
+    /// are not, by re-running the query otherwise.
     ///
     /// - Returns: the changeset, or nil when the result did not change.
-    func apply(_ change: ChangedRows.TableChange, db: Database, pin: ReadPin?) throws -> Changeset? {
+    private func apply(_ change: ChangedRows.TableChange, db: Database, pin: ReadPin?) throws -> Changeset? {
         let changeset: Changeset
         if case .rows(let changed) = change, plan.isIncremental, changed.count <= incrementalLimit {
             changeset = try applyIncrementally(changed, db, pin)

@@ -87,32 +87,10 @@ final class ResultsObservation<Presenter: ResultsPresenter>: StoreObservation, F
             send(initial)
             return
         }
-        var change = changes.change(in: live.plan.table.name)
-        // Rows of a related table changed: which rows match may have changed
-        // with them. Re-check the rows they join, before and after; or, when
-        // that cannot be told, find out by comparing (O(n), nothing decoded).
-        if live.plan.dependencies.contains(where: { changes.change(matching: $0) != nil }), change != .unknown {
-            if case .rows(let own)? = change ?? .rows([]), let related = try? live.relatedRows(changes, db: db) {
-                change = .rows(own.union(related))
-            } else {
-                change = .unknown
-            }
-        }
-        guard let change else {
-            // Snapshots still held read at this commit from now on.
-            live.advance(to: pin)
-            return
-        }
         do {
             let before = live.tree
             let elements = presenter.readsPreviousElements ? live.snapshot : nil
-            var changeset: Changeset?
-            if change == .unknown, try db.tableInfo(live.plan.table.name) != live.plan.table {
-                changeset = try live.replan(try makePlan(db), db: db, pin: pin)
-            } else {
-                changeset = try live.apply(change, db: db, pin: pin)
-            }
-            guard let changeset else { return }
+            guard let changeset = try live.update(changes, db: db, pin: pin, makePlan: makePlan) else { return }
             // The presenter follows every state, delivered or not.
             let presented = presenter.update(live, before: before, elements: elements, changeset)
             guard let presented, !silent else { return }
