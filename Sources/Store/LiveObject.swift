@@ -29,6 +29,11 @@ public final class LiveObject<M: Model> {
     @ObservationIgnored private var token: ObservationToken?
 
     /// Observes the object of `type` with this id.
+    ///
+    /// - Parameters:
+    ///   - store: the store.
+    ///   - type: the model type.
+    ///   - id: the object's primary key.
     public init(store: Store, _ type: M.Type, id: M.ID) {
         do {
             object = try store.read { db in try db.fetchOne(M.self, id: id) }

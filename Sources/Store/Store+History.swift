@@ -38,6 +38,14 @@ extension Store {
     /// - Throws: `.historyExpired` when retention removed transactions after
     ///   `token` (never a silent gap); `.invalidInput` for a token of another
     ///   database or one ahead of this one; `.unknownTable`.
+    ///
+    /// - Parameters:
+    ///   - token: where the caller stopped (`currentToken`, or a transaction's token).
+    ///   - tables: only changes to these tables; all when nil.
+    ///   - limit: at most this many transactions; all when nil.
+    /// - Returns: the transactions, oldest first.
+    /// - Complexity: O(t + c) for t transactions and c changed rows read: the
+    ///   log's ids are ranges, no scan of earlier history.
     public func changes(since token: HistoryToken, tables: [String]? = nil, limit: Int? = nil) throws -> [LoggedTransaction] {
         try sealForeignTransaction()
         return try read { db in
@@ -55,6 +63,12 @@ extension Store {
     ///
     /// The sequence ends with `.historyExpired` when `token` has expired,
     /// and with an error if the log cannot be read.
+    ///
+    /// - Parameter token: where to start: the transactions after it come first.
+    /// - Returns: a sequence that waits for each commit (woken by the file's
+    ///   events, as live queries are: no polling).
+    ///
+    /// - Complexity: O(t + c) per wake-up for t new transactions and c changed rows.
     public func transactions(from token: HistoryToken) -> AsyncThrowingStream<LoggedTransaction, Error> {
         AsyncThrowingStream { continuation in
             let observation = HistoryObservation(from: token, continuation: continuation) { [weak self] in
@@ -98,12 +112,23 @@ extension Store {
     ///
     /// - Throws: `.unknownTable`, `.unsupportedTable` (views, virtual and
     ///   `WITHOUT ROWID` tables, Sluice's own); nothing is installed then.
+    ///
+    /// - Parameter tables: the tables to track.
+    ///
+    /// - Complexity: O(t) triggers created for t tables; afterwards a foreign
+    ///   writer's change costs one log row per changed row.
     public func trackForeignWriters(tables: [String]) throws {
         try write { db in try ForeignTracking.track(tables, db) }
     }
 
     /// Removes the foreign-writer triggers of `tables` (of every tracked
     /// table when nil), and nothing else; returns the tables untracked.
+    ///
+    /// - Parameter tables: the tables to untrack; every tracked one when nil.
+    /// - Returns: the tables untracked.
+    /// - Throws: `StoreError` when the triggers cannot be dropped (nothing is then dropped).
+    ///
+    /// - Complexity: O(t) triggers dropped.
     @discardableResult
     public func untrackForeignWriters(tables: [String]? = nil) throws -> [String] {
         try write { db in
@@ -116,6 +141,11 @@ extension Store {
     }
 
     /// The tables whose foreign writers fill the change log.
+    ///
+    /// - Returns: the tracked tables' names, lower-cased, sorted.
+    /// - Throws: `StoreError` when the schema cannot be read.
+    ///
+    /// - Complexity: one scan of `sqlite_schema`.
     public func foreignTrackedTables() throws -> [String] {
         try read { db in try ForeignTracking.trackedTables(db) }
     }
@@ -132,6 +162,12 @@ extension Store {
     ///   later transaction changed a value this one wrote (nothing is
     ///   written then); `.historyExpired` is not possible here: the
     ///   transaction carries its own values.
+    ///
+    /// - Parameters:
+    ///   - transaction: the logged transaction to undo.
+    ///   - author: the author to record on the new transaction.
+    /// - Returns: the new transaction as logged, or nil when there was nothing to undo.
+    /// - Complexity: O(c log n) for c changed rows.
     @discardableResult
     public func revert(_ transaction: LoggedTransaction, author: String? = nil) throws -> LoggedTransaction? {
         let (_, sequence) = try writeLogged { db in
@@ -198,11 +234,26 @@ extension Store {
     /// Registers a consumer of the history (a sync client, a widget's
     /// refresher) that has processed everything up to `token`: retention
     /// never removes a transaction it has not acknowledged.
+    ///
+    /// - Parameters:
+    ///   - name: the consumer's name, unique in the database.
+    ///   - token: what it has processed.
+    /// - Throws: `StoreError` (`.invalidInput` for a token of another database).
+    ///
+    /// - Complexity: O(1).
     public func registerHistoryConsumer(_ name: String, at token: HistoryToken) throws {
         try acknowledge(token, for: name)
     }
 
     /// Records that a consumer has processed everything up to `token`.
+    ///
+    /// - Parameters:
+    ///   - token: what it has processed now.
+    ///   - consumer: the consumer's name.
+    /// - Throws: `StoreError` (`.notFound` for a consumer never registered,
+    ///   `.invalidInput` for a token of another database).
+    ///
+    /// - Complexity: O(1).
     public func acknowledge(_ token: HistoryToken, for consumer: String) throws {
         try write { db in
             try ChangeLog.check(token, db)
@@ -212,6 +263,11 @@ extension Store {
     }
 
     /// Removes a consumer: retention no longer waits for it.
+    ///
+    /// - Parameter name: the consumer's name.
+    /// - Throws: `StoreError` when the log cannot be written.
+    ///
+    /// - Complexity: O(1).
     public func removeHistoryConsumer(_ name: String) throws {
         try write { db in try db.execute(sql: "DELETE FROM sluice_consumer WHERE name = ?", arguments: [.text(name)]) }
     }
@@ -224,6 +280,10 @@ extension Database {
     /// client reads the log and writes its own state in one transaction).
     ///
     /// - Throws: `.notFound` when the file has no change log.
+    ///
+    /// - Returns: the token of the last transaction committed at this transaction's snapshot.
+    ///
+    /// - Complexity: O(1).
     public func currentHistoryToken() throws -> HistoryToken {
         try ChangeLog.currentToken(self)
     }
@@ -234,6 +294,12 @@ extension Database {
     /// sequence than the recorded one changes nothing.
     ///
     /// - Throws: `.invalidInput` for a token of another database.
+    ///
+    /// - Parameters:
+    ///   - token: what it has processed.
+    ///   - consumer: the consumer's name.
+    ///
+    /// - Complexity: O(1).
     public func acknowledgeHistory(_ token: HistoryToken, for consumer: String) throws {
         let current = try currentHistoryToken()
         guard token.databaseID == current.databaseID else {
@@ -248,6 +314,14 @@ extension Database {
     /// Whether the log has a transaction after `token`, not written by `author`, that
     /// changed one of `tables` (ASCII case-insensitive): what a sync client asks before it
     /// reads the log for what it has not pushed. Reads the log's indexes only.
+    ///
+    /// - Parameters:
+    ///   - token: where to look after.
+    ///   - tables: the tables that count.
+    ///   - author: the author whose transactions do not count (nil: all count).
+    /// - Returns: whether there is such a transaction.
+    /// - Throws: `StoreError` when the log cannot be read.
+    /// - Complexity: O(t) over the transactions after `token`; their changes are not read.
     public func hasLoggedTransactions(after token: HistoryToken, touching tables: [String], notBy author: String?) throws -> Bool {
         guard !tables.isEmpty else { return false }
         // A transaction's change rows are the ids from its first_change up to the next
@@ -272,6 +346,16 @@ extension Database {
     /// in the same millisecond joins it). In a write transaction it is closed
     /// first; in a read it is left out, unless `includingOpen` (for counting
     /// what is there: never move a cursor past it).
+    ///
+    /// - Parameters:
+    ///   - token: where to start.
+    ///   - tables: only changes to these tables; all when nil.
+    ///   - limit: at most this many transactions; all when nil.
+    ///   - includingOpen: whether a foreign writer's transaction that may still grow is included.
+    /// - Returns: the transactions, oldest first.
+    /// - Throws: `.historyExpired` when retention removed transactions after
+    ///   `token`; `.invalidInput` for a token of another database.
+    /// - Complexity: O(t + c) for t transactions and c changed rows read.
     public func loggedTransactions(after token: HistoryToken, tables: [String]? = nil, limit: Int? = nil,
                                    includingOpen: Bool = false) throws -> [LoggedTransaction] {
         let names = try tables.map { try Set($0.map { try tableInfo($0).name.lowercased() }) }

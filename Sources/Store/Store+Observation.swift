@@ -39,11 +39,19 @@ extension Store: ObservationHost {
 
 extension Store {
     /// The live query of every row of a model's table, as Realm's `realm.objects(_:)`.
+    ///
+    /// - Parameter type: the model type.
+    /// - Returns: the live query, to narrow, sort, read or observe.
+    /// - Complexity: O(1); nothing is read until the results are.
     public func objects<M: Model>(_ type: M.Type) -> Results<M> {
         Results(host: self, table: M.tableName) { try $0.decode(M.self) }
     }
 
     /// The live query of every row of a table, as dynamic rows (for tools and the CLI).
+    ///
+    /// - Parameter table: the table's name.
+    /// - Returns: the live query, to narrow, sort, read or observe.
+    /// - Complexity: O(1); nothing is read until the results are.
     public func rows(in table: String) -> Results<Row> {
         Results(host: self, table: table) { $0.currentRow(droppingFirst: 1) }
     }
@@ -59,6 +67,10 @@ extension Store {
     ///     are reported, and only they are listed.
     ///   - queue: where `block` runs; the main queue unless you say otherwise.
     ///   - block: receives the changes.
+    ///
+    /// - Returns: a token: keep it to keep observing.
+    /// - Complexity: per commit that changes the table, one read of the row by
+    ///   primary key: O(log n).
     public func observe<M: Model>(
         _ type: M.Type, id: M.ID, keyPaths: [String]? = nil, on queue: DispatchQueue = .main,
         _ block: @escaping @Sendable (ObjectChange<M>) -> Void
@@ -71,6 +83,15 @@ extension Store {
     /// Observes one object, reporting only changes to these properties
     /// (Realm's `observe(keyPaths:)`): `store.observe(Person.self, id: 7, keyPaths: [\.age]) { ... }`.
     /// A key path that is not a column delivers `.error` naming it.
+    ///
+    /// - Parameters:
+    ///   - type: the model type.
+    ///   - id: the object's primary key.
+    ///   - keyPaths: the properties whose changes are reported.
+    ///   - queue: where `block` runs.
+    ///   - block: receives the changes.
+    /// - Returns: a token: keep it to keep observing.
+    /// - Complexity: as `observe(_:id:keyPaths:on:_:)` with column names.
     public func observe<M: Model>(
         _ type: M.Type, id: M.ID, keyPaths: [PartialKeyPath<M>], on queue: DispatchQueue = .main,
         _ block: @escaping @Sendable (ObjectChange<M>) -> Void

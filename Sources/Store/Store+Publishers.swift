@@ -6,6 +6,13 @@ extension Store {
     /// The changes of one object (`.change` with the changed columns,
     /// `.deleted`), as RealmSwift's `objectChangeset`. Finishes after
     /// `.deleted` or `.error`.
+    ///
+    /// - Parameters:
+    ///   - type: the model type.
+    ///   - id: the object's primary key.
+    ///   - keyPaths: the columns whose changes are reported; all when nil.
+    /// - Returns: the publisher.
+    /// - Complexity: per commit that changes the table, one read by primary key: O(log n).
     public func objectPublisher<M: Model>(_ type: M.Type, id: M.ID, keyPaths: [String]? = nil) -> ObservationPublisher<ObjectChange<M>> {
         ObservationPublisher(
             start: { queue, send, finish in
@@ -36,6 +43,12 @@ extension Store {
 
     /// The object now, then after every commit that changes it; nil when it
     /// does not exist or is deleted (then the stream finishes).
+    ///
+    /// - Parameters:
+    ///   - type: the model type.
+    ///   - id: the object's primary key.
+    /// - Returns: the publisher.
+    /// - Complexity: per commit that changes the table, one read by primary key: O(log n).
     public func objectValuePublisher<M: Model>(_ type: M.Type, id: M.ID) -> ObservationPublisher<M?> {
         ObservationPublisher(
             start: { queue, send, finish in
@@ -61,6 +74,13 @@ extension Store {
     ///     .receive(on: DispatchQueue.main)
     ///     .sink { name in ... }
     /// ```
+    ///
+    /// - Parameters:
+    ///   - type: the model type.
+    ///   - id: the object's primary key.
+    ///   - keyPath: the property.
+    /// - Returns: the publisher.
+    /// - Complexity: per commit that changes the column, one read by primary key: O(log n).
     public func propertyValuePublisher<M: Model, Value: Equatable & Sendable>(
         _ type: M.Type, id: M.ID, _ keyPath: KeyPath<M, Value> & Sendable
     ) -> ObservationPublisher<Value> {

@@ -58,6 +58,10 @@ public final class Store: @unchecked Sendable {
     /// - Throws: `StoreError` with `.cannotOpen` when the file cannot be
     ///   opened, `.notADatabase` when it is not an SQLite database (the file
     ///   is left untouched).
+    ///
+    /// - Parameters:
+    ///   - path: the database file (created when missing), or `":memory:"`.
+    ///   - configuration: how to open it (busy timeout, read-only, history retention).
     public convenience init(path: String, configuration: Configuration = Configuration()) throws {
         try self.init(path: path, configuration: configuration, capture: nil)
     }
@@ -69,6 +73,12 @@ public final class Store: @unchecked Sendable {
     /// ```swift
     /// let store = try Store.inMemory(migrations: DemoSchema.migrations)
     /// ```
+    ///
+    /// - Parameters:
+    ///   - migrations: the schema to apply.
+    ///   - configuration: how to open it.
+    /// - Returns: the store.
+    /// - Throws: as `init(path:migrations:configuration:)`.
     public static func inMemory(migrations: [Migration] = [], configuration: Configuration = Configuration()) throws -> Store {
         try Store(path: ":memory:", migrations: migrations, configuration: configuration)
     }
@@ -151,6 +161,11 @@ public final class Store: @unchecked Sendable {
     ///
     /// - Throws: as `init(path:configuration:)`, and `.migration` or
     ///   `.databaseTooNew` from `migrate(_:)`.
+    ///
+    /// - Parameters:
+    ///   - path: the database file (created when missing), or `":memory:"`.
+    ///   - migrations: every migration of the app, in any order; those not yet applied run.
+    ///   - configuration: how to open it.
     public convenience init(path: String, migrations: [Migration], configuration: Configuration = Configuration()) throws {
         try self.init(path: path, configuration: configuration)
         try migrate(migrations)
@@ -184,6 +199,9 @@ public final class Store: @unchecked Sendable {
     ///
     /// - Throws: what `body` throws, or `StoreError` when SQLite fails
     ///   (`.busy` after the busy timeout, `.constraint`, `.full`, ...).
+    ///
+    /// - Parameter body: the transaction's work, on the writer's `Database`.
+    /// - Returns: what `body` returned.
     @discardableResult
     public func write<T>(_ body: (Database) throws -> T) throws -> T {
         try write(withoutNotifying: [], body)
@@ -197,6 +215,9 @@ public final class Store: @unchecked Sendable {
     /// ```
     ///
     /// - Throws: as `write(_:)`.
+    ///
+    /// - Parameter body: the transaction's work, on the writer's `Database`.
+    /// - Returns: what `body` returned.
     @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         guard writer != nil else { throw readOnlyError() }
@@ -221,6 +242,12 @@ public final class Store: @unchecked Sendable {
     /// Called inside a `write` closure, it runs `body` in a savepoint, and
     /// the tokens are not notified of the enclosing transaction (the one
     /// commit that carries `body`'s changes), unless `body` throws.
+    ///
+    /// - Parameters:
+    ///   - tokens: the observations not to notify of this commit.
+    ///   - body: the transaction's work.
+    /// - Returns: what `body` returned.
+    /// - Throws: as `write(_:)`.
     @discardableResult
     public func write<T>(withoutNotifying tokens: [ObservationToken], _ body: (Database) throws -> T) throws -> T {
         guard let writer else { throw readOnlyError() }
@@ -259,6 +286,10 @@ public final class Store: @unchecked Sendable {
 
     /// Applies the retention policy now, on the writer's queue: removes
     /// up to `HistoryPruner.batch` old transactions per call; returns how many.
+    ///
+    /// - Returns: how many transactions were removed.
+    /// - Throws: `StoreError` when the log cannot be written.
+    /// - Complexity: O(b + c) for a batch of b transactions with c changed rows.
     @discardableResult
     public func pruneHistory() throws -> Int {
         guard let writer else { throw readOnlyError() }
@@ -292,6 +323,11 @@ public final class Store: @unchecked Sendable {
     /// Called from inside a `write` closure, it still reads the committed
     /// state, not the enclosing transaction's uncommitted changes (use the
     /// `tx` handle for those).
+    ///
+    /// - Parameter body: reads the snapshot; it must not keep the `Database`.
+    /// - Returns: what `body` returned.
+    /// - Throws: what `body` throws, or `StoreError` when the read transaction
+    ///   cannot start (`.cannotOpen`).
     public func read<T>(_ body: (Database) throws -> T) throws -> T {
         if DispatchQueue.getSpecific(key: readerKey) == true, let reader {
             return try body(reader)
@@ -300,6 +336,10 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Runs `body` in a read transaction without blocking the calling thread.
+    ///
+    /// - Parameter body: reads the snapshot; it must not keep the `Database`.
+    /// - Returns: what `body` returned.
+    /// - Throws: as `read(_:)`.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             readerQueue.async {
@@ -358,6 +398,9 @@ public final class Store: @unchecked Sendable {
     ///   checksum differs), an applied migration is missing from `migrations`,
     ///   or a migration fails (the database stays at the previous version);
     ///   `.databaseTooNew` when the database has migrations newer than these.
+    ///
+    /// - Parameter migrations: every migration of the app, in any order.
+    /// - Returns: the migrations applied now, in version order.
     @discardableResult
     public func migrate(_ migrations: [Migration]) throws -> [Migration] {
         guard let writer else {
@@ -371,6 +414,9 @@ public final class Store: @unchecked Sendable {
     }
 
     /// The migrations recorded as applied in the database, by version.
+    ///
+    /// - Returns: each applied migration's version, name and checksum, in version order.
+    /// - Throws: `StoreError` when the bookkeeping table cannot be read.
     public func appliedMigrations() throws -> [AppliedMigration] {
         try read { db in try Migrator.applied(in: db) }
     }

@@ -13,6 +13,8 @@ extension Database {
     /// rows can be inserted in any order (children before parents).
     ///
     /// Related SQLite documentation: <https://www.sqlite.org/pragma.html#pragma_defer_foreign_keys>
+    ///
+    /// - Throws: `StoreError` when the pragma fails.
     public func deferForeignKeys() throws {
         try execute(sql: "PRAGMA defer_foreign_keys = ON")
     }
@@ -20,6 +22,10 @@ extension Database {
     /// The rows whose foreign keys point at no row, in the whole database.
     ///
     /// Related SQLite documentation: <https://www.sqlite.org/pragma.html#pragma_foreign_key_check>
+    ///
+    /// - Returns: each violation: the table, the rowid, the table it points to.
+    /// - Throws: `StoreError` when the check cannot run.
+    /// - Complexity: a scan of every table with foreign keys.
     public func foreignKeyViolations() throws -> [ForeignKeyViolation] {
         try fetchRows(sql: "PRAGMA foreign_key_check").compactMap { row in
             guard let table = String(sqliteValue: row[0]), let parent = String(sqliteValue: row[2]) else { return nil }

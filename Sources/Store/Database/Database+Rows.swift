@@ -7,6 +7,11 @@ extension Database {
     /// - Throws: `.unknownColumn` naming the column and listing the valid
     ///   ones; `.typeMismatch` naming the column and the expected type;
     ///   `.constraint` from SQLite.
+    ///
+    /// - Parameters:
+    ///   - row: the values, by column name.
+    ///   - table: the table's name.
+    /// - Returns: the new row's rowid.
     @discardableResult
     public func insert(_ row: Row, into table: String) throws -> Int64 {
         let info = try tableInfo(table)

@@ -9,6 +9,9 @@ extension Database {
     /// - Throws: `StoreError` (`.constraint` for a duplicate id or a NOT NULL
     ///   or foreign-key violation, `.unknownColumn` when the model has a key
     ///   that is not a column).
+    ///
+    /// - Parameter model: the model; its id nil for SQLite to assign one.
+    /// - Returns: the model as inserted, with its id.
     @discardableResult
     public func insert<M: Model>(_ model: M) throws -> M {
         let plan = try writePlan(for: model, kind: .insert)
@@ -21,6 +24,8 @@ extension Database {
     /// Updates the row with the model's id.
     ///
     /// - Throws: `StoreError.Code.notFound` when no row has that id.
+    ///
+    /// - Parameter model: the model, whose id names the row; every column is written.
     public func update<M: Model>(_ model: M) throws {
         let id = model.id.sqliteValue
         guard !id.isNull else {
@@ -45,6 +50,13 @@ extension Database {
     ///
     /// - Throws: `.notFound` when no row has that id; `.invalidUse` when
     ///   `change` alters the id; `.constraint` from SQLite.
+    ///
+    /// - Parameters:
+    ///   - type: the model type.
+    ///   - id: the row's primary key.
+    ///   - change: modifies the model read; must not change its id.
+    /// - Returns: the model as stored after the change.
+    /// - Complexity: one read and one UPDATE by primary key, each O(log n).
     @discardableResult
     public func update<M: Model>(_ type: M.Type, id: M.ID, _ change: (inout M) throws -> Void) throws -> M {
         guard var model = try fetchOne(M.self, id: id) else {
@@ -74,6 +86,11 @@ extension Database {
     }
 
     /// Inserts the model, or updates the row that has its id.
+    ///
+    /// - Parameter model: the model; its id names the row to update, if there is one.
+    /// - Returns: the model as stored (with its id when SQLite assigned one).
+    /// - Throws: `StoreError` (`.constraint` for a NOT NULL, UNIQUE or foreign-key
+    ///   violation, `.unknownColumn` when the model has a key that is not a column).
     @discardableResult
     public func upsert<M: Model>(_ model: M) throws -> M {
         let plan = try writePlan(for: model, kind: .upsert)
@@ -86,12 +103,22 @@ extension Database {
     }
 
     /// Deletes the model's row; returns whether a row was deleted.
+    ///
+    /// - Parameter model: the model whose id names the row.
+    /// - Returns: whether a row was deleted.
+    /// - Throws: `StoreError` (`.constraint` when a foreign key restricts the delete).
     @discardableResult
     public func delete<M: Model>(_ model: M) throws -> Bool {
         try delete(M.self, id: model.id)
     }
 
     /// Deletes the row with this id; returns whether a row was deleted.
+    ///
+    /// - Parameters:
+    ///   - type: the model type.
+    ///   - id: the row's primary key.
+    /// - Returns: whether a row was deleted.
+    /// - Throws: `StoreError` (`.constraint` when a foreign key restricts the delete).
     @discardableResult
     public func delete<M: Model>(_ type: M.Type, id: M.ID) throws -> Bool {
         let info = try tableInfo(M.tableName)
@@ -101,6 +128,13 @@ extension Database {
     }
 
     /// Deletes the rows that match a filter (all rows without one); returns how many.
+    ///
+    /// - Parameters:
+    ///   - type: the model type.
+    ///   - filter: which rows; every row when nil.
+    /// - Returns: how many rows were deleted.
+    /// - Throws: `StoreError` naming an unknown column, or `.constraint` when a
+    ///   foreign key restricts the delete (then none is deleted).
     @discardableResult
     public func deleteAll<M: Model>(_ type: M.Type, filter: Filter? = nil) throws -> Int {
         let info = try tableInfo(M.tableName)

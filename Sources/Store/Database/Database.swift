@@ -51,16 +51,31 @@ public final class Database {
     /// Runs one SQL statement with positional arguments (`?`), discarding any rows.
     ///
     /// - Throws: `StoreError` with SQLite's code, message and the SQL.
+    ///
+    /// - Parameters:
+    ///   - sql: one SQL statement; `?` marks a positional argument.
+    ///   - arguments: the values of the `?`s, in order.
     public func execute(sql: String, arguments: [SQLiteValue] = []) throws {
         try connection.execute(sql: sql, arguments: arguments)
     }
 
     /// Runs a script of several SQL statements, without arguments.
+    ///
+    /// - Parameter sql: SQL statements separated by semicolons.
+    /// - Throws: `StoreError` with SQLite's code and message, for the first
+    ///   statement that fails (those before it ran).
     public func execute(script sql: String) throws {
         try connection.execute(script: sql)
     }
 
     /// Fetches every row of an SQL query.
+    ///
+    /// - Parameters:
+    ///   - sql: one SELECT (or any statement that returns rows).
+    ///   - arguments: the values of its `?`s, in order.
+    /// - Returns: every row, in the query's order.
+    /// - Throws: `StoreError` when the SQL is invalid or a read fails.
+    /// - Complexity: the query's own cost; each row is read once.
     public func fetchRows(sql: String, arguments: [SQLiteValue] = []) throws -> [Row] {
         let statement = try connection.cachedStatement(sql: sql)
         defer { statement.reset() }
@@ -76,6 +91,15 @@ public final class Database {
     ///
     /// Inlinable, so the loop is specialized for the model in the app's module
     /// (unspecialized, each row cost generic metadata lookups and value-witness copies).
+    ///
+    /// - Parameters:
+    ///   - type: the model type; the query's column names match its keys.
+    ///   - sql: one SELECT.
+    ///   - arguments: the values of its `?`s, in order.
+    /// - Returns: the models, in the query's order.
+    /// - Throws: `StoreError` when the SQL is invalid, a read fails, or a row
+    ///   cannot be decoded (the column and the value are named).
+    /// - Complexity: the query's own cost, plus one decode per row.
     @inlinable
     public func fetchAll<M: Model>(_ type: M.Type, sql: String, arguments: [SQLiteValue] = []) throws -> [M] {
         let statement = try connection.cachedStatement(sql: sql)
@@ -98,6 +122,11 @@ public final class Database {
     // MARK: - Schema
 
     /// The names of the app's tables, sorted (SQLite's and Sluice's own tables left out).
+    ///
+    /// - Returns: the table names, in ascending order.
+    /// - Throws: `StoreError` when the schema cannot be read.
+    ///
+    /// - Complexity: O(1) while the schema is unchanged (the connection's schema cache).
     public func tableNames() throws -> [String] {
         try schema.tableNames()
     }
@@ -106,6 +135,12 @@ public final class Database {
     /// ASCII case-insensitive; Sluice's own `sluice_*` tables included).
     /// Answered from the connection's schema cache, which looks again when
     /// the schema changes, whoever changes it.
+    ///
+    /// - Parameter name: the table's name, in any case.
+    /// - Returns: whether the table exists.
+    /// - Throws: `StoreError` when the schema cannot be read.
+    /// - Complexity: O(1) while the schema is unchanged; one scan of
+    ///   `sqlite_schema` after a change.
     public func tableExists(_ name: String) throws -> Bool {
         // Outside a transaction, another connection may have changed the
         // schema since the last statement.
@@ -117,6 +152,11 @@ public final class Database {
     /// can be read too, though `tableNames()` leaves them out.
     ///
     /// - Throws: `StoreError.Code.unknownTable`, listing the tables there are.
+    ///
+    /// - Parameter table: the table's name, in any case.
+    /// - Returns: its columns, primary key, unique indexes, collations and foreign keys.
+    ///
+    /// - Complexity: O(1) while the schema is unchanged (the connection's schema cache).
     public func tableInfo(_ table: String) throws -> TableInfo {
         try schema.tableInfo(table)
     }
@@ -139,6 +179,11 @@ public final class Database {
     /// undone when it throws, while the enclosing transaction goes on.
     ///
     /// Related SQLite documentation: <https://www.sqlite.org/lang_savepoint.html>
+    ///
+    /// - Parameter body: the work to do; its result is returned.
+    /// - Returns: what `body` returned.
+    /// - Throws: what `body` threw (after the savepoint is rolled back), or a
+    ///   `StoreError` when the savepoint cannot be opened or released.
     public func savepoint<T>(_ body: (Database) throws -> T) throws -> T {
         savepointDepth += 1
         let name = "sluice_savepoint_\(savepointDepth)"
@@ -218,6 +263,16 @@ public final class Database {
     // MARK: - Queries
 
     /// Rows of a table, filtered, ordered (ties broken by primary key) and limited.
+    ///
+    /// - Parameters:
+    ///   - table: the table's name.
+    ///   - filter: which rows; all of them when nil.
+    ///   - orderBy: the order; the primary key breaks ties (and orders when empty).
+    ///   - limit: at most this many rows; all when nil.
+    /// - Returns: the rows, in order.
+    /// - Throws: `StoreError` naming an unknown table or column, or a failed read.
+    /// - Complexity: one SQL query; SQLite's cost for the filter and order
+    ///   (an index helps both).
     public func fetchRows(table: String, filter: Filter? = nil, orderBy: [Ordering] = [], limit: Int? = nil) throws -> [Row] {
         let (sql, arguments) = try selectSQL(table: table, filter: filter, orderBy: orderBy, limit: limit)
         return try fetchRows(sql: sql, arguments: arguments)
@@ -226,6 +281,15 @@ public final class Database {
     /// Models of a type, filtered, ordered (ties broken by primary key) and limited.
     ///
     /// - Complexity: one SQL query; decoding reads columns directly.
+    ///
+    /// - Parameters:
+    ///   - type: the model type.
+    ///   - filter: which rows; all of them when nil.
+    ///   - orderBy: the order; the primary key breaks ties (and orders when empty).
+    ///   - limit: at most this many rows; all when nil.
+    /// - Returns: the models, in order.
+    /// - Throws: `StoreError` naming an unknown column, a failed read or a row
+    ///   that cannot be decoded.
     @inlinable
     public func fetchAll<M: Model>(_ type: M.Type, filter: Filter? = nil, orderBy: [Ordering] = [], limit: Int? = nil) throws -> [M] {
         let (sql, arguments) = try selectSQL(table: M.tableName, filter: filter, orderBy: orderBy, limit: limit)
@@ -241,6 +305,13 @@ public final class Database {
     }
 
     /// The model with this primary key, or nil.
+    ///
+    /// - Parameters:
+    ///   - type: the model type.
+    ///   - id: the primary key.
+    /// - Returns: the model, or nil when no row has this key.
+    /// - Throws: `StoreError` when the read fails or the row cannot be decoded.
+    /// - Complexity: one lookup by primary key: O(log n).
     public func fetchOne<M: Model>(_ type: M.Type, id: M.ID) throws -> M? {
         let info = try tableInfo(M.tableName)
         var select = SelectBuilder(table: info)
@@ -249,11 +320,25 @@ public final class Database {
     }
 
     /// The number of rows of a model's table that match a filter.
+    ///
+    /// - Parameters:
+    ///   - type: the model type.
+    ///   - filter: which rows; all of them when nil.
+    /// - Returns: how many rows match.
+    /// - Throws: `StoreError` naming an unknown column, or a failed read.
+    /// - Complexity: one `count(*)` query: O(n) rows scanned, fewer with an index on the filter.
     public func fetchCount<M: Model>(_ type: M.Type, filter: Filter? = nil) throws -> Int {
         try fetchCount(table: M.tableName, filter: filter)
     }
 
     /// The number of rows of a table that match a filter.
+    ///
+    /// - Parameters:
+    ///   - table: the table's name.
+    ///   - filter: which rows; all of them when nil.
+    /// - Returns: how many rows match.
+    /// - Throws: `StoreError` naming an unknown table or column, or a failed read.
+    /// - Complexity: one `count(*)` query: O(n) rows scanned, fewer with an index on the filter.
     public func fetchCount(table: String, filter: Filter? = nil) throws -> Int {
         var select = SelectBuilder(table: try tableInfo(table), schema: schemaLookup)
         select.filter = filter

@@ -13,6 +13,10 @@ public struct Changeset: Sendable, Hashable {
         public let to: Int
 
         /// Creates a move.
+        ///
+        /// - Parameters:
+        ///   - from: the row's index in the previous result.
+        ///   - to: its index in the new one.
         public init(from: Int, to: Int) {
             self.from = from
             self.to = to
@@ -29,6 +33,12 @@ public struct Changeset: Sendable, Hashable {
     public var moves: [Move]
 
     /// A changeset.
+    ///
+    /// - Parameters:
+    ///   - deletions: indices in the previous result, ascending.
+    ///   - insertions: indices in the new result, ascending.
+    ///   - modifications: indices in the previous result of rows changed in place, ascending.
+    ///   - moves: the rows that moved, each also a deletion and an insertion.
     public init(deletions: [Int] = [], insertions: [Int] = [], modifications: [Int] = [], moves: [Move] = []) {
         self.deletions = deletions
         self.insertions = insertions

@@ -67,6 +67,8 @@ public struct ResultsSnapshot<Element>: RandomAccessCollection {
     /// error instead.
     ///
     /// - Complexity: O(log n), plus one read by rowid when not cached.
+    ///
+    /// - Parameter position: the element's index, from 0.
     public subscript(position: Int) -> Element {
         precondition(position >= 0 && position < tree.count, "Index out of bounds")
         do {
@@ -80,6 +82,10 @@ public struct ResultsSnapshot<Element>: RandomAccessCollection {
     ///
     /// - Throws: `StoreError` when the database cannot be read (an I/O
     ///   error); an index out of bounds is `StoreError.Code.misuse`.
+    ///
+    /// - Parameter position: the element's index, from 0.
+    /// - Returns: the element.
+    /// - Complexity: O(log n), plus one read by rowid when not cached.
     public func element(at position: Int) throws -> Element {
         guard position >= 0, position < tree.count else {
             throw StoreError(code: .misuse, message: "index \(position) out of bounds (count \(tree.count))")
@@ -90,6 +96,10 @@ public struct ResultsSnapshot<Element>: RandomAccessCollection {
     /// The elements at a range of positions, read together.
     ///
     /// - Throws: as ``element(at:)``.
+    ///
+    /// - Parameter range: the positions.
+    /// - Returns: the elements, in order.
+    /// - Complexity: O(m log n) for m elements, and one read per element not cached.
     public func elements(in range: Range<Int>) throws -> [Element] {
         guard range.lowerBound >= 0, range.upperBound <= tree.count else {
             throw StoreError(code: .misuse, message: "range \(range) out of bounds (count \(tree.count))")
@@ -120,6 +130,8 @@ public struct ResultsSnapshot<Element>: RandomAccessCollection {
         /// The next element, or nil at the end.
         ///
         /// A read that fails (an I/O error) stops the program, as the subscript does.
+        ///
+        /// - Returns: the next element, or nil after the last.
         public mutating func next() -> Element? {
             if offset < buffer.count {
                 offset += 1

@@ -15,6 +15,11 @@ public struct Migration: Sendable, Hashable {
     public let sql: String
 
     /// Creates a migration.
+    ///
+    /// - Parameters:
+    ///   - version: its number; migrations run in ascending order.
+    ///   - name: a description (the file name's part after the number).
+    ///   - sql: the SQL it runs, in one transaction.
     public init(version: Int, name: String, sql: String) {
         self.version = version
         self.name = name
@@ -45,6 +50,9 @@ public struct Migration: Sendable, Hashable {
     /// - Throws: `.migration` for a `.sql` file whose name does not start
     ///   with a number and `_`, two files with the same number, or an
     ///   unreadable file.
+    ///
+    /// - Parameter directory: the folder of `.sql` files.
+    /// - Returns: the migrations, by version.
     public static func load(from directory: URL) throws -> [Migration] {
         let names: [String]
         do {

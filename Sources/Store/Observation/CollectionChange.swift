@@ -80,6 +80,8 @@ extension CollectionChange {
     ///
     /// - Complexity: O(n) in the worst case (array insertions), reading only
     ///   the inserted and modified elements of the new result.
+    ///
+    /// - Parameter array: the previous result's elements; afterwards, the new result's.
     public func apply(to array: inout [Element]) {
         apply(to: &array) { $0 }
     }
@@ -87,6 +89,10 @@ extension CollectionChange {
     /// Applies the change to an array of mapped elements, mapping only the
     /// inserted and modified rows (never the whole result, except for
     /// `.initial`).
+    ///
+    /// - Parameters:
+    ///   - array: the previous result's mapped elements; afterwards, the new result's.
+    ///   - transform: maps an element; called for the inserted and modified rows only.
     public func apply<Mapped>(to array: inout [Mapped], transform: (Element) throws -> Mapped) rethrows {
         switch self {
         case .initial(let results):

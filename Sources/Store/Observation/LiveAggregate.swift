@@ -30,6 +30,9 @@ public struct LiveAggregate<Value: Sendable>: Sendable {
     /// The value now, computed by SQLite (`SELECT count(*)`, `sum(...)`, ... over the query).
     ///
     /// - Throws: why the query cannot run (an unknown column, a filter that does not parse).
+    ///
+    /// - Returns: the value.
+    /// - Complexity: one SQL query over the rows (O(n), less with an index).
     public func fetch() throws -> Value {
         let filter = try results.filter?.get()
         let value = try results.host.read { db -> SQLiteValue in
@@ -54,6 +57,14 @@ public struct LiveAggregate<Value: Sendable>: Sendable {
     /// it, on `queue`; `.failure` when the query cannot run.
     ///
     /// - Returns: a token: keep it to keep observing.
+    ///
+    /// - Parameters:
+    ///   - queue: where `block` runs.
+    ///   - scheduling: whether the first value comes before `observe` returns.
+    ///   - block: receives each value (`.success`) or why the query cannot run (`.failure`).
+    /// - Complexity: the first value, one read of the rows; then, per commit,
+    ///   O(k) (count, sum, average) or O(k log d) (min, max over d distinct
+    ///   values) for k changed rows: the query is not re-run.
     public func observe(
         on queue: DispatchQueue = .main, scheduling: ObservationScheduling = .async,
         _ block: @escaping @Sendable (Result<Value, StoreError>) -> Void
@@ -122,12 +133,32 @@ public struct ResultsAggregates<Element: Sendable>: Sendable {
     public var count: LiveAggregate<Int> { make(.count, nil) { Int(sqliteValue: $0) ?? 0 } }
 
     /// The sum of a column's non-NULL values; NULL when there are none (SQL's `sum`).
+    ///
+    /// - Parameter column: the column's name.
+    /// - Returns: the aggregate, to fetch or observe.
+    /// - Complexity: O(1) to build. Observed: a count, sum or average moves in
+    ///   O(k) for k changed rows; a min or max in O(k log d) for d distinct values.
     public func sum(of column: String) -> LiveAggregate<SQLiteValue> { make(.sum, column) { $0 } }
     /// The smallest non-NULL value of a column; NULL when there is none.
+    ///
+    /// - Parameter column: the column's name.
+    /// - Returns: the aggregate, to fetch or observe.
+    /// - Complexity: O(1) to build. Observed: a count, sum or average moves in
+    ///   O(k) for k changed rows; a min or max in O(k log d) for d distinct values.
     public func min(of column: String) -> LiveAggregate<SQLiteValue> { make(.min, column) { $0 } }
     /// The largest non-NULL value of a column; NULL when there is none.
+    ///
+    /// - Parameter column: the column's name.
+    /// - Returns: the aggregate, to fetch or observe.
+    /// - Complexity: O(1) to build. Observed: a count, sum or average moves in
+    ///   O(k) for k changed rows; a min or max in O(k log d) for d distinct values.
     public func max(of column: String) -> LiveAggregate<SQLiteValue> { make(.max, column) { $0 } }
     /// The average of a column's non-NULL values; nil when there are none.
+    ///
+    /// - Parameter column: the column's name.
+    /// - Returns: the aggregate, to fetch or observe.
+    /// - Complexity: O(1) to build. Observed: a count, sum or average moves in
+    ///   O(k) for k changed rows; a min or max in O(k log d) for d distinct values.
     public func average(of column: String) -> LiveAggregate<Double?> { make(.average, column) { Double(sqliteValue: $0) } }
 }
 
@@ -138,34 +169,74 @@ extension ResultsAggregates where Element: Model {
     }
 
     /// The sum of a property's values (0 when there are none, as Realm's `sum(ofProperty:)`).
+    ///
+    /// - Parameter keyPath: a stored property of the model.
+    /// - Returns: the aggregate, to fetch or observe.
+    /// - Complexity: O(1) to build. Observed: a count, sum or average moves in
+    ///   O(k) for k changed rows; a min or max in O(k log d) for d distinct values.
     public func sum<V: SQLiteValueConvertible & AdditiveArithmetic>(of keyPath: KeyPath<Element, V>) -> LiveAggregate<V> {
         make(.sum, column(keyPath)) { V(sqliteValue: $0) ?? .zero }
     }
     /// The sum of an optional property's non-nil values (0 when there are none).
+    ///
+    /// - Parameter keyPath: a stored property of the model.
+    /// - Returns: the aggregate, to fetch or observe.
+    /// - Complexity: O(1) to build. Observed: a count, sum or average moves in
+    ///   O(k) for k changed rows; a min or max in O(k log d) for d distinct values.
     public func sum<V: SQLiteValueConvertible & AdditiveArithmetic>(of keyPath: KeyPath<Element, V?>) -> LiveAggregate<V> {
         make(.sum, column(keyPath)) { V(sqliteValue: $0) ?? .zero }
     }
     /// The smallest value of a property; nil when there are no rows (or only nils).
+    ///
+    /// - Parameter keyPath: a stored property of the model.
+    /// - Returns: the aggregate, to fetch or observe.
+    /// - Complexity: O(1) to build. Observed: a count, sum or average moves in
+    ///   O(k) for k changed rows; a min or max in O(k log d) for d distinct values.
     public func min<V: SQLiteValueConvertible>(of keyPath: KeyPath<Element, V>) -> LiveAggregate<V?> {
         make(.min, column(keyPath)) { V(sqliteValue: $0) }
     }
     /// The smallest non-nil value of an optional property.
+    ///
+    /// - Parameter keyPath: a stored property of the model.
+    /// - Returns: the aggregate, to fetch or observe.
+    /// - Complexity: O(1) to build. Observed: a count, sum or average moves in
+    ///   O(k) for k changed rows; a min or max in O(k log d) for d distinct values.
     public func min<V: SQLiteValueConvertible>(of keyPath: KeyPath<Element, V?>) -> LiveAggregate<V?> {
         make(.min, column(keyPath)) { V(sqliteValue: $0) }
     }
     /// The largest value of a property; nil when there are no rows (or only nils).
+    ///
+    /// - Parameter keyPath: a stored property of the model.
+    /// - Returns: the aggregate, to fetch or observe.
+    /// - Complexity: O(1) to build. Observed: a count, sum or average moves in
+    ///   O(k) for k changed rows; a min or max in O(k log d) for d distinct values.
     public func max<V: SQLiteValueConvertible>(of keyPath: KeyPath<Element, V>) -> LiveAggregate<V?> {
         make(.max, column(keyPath)) { V(sqliteValue: $0) }
     }
     /// The largest non-nil value of an optional property.
+    ///
+    /// - Parameter keyPath: a stored property of the model.
+    /// - Returns: the aggregate, to fetch or observe.
+    /// - Complexity: O(1) to build. Observed: a count, sum or average moves in
+    ///   O(k) for k changed rows; a min or max in O(k log d) for d distinct values.
     public func max<V: SQLiteValueConvertible>(of keyPath: KeyPath<Element, V?>) -> LiveAggregate<V?> {
         make(.max, column(keyPath)) { V(sqliteValue: $0) }
     }
     /// The average of a property's values; nil when there are none.
+    ///
+    /// - Parameter keyPath: a stored property of the model.
+    /// - Returns: the aggregate, to fetch or observe.
+    /// - Complexity: O(1) to build. Observed: a count, sum or average moves in
+    ///   O(k) for k changed rows; a min or max in O(k log d) for d distinct values.
     public func average<V: SQLiteValueConvertible>(of keyPath: KeyPath<Element, V>) -> LiveAggregate<Double?> {
         make(.average, column(keyPath)) { Double(sqliteValue: $0) }
     }
     /// The average of an optional property's non-nil values; nil when there are none.
+    ///
+    /// - Parameter keyPath: a stored property of the model.
+    /// - Returns: the aggregate, to fetch or observe.
+    /// - Complexity: O(1) to build. Observed: a count, sum or average moves in
+    ///   O(k) for k changed rows; a min or max in O(k log d) for d distinct values.
     public func average<V: SQLiteValueConvertible>(of keyPath: KeyPath<Element, V?>) -> LiveAggregate<Double?> {
         make(.average, column(keyPath)) { Double(sqliteValue: $0) }
     }
@@ -363,6 +434,8 @@ public final class LiveValue<Value: Sendable> {
     @ObservationIgnored private var token: ObservationToken?
 
     /// Follows an aggregate.
+    ///
+    /// - Parameter aggregate: the aggregate to follow.
     public init(_ aggregate: LiveAggregate<Value>) {
         token = aggregate.observe(on: .main, scheduling: .immediate) { [weak self] result in
             MainActor.assumeIsolated {

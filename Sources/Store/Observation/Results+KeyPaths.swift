@@ -4,6 +4,10 @@ import Dispatch
 extension Results where Element: Model {
     /// Keeps the rows that match a typed filter (`\.age >= 18 && \.city == "Oslo"`),
     /// combined with any filter already set by AND.
+    ///
+    /// - Parameter filter: the typed filter.
+    /// - Returns: the narrowed results (a new value).
+    /// - Complexity: O(1); the filter runs in SQLite when the results are read.
     public func filter(_ filter: ModelFilter<Element>) -> Results {
         switch filter.filter {
         case .success(let filter): return self.filter(filter)
@@ -12,22 +16,40 @@ extension Results where Element: Model {
     }
 
     /// Keeps the rows where a Bool property is true: `.filter(\.isDone)`.
+    ///
+    /// - Parameter keyPath: a `Bool` property.
+    /// - Returns: the narrowed results (a new value).
+    /// - Complexity: O(1); the filter runs in SQLite when the results are read.
     public func filter(_ keyPath: KeyPath<Element, Bool>) -> Results {
         filter(ModelColumn(keyPath).isTrue)
     }
 
     /// Keeps the rows that match a filter built from the model's properties,
     /// as Realm's `where { $0.age > 18 }`.
+    ///
+    /// - Parameter build: builds the filter from the model's properties.
+    /// - Returns: the narrowed results (a new value).
+    /// - Complexity: O(1); the filter runs in SQLite when the results are read.
     public func `where`(_ build: (ModelQuery<Element>) -> ModelFilter<Element>) -> Results {
         filter(build(ModelQuery()))
     }
 
     /// Keeps the rows where a Bool property is true: `where { $0.isDone }`.
+    ///
+    /// - Parameter build: picks a `Bool` property.
+    /// - Returns: the narrowed results (a new value).
+    /// - Complexity: O(1); the filter runs in SQLite when the results are read.
     public func `where`(_ build: (ModelQuery<Element>) -> ModelColumn<Element, Bool>) -> Results {
         filter(build(ModelQuery()).isTrue)
     }
 
     /// Sorts by a property (ties broken by primary key), as Realm's `sorted(by:ascending:)`.
+    ///
+    /// - Parameters:
+    ///   - keyPath: a stored property (its column).
+    ///   - ascending: the direction.
+    /// - Returns: the sorted results (a new value).
+    /// - Complexity: O(1); observed, O(log n) per changed row.
     public func sorted(by keyPath: PartialKeyPath<Element>, ascending: Bool = true) -> Results {
         switch Element.column(for: keyPath) {
         case .success(let column): return sorted(byKeyPath: column, ascending: ascending)
@@ -36,6 +58,10 @@ extension Results where Element: Model {
     }
 
     /// Keeps the first row of each combination of these properties' values (see `distinct(by:)` with columns).
+    ///
+    /// - Parameter keyPaths: stored properties whose values make a row distinct.
+    /// - Returns: the results with duplicates left out (a new value).
+    /// - Complexity: O(1); observed, O(n) per commit that touches the table.
     public func distinct(by keyPaths: [PartialKeyPath<Element>]) -> Results {
         switch Element.columns(for: keyPaths) {
         case .success(let columns): return distinct(by: columns)
@@ -45,6 +71,14 @@ extension Results where Element: Model {
 
     /// Observes the results, counting a row as modified only when one of
     /// these properties changes (Realm's `keyPaths:`); see `observe(keyPaths:on:scheduling:_:)`.
+    ///
+    /// - Parameters:
+    ///   - keyPaths: the properties whose changes count as a modification.
+    ///   - queue: where `block` runs.
+    ///   - scheduling: whether the first result comes before `observe` returns.
+    ///   - block: receives the first result, then each change.
+    /// - Returns: a token: keep it to keep observing.
+    /// - Complexity: as `observe(keyPaths:on:scheduling:_:)` with column names.
     public func observe(
         keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue = .main, scheduling: ObservationScheduling = .async,
         _ block: @escaping @Sendable (CollectionChange<Element>) -> Void

@@ -26,6 +26,8 @@
 extension Results: Sequence {
     /// Iterates over the rows of one read, made when iteration starts
     /// (`map`, `filter` with a closure, `reduce` and `Array(results)` go through it).
+    ///
+    /// - Complexity: one SQL query and O(n) decodes, when iteration starts.
     public func makeIterator() -> IndexingIterator<[Element]> {
         ((try? fetch()) ?? []).makeIterator()
     }
@@ -62,6 +64,9 @@ extension Results: Sequence {
     ///
     /// - Throws: `StoreError.Code.misuse` naming the position when there is
     ///   no row there; why the query cannot run.
+    ///
+    /// - Parameter position: the row's position in the order, from 0.
+    /// - Complexity: one query that skips `position` rows: O(position), fewer with an index on the order.
     public subscript(position: Int) -> Element {
         get throws {
             guard position >= 0, position < limitCount ?? Int.max else { throw Self.outOfRange(position) }
@@ -83,6 +88,10 @@ extension Results: Sequence {
     }
 
     /// The row at a position, or nil when there is none (or the query cannot run).
+    ///
+    /// - Parameter position: the row's position in the order, from 0.
+    /// - Returns: the row, or nil.
+    /// - Complexity: as the subscript.
     public func element(at position: Int) -> Element? {
         guard position >= 0, position < limitCount ?? Int.max else { return nil }
         return (try? fetch(at: position)) ?? nil
@@ -92,6 +101,9 @@ extension Results: Sequence {
     /// collection (Realm's `freeze()`): it never changes, whatever is committed later.
     ///
     /// - Throws: why the query cannot run.
+    ///
+    /// - Returns: the snapshot.
+    /// - Complexity: one SQL query; O(n) rows read, elements decoded on access.
     public func freeze() throws -> ResultsSnapshot<Element> {
         ResultsSnapshot(elements: try fetch())
     }

@@ -34,6 +34,14 @@ public struct Results<Element: Sendable>: Sendable {
 
     /// Keeps the rows that match a query string (see `Filter`), combined
     /// with any filter already set by AND.
+    ///
+    /// - Parameters:
+    ///   - query: the query, in the query language (`"age >= $0 AND city ==[c] $1"`).
+    ///   - arguments: the values of `$0`, `$1`, ... (bound, never spliced into the SQL).
+    /// - Returns: the narrowed results (a new value: this one is unchanged). An
+    ///   invalid query is reported when the results are read or observed, with a
+    ///   caret under the problem.
+    /// - Complexity: O(1); the filter runs in SQLite when the results are read.
     public func filter(_ query: String, _ arguments: any SQLiteValueConvertible...) -> Results {
         do {
             return filter(try Filter(query, arguments: arguments.map(\.sqliteValue)))
@@ -51,6 +59,10 @@ public struct Results<Element: Sendable>: Sendable {
     }
 
     /// Keeps the rows that match a filter, combined with any filter already set by AND.
+    ///
+    /// - Parameter filter: the filter.
+    /// - Returns: the narrowed results (a new value).
+    /// - Complexity: O(1); the filter runs in SQLite when the results are read.
     public func filter(_ filter: Filter) -> Results {
         var copy = self
         switch self.filter {
@@ -62,11 +74,22 @@ public struct Results<Element: Sendable>: Sendable {
     }
 
     /// Sorts by a column (Realm's name for it), then by any earlier sort keys.
+    ///
+    /// - Parameters:
+    ///   - column: the column to sort by.
+    ///   - ascending: the direction.
+    /// - Returns: the sorted results (a new value).
+    /// - Complexity: O(1); SQLite sorts when the results are read, and a live
+    ///   query keeps the order incrementally: O(log n) per changed row.
     public func sorted(byKeyPath column: String, ascending: Bool = true) -> Results {
         sorted(by: [Ordering(column, descending: !ascending)])
     }
 
     /// Sorts by these orderings; ties are broken by primary key.
+    ///
+    /// - Parameter orderings: the sort keys, most significant first.
+    /// - Returns: the sorted results (a new value).
+    /// - Complexity: O(1); as `sorted(byKeyPath:ascending:)` when read or observed.
     public func sorted(by orderings: [Ordering]) -> Results {
         var copy = self
         copy.orderings = orderings
@@ -76,6 +99,10 @@ public struct Results<Element: Sendable>: Sendable {
     /// Keeps only the first `count` rows. A limited query is re-run and
     /// diffed after each commit that touches its table (O(n)), as the
     /// incremental path cannot know which row slides into the window.
+    ///
+    /// - Parameter count: the number of rows to keep.
+    /// - Returns: the limited results (a new value).
+    /// - Complexity: O(1); observed, O(n) per commit that touches the table.
     public func limit(_ count: Int) -> Results {
         var copy = self
         copy.limitCount = Swift.max(0, count)
@@ -87,6 +114,10 @@ public struct Results<Element: Sendable>: Sendable {
     /// `distinct(by:)`; NULLs count as one value. A live query with
     /// `distinct` is re-run and diffed after each commit that touches its
     /// table (O(n)), as one row's change can change which row comes first.
+    ///
+    /// - Parameter columns: the columns whose values make a row distinct.
+    /// - Returns: the results with duplicates left out (a new value).
+    /// - Complexity: O(1); observed, O(n) per commit that touches the table.
     public func distinct(by columns: [String]) -> Results {
         var copy = self
         copy.distinctColumns = columns
@@ -94,6 +125,11 @@ public struct Results<Element: Sendable>: Sendable {
     }
 
     /// The current rows, read on the store's reader.
+    ///
+    /// - Returns: the rows, in order.
+    /// - Throws: `StoreError` when the query is invalid (a caret under the
+    ///   problem) or a read fails.
+    /// - Complexity: one SQL query; O(n) decodes for n rows.
     public func fetch() throws -> [Element] {
         try fetch { _ in }
     }
@@ -120,6 +156,10 @@ public struct Results<Element: Sendable>: Sendable {
 
     /// The number of rows, counted by SQLite (`SELECT count(*)`), not by
     /// fetching them.
+    ///
+    /// - Returns: the number of rows that match.
+    /// - Throws: `StoreError` when the query is invalid or a read fails.
+    /// - Complexity: one `count(*)` query: nothing is decoded.
     public func fetchCount() throws -> Int {
         let filter = try self.filter?.get()
         let count = try host.read { db in
@@ -161,6 +201,13 @@ public struct Results<Element: Sendable>: Sendable {
     ///     on the calling thread (call it from `queue`).
     ///   - block: receives the changes.
     /// - Returns: a token: keep it to keep observing.
+    /// - Complexity: the first result, one SQL query whose ordered rows
+    ///   build the tree in one pass (O(n), nothing decoded until read).
+    ///   Then, per commit that changes k of its rows, O(k log n) when the commit's rows are named
+    ///   (this store's writes, logged or tracked writers), O(n) hashes
+    ///   compared when they are not (another connection's untracked
+    ///   commit), and a re-run and diff for `limit` and `distinct`. A
+    ///   commit to other tables costs nothing.
     public func observe(
         keyPaths: [String]? = nil, on queue: DispatchQueue = .main, scheduling: ObservationScheduling = .async,
         _ block: @escaping @Sendable (CollectionChange<Element>) -> Void

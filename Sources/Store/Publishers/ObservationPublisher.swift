@@ -34,6 +34,9 @@ public struct ObservationPublisher<Output: Sendable>: Publisher {
     }
 
     /// Attaches a subscriber.
+    ///
+    /// - Parameter subscriber: the subscriber; its demand is honoured, and
+    ///   changes that arrive while it has none are merged into the next one.
     public func receive<S: Subscriber>(subscriber: S) where S.Input == Output, S.Failure == Never {
         let subscription = Subscription(subscriber: AnySubscriber(subscriber), queue: queue, start: start, merge: merge)
         subscriber.receive(subscription: subscription)
@@ -161,6 +164,12 @@ extension Results {
 
     /// The changes of these results, counting a row as modified only when
     /// one of `keyPaths` (column names) changes.
+    ///
+    /// - Parameters:
+    ///   - keyPaths: the columns whose changes count as a modification; all when nil.
+    ///   - queue: where the subscriber receives.
+    /// - Returns: the publisher: the first result, then one change per commit.
+    /// - Complexity: as `observe(keyPaths:on:scheduling:_:)`: O(k log n) per commit for k changed rows.
     public func changesetPublisher(keyPaths: [String]?, on queue: DispatchQueue = .main) -> ObservationPublisher<CollectionChange<Element>> {
         let results = self
         return ObservationPublisher(
@@ -214,6 +223,12 @@ extension SectionedResults {
 
     /// The changes of these sections, counting a row as modified only when
     /// one of `keyPaths` (column names) changes.
+    ///
+    /// - Parameters:
+    ///   - keyPaths: the columns whose changes count as a modification; all when nil.
+    ///   - queue: where the subscriber receives.
+    /// - Returns: the publisher: the first sections, then one change per commit.
+    /// - Complexity: O(k log n) per commit for k changed rows, plus O(s) for s sections.
     public func changesetPublisher(keyPaths: [String]?, on queue: DispatchQueue = .main) -> ObservationPublisher<SectionedResultsChange<Key, Element>> {
         let sectioned = self
         return ObservationPublisher(
@@ -232,6 +247,10 @@ extension LiveAggregate {
     }
 
     /// The value on `queue`, now and after each commit that changes it.
+    ///
+    /// - Parameter queue: where the subscriber receives.
+    /// - Returns: the publisher; it fails when the query cannot run.
+    /// - Complexity: as `observe(on:scheduling:_:)`.
     public func publisher(on queue: DispatchQueue) -> AnyPublisher<Value, StoreError> {
         let aggregate = self
         return ObservationPublisher<Result<Value, StoreError>>(

@@ -28,11 +28,21 @@ public struct Filter: Sendable, Hashable {
     ///
     /// - Throws: `StoreError.Code.invalidQuery`, whose message shows the
     ///   position at fault with a caret.
+    ///
+    /// - Parameters:
+    ///   - query: the query (`"age >= $0 AND name BEGINSWITH[c] $1"`).
+    ///   - arguments: the values of `$0`, `$1`, ... (bound, never spliced into the SQL).
     public init(_ query: String, _ arguments: any SQLiteValueConvertible...) throws {
         try self.init(query, arguments: arguments.map(\.sqliteValue))
     }
 
     /// Parses a query string with an array of positional arguments.
+    ///
+    /// - Parameters:
+    ///   - query: the query.
+    ///   - arguments: the values of `$0`, `$1`, ...
+    /// - Throws: `StoreError.Code.invalidQuery`, whose message shows the
+    ///   position at fault with a caret.
     public init(_ query: String, arguments: [SQLiteValue]) throws {
         var parser = QueryParser(query)
         self.predicate = try parser.parse()
@@ -42,6 +52,8 @@ public struct Filter: Sendable, Hashable {
     }
 
     /// Wraps a predicate built in Swift.
+    ///
+    /// - Parameter predicate: the predicate.
     public init(_ predicate: Predicate) {
         self.predicate = predicate
         self.arguments = []
@@ -52,11 +64,21 @@ public struct Filter: Sendable, Hashable {
     public static let all = Filter(.constant(true))
 
     /// Both filters hold.
+    ///
+    /// - Parameters:
+    ///   - lhs: a filter.
+    ///   - rhs: another filter.
+    /// - Returns: the filter that holds when both hold.
     public static func && (lhs: Filter, rhs: Filter) -> Filter {
         lhs.combined(with: rhs) { .and($0, $1) }
     }
 
     /// Either filter holds.
+    ///
+    /// - Parameters:
+    ///   - lhs: a filter.
+    ///   - rhs: another filter.
+    /// - Returns: the filter that holds when either holds.
     public static func || (lhs: Filter, rhs: Filter) -> Filter {
         lhs.combined(with: rhs) { .or($0, $1) }
     }

@@ -21,16 +21,28 @@ public struct ModelFilter<Root: Model>: Sendable {
     }
 
     /// Wraps an untyped filter (a query string, `Column`s).
+    ///
+    /// - Parameter filter: the untyped filter.
     public init(_ filter: Filter) {
         self.filter = .success(filter)
     }
 
     /// Both hold.
+    ///
+    /// - Parameters:
+    ///   - lhs: a filter.
+    ///   - rhs: another filter.
+    /// - Returns: the filter that holds when both (`&&`) or either (`||`) hold.
     public static func && (lhs: ModelFilter, rhs: ModelFilter) -> ModelFilter {
         ModelFilter(lhs.filter.flatMap { left in rhs.filter.map { left && $0 } })
     }
 
     /// Either holds.
+    ///
+    /// - Parameters:
+    ///   - lhs: a filter.
+    ///   - rhs: another filter.
+    /// - Returns: the filter that holds when both (`&&`) or either (`||`) hold.
     public static func || (lhs: ModelFilter, rhs: ModelFilter) -> ModelFilter {
         ModelFilter(lhs.filter.flatMap { left in rhs.filter.map { left || $0 } })
     }
@@ -48,6 +60,8 @@ public struct ModelColumn<Root: Model, Value>: Sendable {
     let column: Result<Column, StoreError>
 
     /// The column of a key path.
+    ///
+    /// - Parameter keyPath: a stored property of the model (its column).
     public init(_ keyPath: KeyPath<Root, Value>) {
         column = Root.column(for: keyPath).map(Column.init)
     }
@@ -62,36 +76,74 @@ public struct ModelColumn<Root: Model, Value>: Sendable {
     }
 
     /// Equal (`nil` matches NULL).
+    ///
+    /// - Parameters:
+    ///   - lhs: the column.
+    ///   - rhs: the value, bound as an argument.
+    /// - Returns: the filter, compared as SQLite compares (the column's collation for text).
     public static func == (lhs: ModelColumn, rhs: Value) -> ModelFilter<Root> where Value: SQLiteValueConvertible {
         lhs.make { $0 == rhs }
     }
     /// Different (NULL differs from any value).
+    ///
+    /// - Parameters:
+    ///   - lhs: the column.
+    ///   - rhs: the value, bound as an argument.
+    /// - Returns: the filter, compared as SQLite compares (the column's collation for text).
     public static func != (lhs: ModelColumn, rhs: Value) -> ModelFilter<Root> where Value: SQLiteValueConvertible {
         lhs.make { $0 != rhs }
     }
     /// Less than.
+    ///
+    /// - Parameters:
+    ///   - lhs: the column.
+    ///   - rhs: the value, bound as an argument.
+    /// - Returns: the filter, compared as SQLite compares (the column's collation for text).
     public static func < (lhs: ModelColumn, rhs: Value) -> ModelFilter<Root> where Value: SQLiteValueConvertible {
         lhs.make { $0 < rhs }
     }
     /// At most.
+    ///
+    /// - Parameters:
+    ///   - lhs: the column.
+    ///   - rhs: the value, bound as an argument.
+    /// - Returns: the filter, compared as SQLite compares (the column's collation for text).
     public static func <= (lhs: ModelColumn, rhs: Value) -> ModelFilter<Root> where Value: SQLiteValueConvertible {
         lhs.make { $0 <= rhs }
     }
     /// Greater than.
+    ///
+    /// - Parameters:
+    ///   - lhs: the column.
+    ///   - rhs: the value, bound as an argument.
+    /// - Returns: the filter, compared as SQLite compares (the column's collation for text).
     public static func > (lhs: ModelColumn, rhs: Value) -> ModelFilter<Root> where Value: SQLiteValueConvertible {
         lhs.make { $0 > rhs }
     }
     /// At least.
+    ///
+    /// - Parameters:
+    ///   - lhs: the column.
+    ///   - rhs: the value, bound as an argument.
+    /// - Returns: the filter, compared as SQLite compares (the column's collation for text).
     public static func >= (lhs: ModelColumn, rhs: Value) -> ModelFilter<Root> where Value: SQLiteValueConvertible {
         lhs.make { $0 >= rhs }
     }
 
     /// One of the values.
+    ///
+    /// - Parameter values: the values, bound as arguments.
+    /// - Returns: the filter (`IN (...)`; false for no values).
     public func `in`(_ values: [Value]) -> ModelFilter<Root> where Value: SQLiteValueConvertible {
         make { $0.in(values) }
     }
 
     /// Between the bounds, inclusive.
+    ///
+    /// - Parameters:
+    ///   - low: the lower bound.
+    ///   - high: the upper bound.
+    /// - Returns: the filter (`BETWEEN low AND high`).
     public func between(_ low: Value, _ high: Value) -> ModelFilter<Root> where Value: SQLiteValueConvertible {
         make { $0.between(low, high) }
     }
@@ -99,18 +151,38 @@ public struct ModelColumn<Root: Model, Value>: Sendable {
 
 extension ModelColumn where Value: StringProtocol {
     /// The text begins with the prefix.
+    ///
+    /// - Parameters:
+    ///   - prefix: the prefix, bound as an argument (its `%` and `_` match themselves).
+    ///   - caseInsensitive: whether ASCII case is ignored (Realm's `[c]`).
+    /// - Returns: the filter.
     public func beginsWith(_ prefix: String, caseInsensitive: Bool = false) -> ModelFilter<Root> {
         make { $0.beginsWith(prefix, caseInsensitive: caseInsensitive) }
     }
     /// The text ends with the suffix.
+    ///
+    /// - Parameters:
+    ///   - suffix: the suffix, bound as an argument (its `%` and `_` match themselves).
+    ///   - caseInsensitive: whether ASCII case is ignored (Realm's `[c]`).
+    /// - Returns: the filter.
     public func endsWith(_ suffix: String, caseInsensitive: Bool = false) -> ModelFilter<Root> {
         make { $0.endsWith(suffix, caseInsensitive: caseInsensitive) }
     }
     /// The text contains the string.
+    ///
+    /// - Parameters:
+    ///   - string: the text to find, bound as an argument (its `%` and `_` match themselves).
+    ///   - caseInsensitive: whether ASCII case is ignored (Realm's `[c]`).
+    /// - Returns: the filter.
     public func contains(_ string: String, caseInsensitive: Bool = false) -> ModelFilter<Root> {
         make { $0.contains(string, caseInsensitive: caseInsensitive) }
     }
     /// The text matches a Realm-style pattern (`*` any run, `?` one character).
+    ///
+    /// - Parameters:
+    ///   - pattern: the pattern, bound as an argument.
+    ///   - caseInsensitive: whether ASCII case is ignored (Realm's `[c]`).
+    /// - Returns: the filter.
     public func like(_ pattern: String, caseInsensitive: Bool = false) -> ModelFilter<Root> {
         make { $0.like(pattern, caseInsensitive: caseInsensitive) }
     }
@@ -118,14 +190,29 @@ extension ModelColumn where Value: StringProtocol {
 
 extension ModelColumn {
     /// The text begins with the prefix (NULL never does).
+    ///
+    /// - Parameters:
+    ///   - prefix: the prefix, bound as an argument (its `%` and `_` match themselves).
+    ///   - caseInsensitive: whether ASCII case is ignored (Realm's `[c]`).
+    /// - Returns: the filter.
     public func beginsWith(_ prefix: String, caseInsensitive: Bool = false) -> ModelFilter<Root> where Value == String? {
         make { $0.beginsWith(prefix, caseInsensitive: caseInsensitive) }
     }
     /// The text ends with the suffix (NULL never does).
+    ///
+    /// - Parameters:
+    ///   - suffix: the suffix, bound as an argument (its `%` and `_` match themselves).
+    ///   - caseInsensitive: whether ASCII case is ignored (Realm's `[c]`).
+    /// - Returns: the filter.
     public func endsWith(_ suffix: String, caseInsensitive: Bool = false) -> ModelFilter<Root> where Value == String? {
         make { $0.endsWith(suffix, caseInsensitive: caseInsensitive) }
     }
     /// The text contains the string (NULL never does).
+    ///
+    /// - Parameters:
+    ///   - string: the text to find, bound as an argument (its `%` and `_` match themselves).
+    ///   - caseInsensitive: whether ASCII case is ignored (Realm's `[c]`).
+    /// - Returns: the filter.
     public func contains(_ string: String, caseInsensitive: Bool = false) -> ModelFilter<Root> where Value == String? {
         make { $0.contains(string, caseInsensitive: caseInsensitive) }
     }
@@ -139,16 +226,46 @@ extension ModelColumn where Value == Bool {
     public static prefix func ! (column: ModelColumn) -> ModelFilter<Root> { column == false }
 
     /// Both hold: `where { $0.isDone && $0.priority == .high }`.
+    ///
+    /// - Parameters:
+    ///   - lhs: a filter, or a `Bool` column (true when the column is).
+    ///   - rhs: a filter, or a `Bool` column.
+    /// - Returns: the combined filter.
     public static func && (lhs: ModelColumn, rhs: ModelFilter<Root>) -> ModelFilter<Root> { lhs.isTrue && rhs }
     /// Both hold.
+    ///
+    /// - Parameters:
+    ///   - lhs: a filter, or a `Bool` column (true when the column is).
+    ///   - rhs: a filter, or a `Bool` column.
+    /// - Returns: the combined filter.
     public static func && (lhs: ModelFilter<Root>, rhs: ModelColumn) -> ModelFilter<Root> { lhs && rhs.isTrue }
     /// Both hold.
+    ///
+    /// - Parameters:
+    ///   - lhs: a filter, or a `Bool` column (true when the column is).
+    ///   - rhs: a filter, or a `Bool` column.
+    /// - Returns: the combined filter.
     public static func && (lhs: ModelColumn, rhs: ModelColumn) -> ModelFilter<Root> { lhs.isTrue && rhs.isTrue }
     /// Either holds.
+    ///
+    /// - Parameters:
+    ///   - lhs: a filter, or a `Bool` column (true when the column is).
+    ///   - rhs: a filter, or a `Bool` column.
+    /// - Returns: the combined filter.
     public static func || (lhs: ModelColumn, rhs: ModelFilter<Root>) -> ModelFilter<Root> { lhs.isTrue || rhs }
     /// Either holds.
+    ///
+    /// - Parameters:
+    ///   - lhs: a filter, or a `Bool` column (true when the column is).
+    ///   - rhs: a filter, or a `Bool` column.
+    /// - Returns: the combined filter.
     public static func || (lhs: ModelFilter<Root>, rhs: ModelColumn) -> ModelFilter<Root> { lhs || rhs.isTrue }
     /// Either holds.
+    ///
+    /// - Parameters:
+    ///   - lhs: a filter, or a `Bool` column (true when the column is).
+    ///   - rhs: a filter, or a `Bool` column.
+    /// - Returns: the combined filter.
     public static func || (lhs: ModelColumn, rhs: ModelColumn) -> ModelFilter<Root> { lhs.isTrue || rhs.isTrue }
 }
 
@@ -156,6 +273,9 @@ extension ModelColumn where Value == Bool {
 @dynamicMemberLookup
 public struct ModelQuery<Root: Model>: Sendable {
     /// A property of the model.
+    ///
+    /// - Parameter keyPath: a stored property of the model.
+    /// - Returns: its column, to compare.
     public subscript<Value>(dynamicMember keyPath: KeyPath<Root, Value>) -> ModelColumn<Root, Value> {
         ModelColumn(keyPath)
     }
@@ -164,26 +284,56 @@ public struct ModelQuery<Root: Model>: Sendable {
 // MARK: - Key paths as columns
 
 /// `\.age == 18`: the property equals the value.
+///
+/// - Parameters:
+///   - lhs: the model's property, a column.
+///   - rhs: the value, bound as an argument.
+/// - Returns: the filter, compared as SQLite compares (the column's collation for text).
 public func == <Root: Model, Value: SQLiteValueConvertible>(lhs: KeyPath<Root, Value>, rhs: Value) -> ModelFilter<Root> {
     ModelColumn(lhs) == rhs
 }
 /// `\.age != 18`: the property differs from the value.
+///
+/// - Parameters:
+///   - lhs: the model's property, a column.
+///   - rhs: the value, bound as an argument.
+/// - Returns: the filter, compared as SQLite compares (the column's collation for text).
 public func != <Root: Model, Value: SQLiteValueConvertible>(lhs: KeyPath<Root, Value>, rhs: Value) -> ModelFilter<Root> {
     ModelColumn(lhs) != rhs
 }
 /// `\.age < 18`.
+///
+/// - Parameters:
+///   - lhs: the model's property, a column.
+///   - rhs: the value, bound as an argument.
+/// - Returns: the filter, compared as SQLite compares (the column's collation for text).
 public func < <Root: Model, Value: SQLiteValueConvertible>(lhs: KeyPath<Root, Value>, rhs: Value) -> ModelFilter<Root> {
     ModelColumn(lhs) < rhs
 }
 /// `\.age <= 18`.
+///
+/// - Parameters:
+///   - lhs: the model's property, a column.
+///   - rhs: the value, bound as an argument.
+/// - Returns: the filter, compared as SQLite compares (the column's collation for text).
 public func <= <Root: Model, Value: SQLiteValueConvertible>(lhs: KeyPath<Root, Value>, rhs: Value) -> ModelFilter<Root> {
     ModelColumn(lhs) <= rhs
 }
 /// `\.age > 18`.
+///
+/// - Parameters:
+///   - lhs: the model's property, a column.
+///   - rhs: the value, bound as an argument.
+/// - Returns: the filter, compared as SQLite compares (the column's collation for text).
 public func > <Root: Model, Value: SQLiteValueConvertible>(lhs: KeyPath<Root, Value>, rhs: Value) -> ModelFilter<Root> {
     ModelColumn(lhs) > rhs
 }
 /// `\.age >= 18`.
+///
+/// - Parameters:
+///   - lhs: the model's property, a column.
+///   - rhs: the value, bound as an argument.
+/// - Returns: the filter, compared as SQLite compares (the column's collation for text).
 public func >= <Root: Model, Value: SQLiteValueConvertible>(lhs: KeyPath<Root, Value>, rhs: Value) -> ModelFilter<Root> {
     ModelColumn(lhs) >= rhs
 }

@@ -11,6 +11,10 @@ public struct Ordering: Sendable, Hashable {
     let source: String?
 
     /// Orders by a column.
+    ///
+    /// - Parameters:
+    ///   - column: the column's name.
+    ///   - descending: whether larger values come first.
     public init(_ column: String, descending: Bool = false) {
         self.column = column
         self.descending = descending
@@ -34,6 +38,9 @@ public struct Ordering: Sendable, Hashable {
     /// commas, each optionally followed by `ASC` or `DESC`.
     ///
     /// - Throws: `StoreError.Code.invalidQuery` with a caret at the fault.
+    ///
+    /// - Parameter text: the orderings, as in an SQL ORDER BY.
+    /// - Returns: the orderings, most significant first.
     public static func parse(_ text: String) throws -> [Ordering] {
         var parser = QueryParser(text)
         return try parser.parseOrdering()

@@ -65,19 +65,30 @@ extension Model {
     public static var primaryKeyColumn: String { "id" }
 
     /// Does nothing: models with non-optional ids need no update.
+    ///
+    /// - Parameter rowID: the rowid SQLite assigned.
     public mutating func didInsert(rowID: Int64) {}
 
     /// Decodes the row with `Codable`.
+    ///
+    /// - Parameter row: the row to decode.
+    /// - Throws: `StoreError.Code.decoding`, naming the column and the value that does not fit.
     @inlinable
     public init(row: RowReader) throws {
         self = try row.decode(Self.self)
     }
 
     /// Encodes the model with `Codable`.
+    ///
+    /// - Parameter row: the row to write the columns to.
+    /// - Throws: `StoreError.Code.unknownColumn` for a key that is not a column, or an encoding error.
     public func write(to row: inout RowWriter) throws {
         try row.encode(self)
     }
 
     /// nil: a model without `@Table` maps no key paths.
+    ///
+    /// - Parameter keyPath: a key path of the model.
+    /// - Returns: nil.
     public static func columnName(for keyPath: PartialKeyPath<Self>) -> String? { nil }
 }

@@ -31,6 +31,8 @@ public struct RowReader {
     ///
     /// - Throws: `StoreError.Code.decoding` when the row has no such column,
     ///   or its value cannot be a `T` (text in an `Int`, NULL in a non-optional).
+    ///
+    /// - Parameter column: the column's name, in any ASCII case.
     public subscript<T: SQLiteValueConvertible>(_ column: String) -> T {
         get throws {
             try unmanaged._withUnsafeGuaranteedRef { try $0.read(T.self, column: column) }
@@ -39,6 +41,8 @@ public struct RowReader {
 
     /// The value of a column of any `Decodable` type: its own column value
     /// when it has one, JSON text otherwise (as `Codable` models store it).
+    ///
+    /// - Parameter column: the column's name, in any ASCII case.
     public subscript<T: Decodable>(_ column: String) -> T {
         get throws {
             try unmanaged._withUnsafeGuaranteedRef { try $0.readDecodable(T.self, column: column) }
@@ -46,6 +50,8 @@ public struct RowReader {
     }
 
     /// A value of a type that is both (the column value wins).
+    ///
+    /// - Parameter column: the column's name, in any ASCII case.
     public subscript<T: SQLiteValueConvertible & Decodable>(_ column: String) -> T {
         get throws {
             try unmanaged._withUnsafeGuaranteedRef { try $0.read(T.self, column: column) }
@@ -56,39 +62,58 @@ public struct RowReader {
     // column costs no witness-table or metadata lookup.
 
     /// A text column.
+    ///
+    /// - Parameter column: the column's name, in any ASCII case.
     public subscript(_ column: String) -> String {
         get throws { try unmanaged._withUnsafeGuaranteedRef { try $0.readString(column) } }
     }
     /// A text column that may be NULL.
+    ///
+    /// - Parameter column: the column's name, in any ASCII case.
     public subscript(_ column: String) -> String? {
         get throws { try unmanaged._withUnsafeGuaranteedRef { try $0.readOptionalString(column) } }
     }
     /// An integer column.
+    ///
+    /// - Parameter column: the column's name, in any ASCII case.
     public subscript(_ column: String) -> Int64 {
         get throws { try unmanaged._withUnsafeGuaranteedRef { try $0.readInt64(column) } }
     }
     /// An integer column that may be NULL.
+    ///
+    /// - Parameter column: the column's name, in any ASCII case.
     public subscript(_ column: String) -> Int64? {
         get throws { try unmanaged._withUnsafeGuaranteedRef { try $0.readOptionalInt64(column) } }
     }
     /// An integer column.
+    ///
+    /// - Parameter column: the column's name, in any ASCII case.
     public subscript(_ column: String) -> Int {
         get throws { Int(try unmanaged._withUnsafeGuaranteedRef { try $0.readInt64(column, reporting: Int.self) }) }
     }
     /// An integer column that may be NULL.
+    ///
+    /// - Parameter column: the column's name, in any ASCII case.
     public subscript(_ column: String) -> Int? {
         get throws { try unmanaged._withUnsafeGuaranteedRef { try $0.readOptionalInt64(column, reporting: Int.self) }.map { Int($0) } }
     }
     /// A real column (integers are converted).
+    ///
+    /// - Parameter column: the column's name, in any ASCII case.
     public subscript(_ column: String) -> Double {
         get throws { try unmanaged._withUnsafeGuaranteedRef { try $0.readDouble(column) } }
     }
     /// A real column that may be NULL.
+    ///
+    /// - Parameter column: the column's name, in any ASCII case.
     public subscript(_ column: String) -> Double? {
         get throws { try unmanaged._withUnsafeGuaranteedRef { try $0.readOptionalDouble(column) } }
     }
 
     /// The raw value of a column, or nil when the row has no such column.
+    ///
+    /// - Parameter column: the column's name, in any ASCII case.
+    /// - Returns: the value as stored, or nil.
     public func value(_ column: String) -> SQLiteValue? {
         unmanaged._withUnsafeGuaranteedRef { decoder in
             decoder.map.index(of: column).map { decoder.value(at: $0) }
@@ -99,6 +124,10 @@ public struct RowReader {
     ///
     /// Inlinable, so a model's `init(from:)` is called directly, not through
     /// a generic copy of the model (the fetch benchmark measured it).
+    ///
+    /// - Parameter type: the type to decode; its coding keys are column names.
+    /// - Returns: the decoded value.
+    /// - Throws: `StoreError.Code.decoding`, naming the column and the value that does not fit.
     @inlinable
     public func decode<M: Decodable>(_ type: M.Type) throws -> M {
         try unmanaged._withUnsafeGuaranteedRef { try M(from: $0) }

@@ -22,9 +22,16 @@ public struct StoreError: Error, Sendable, Equatable {
         /// The numeric code.
         public let rawValue: Int32
         /// Creates a code from its number.
+        ///
+        /// - Parameter rawValue: the code's number (SQLite's primary result code, or Sluice's own).
         public init(rawValue: Int32) { self.rawValue = rawValue }
 
         /// Matches a caught error against a code: `catch StoreError.Code.busy`.
+        ///
+        /// - Parameters:
+        ///   - pattern: the code.
+        ///   - error: the error caught.
+        /// - Returns: whether it is a `StoreError` with this code.
         public static func ~= (pattern: Code, error: any Error) -> Bool {
             (error as? StoreError)?.code == pattern
         }
@@ -116,6 +123,12 @@ public struct StoreError: Error, Sendable, Equatable {
     public var sql: String?
 
     /// Creates an error.
+    ///
+    /// - Parameters:
+    ///   - code: what kind of error.
+    ///   - extendedCode: SQLite's extended result code, when it came from SQLite.
+    ///   - message: what went wrong, and where.
+    ///   - sql: the SQL that failed, if any.
     public init(code: Code, extendedCode: Int32? = nil, message: String, sql: String? = nil) {
         self.code = code
         self.extendedCode = extendedCode

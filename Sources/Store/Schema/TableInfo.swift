@@ -20,6 +20,14 @@ public struct TableInfo: Sendable, Hashable {
         public let isGenerated: Bool
 
         /// A column description (as `PRAGMA table_xinfo` gives it).
+        ///
+        /// - Parameters:
+        ///   - name: the column's name.
+        ///   - declaredType: its declared type (`INTEGER`, `TEXT`, ...; empty for none).
+        ///   - isNotNull: whether it is NOT NULL.
+        ///   - hasDefault: whether it has a default value.
+        ///   - isPrimaryKey: whether it is part of the primary key.
+        ///   - isGenerated: whether it is a generated column.
         public init(name: String, declaredType: String, isNotNull: Bool, hasDefault: Bool, isPrimaryKey: Bool, isGenerated: Bool = false) {
             self.name = name
             self.declaredType = declaredType
@@ -109,6 +117,11 @@ public struct TableInfo: Sendable, Hashable {
     }
 
     /// A description of an ordinary table (for tools that check input against a schema).
+    ///
+    /// - Parameters:
+    ///   - name: the table's name.
+    ///   - columns: its columns, in order.
+    ///   - primaryKey: the primary key's column names (empty: the rowid).
     public init(name: String, columns: [Column], primaryKey: [String]) {
         self.init(name: name, kind: .table, columns: columns, primaryKey: primaryKey, uniqueIndexes: [], collations: [:])
     }
@@ -144,6 +157,9 @@ public struct TableInfo: Sendable, Hashable {
     /// The column with this name (ASCII case-insensitive, as SQLite), or
     /// whose name is this Swift name in snake_case (`projectID` →
     /// `project_id`), if any.
+    ///
+    /// - Parameter name: a column name, or a Swift property name.
+    /// - Returns: the column, or nil.
     public func column(named name: String) -> Column? {
         if let exact = columns.first(where: { $0.name == name }) { return exact }
         let lowered = name.lowercased()
@@ -166,6 +182,9 @@ public struct TableInfo: Sendable, Hashable {
 /// Quotes an identifier for SQL: `person` → `"person"`, `a"b` → `"a""b"`.
 ///
 /// For SQL built from names (tables, columns) that are not literals in your code.
+///
+/// - Parameter name: the identifier.
+/// - Returns: the quoted identifier.
 public func quoteIdentifier(_ name: String) -> String {
     // The usual name has no quote: skip Foundation's replacingOccurrences (slow on Linux,
     // and hot when SQL is built per row).

@@ -15,12 +15,18 @@ public struct HistoryToken: Sendable, Hashable, Comparable, Codable, LosslessStr
 
     /// The token of transaction `sequence` of the database `databaseID` (a consumer that
     /// keeps its own position, such as a sync client, rebuilds tokens from it).
+    ///
+    /// - Parameters:
+    ///   - databaseID: the database's id (the part before the dash of a token).
+    ///   - sequence: the transaction's sequence number in that database's log.
     public init(databaseID: String, sequence: Int64) {
         self.databaseID = databaseID
         self.sequence = sequence
     }
 
     /// Reads the string form, `<database id>-<sequence>`; nil when malformed.
+    ///
+    /// - Parameter description: a token's string form.
     public init?(_ description: String) {
         guard let dash = description.lastIndex(of: "-") else { return nil }
         let id = description[..<dash]
@@ -96,6 +102,13 @@ public struct RowChange: Sendable, Hashable {
     /// A column's value before the change, typed (nil when the column did not change or was NULL).
     ///
     /// - Throws: `.typeMismatch` when the value is not a `T`.
+    ///
+    /// - Parameters:
+    ///   - column: the column's name.
+    ///   - type: the type to read the value as.
+    /// - Returns: the value before the change, or nil.
+    ///
+    /// - Complexity: O(c) for c columns in the change.
     public func oldValue<T: SQLiteValueConvertible>(_ column: String, as type: T.Type = T.self) throws -> T? {
         try Self.value(column, in: old)
     }
@@ -103,6 +116,13 @@ public struct RowChange: Sendable, Hashable {
     /// A column's value after the change, typed (nil when the column did not change or is NULL).
     ///
     /// - Throws: `.typeMismatch` when the value is not a `T`.
+    ///
+    /// - Parameters:
+    ///   - column: the column's name.
+    ///   - type: the type to read the value as.
+    /// - Returns: the value after the change, or nil.
+    ///
+    /// - Complexity: O(c) for c columns in the change.
     public func newValue<T: SQLiteValueConvertible>(_ column: String, as type: T.Type = T.self) throws -> T? {
         try Self.value(column, in: new)
     }

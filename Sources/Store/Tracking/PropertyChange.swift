@@ -11,6 +11,9 @@ public struct PropertyChange: Sendable, Hashable {
     /// (nil when it was NULL).
     ///
     /// - Throws: `.typeMismatch` naming the column when the value is not a `T`.
+    ///
+    /// - Parameter type: the type to read the value as.
+    /// - Returns: the old value, or nil for NULL.
     public func oldValue<T: SQLiteValueConvertible>(as type: T.Type = T.self) throws -> T? {
         try Self.typed(oldValue, name)
     }
@@ -18,6 +21,9 @@ public struct PropertyChange: Sendable, Hashable {
     /// Its value after the commit, typed (nil when it is NULL).
     ///
     /// - Throws: `.typeMismatch` naming the column when the value is not a `T`.
+    ///
+    /// - Parameter type: the type to read the value as.
+    /// - Returns: the new value, or nil for NULL.
     public func newValue<T: SQLiteValueConvertible>(as type: T.Type = T.self) throws -> T? {
         try Self.typed(newValue, name)
     }
@@ -26,6 +32,9 @@ public struct PropertyChange: Sendable, Hashable {
     /// `change.oldValue(as: \Person.age)` is an `Int?`.
     ///
     /// - Throws: `.typeMismatch` when the value is not a `V` (NULL for a non-optional `V`).
+    ///
+    /// - Parameter keyPath: the model's property whose type the value takes.
+    /// - Returns: the old value.
     public func oldValue<M: Model, V: SQLiteValueConvertible>(as keyPath: KeyPath<M, V>) throws -> V {
         try Self.exactly(oldValue, name)
     }
@@ -33,6 +42,9 @@ public struct PropertyChange: Sendable, Hashable {
     /// Its value after the commit, as the type of a model's property.
     ///
     /// - Throws: `.typeMismatch` when the value is not a `V` (NULL for a non-optional `V`).
+    ///
+    /// - Parameter keyPath: the model's property whose type the value takes.
+    /// - Returns: the new value.
     public func newValue<M: Model, V: SQLiteValueConvertible>(as keyPath: KeyPath<M, V>) throws -> V {
         try Self.exactly(newValue, name)
     }
@@ -60,6 +72,10 @@ extension Array where Element == PropertyChange {
     ///
     /// - Throws: `.unknownColumn` when the key path is not a column (see
     ///   `Model.columnName(for:)`), `.typeMismatch` when a value is not a `V`.
+    ///
+    /// - Parameter keyPath: the model's property.
+    /// - Returns: its old and new values, or nil when its column did not change.
+    /// - Complexity: O(c) for c changed columns.
     public func values<M: Model, V: SQLiteValueConvertible>(of keyPath: KeyPath<M, V>) throws -> (old: V, new: V)? {
         let column = try M.column(for: keyPath).get()
         guard let change = first(where: { $0.name == column }) ?? first(where: { $0.name.lowercased() == column.lowercased() }) else {
