@@ -16,6 +16,12 @@ public struct AppState: Hashable {
     public var temperatureHigh: Double
 
     /// Creates the state row.
+    ///
+    /// - Parameters:
+    ///   - id: the row's id (there is one row).
+    ///   - currentUserID: the signed-in person, if any.
+    ///   - temperatureLow: the low limit.
+    ///   - temperatureHigh: the high limit.
     public init(id: Int64 = AppState.singletonID, currentUserID: Int64? = nil, temperatureLow: Double = 15, temperatureHigh: Double = 25) {
         self.id = id
         self.currentUserID = currentUserID

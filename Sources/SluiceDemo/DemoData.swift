@@ -16,6 +16,8 @@ public struct DemoData {
         public var conversations: Int?
 
         /// A size with `people` people.
+        ///
+        /// - Parameter people: how many people.
         public init(people: Int) { self.people = people }
     }
 
@@ -56,6 +58,8 @@ public struct DemoData {
     private var random: SplitMix64
 
     /// Creates a generator with a seed.
+    ///
+    /// - Parameter seed: the seed: the same seed makes the same data.
     public init(seed: UInt64 = 42) {
         random = SplitMix64(seed: seed)
     }
@@ -67,6 +71,9 @@ public struct DemoData {
     ///   - store: the store to write to.
     ///   - progress: called now and then with a phase name, the number of
     ///     rows done and the total, for a progress bar.
+    ///
+    /// - Returns: how many rows of each table were inserted.
+    /// - Throws: `StoreError` from the write (nothing is inserted then).
     @discardableResult
     public mutating func insert(
         _ size: Size, into store: Store, progress: (String, Int, Int) -> Void = { _, _, _ in }
@@ -75,6 +82,13 @@ public struct DemoData {
     }
 
     /// Inserts demo data in the current transaction.
+    ///
+    /// - Parameters:
+    ///   - size: how many people (and, in proportion, packages and messages).
+    ///   - tx: the transaction to write in.
+    ///   - progress: called now and then with a phase name, the rows done and the total.
+    /// - Returns: how many rows of each table were inserted.
+    /// - Throws: `StoreError` from a write (the caller's transaction then rolls back).
     public mutating func insert(
         _ size: Size, into tx: Database, progress: (String, Int, Int) -> Void = { _, _, _ in }
     ) throws -> Counts {
@@ -122,6 +136,8 @@ public struct DemoData {
     }
 
     /// A random person.
+    ///
+    /// - Returns: the person, not stored.
     public mutating func makePerson() -> Person {
         let first = pick(Self.firstNames)
         let last = pick(Self.lastNames)
@@ -163,8 +179,12 @@ public struct DemoData {
 public struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
     /// A generator that starts from `seed`.
+    ///
+    /// - Parameter seed: the first state.
     public init(seed: UInt64) { state = seed }
     /// The next 64 random bits.
+    ///
+    /// - Returns: the bits.
     public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state

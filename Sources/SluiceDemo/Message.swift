@@ -16,6 +16,13 @@ public struct Message: Hashable {
     public var sentAt: Date
 
     /// Creates a message.
+    ///
+    /// - Parameters:
+    ///   - id: its id; nil for SQLite to assign one.
+    ///   - conversationID: the conversation it belongs to.
+    ///   - sender: who sent it.
+    ///   - text: what it says.
+    ///   - sentAt: when it was sent.
     public init(id: Int64? = nil, conversationID: Int64, sender: String, text: String, sentAt: Date = Date()) {
         self.id = id
         self.conversationID = conversationID

@@ -14,6 +14,12 @@ public struct Package: Hashable {
     public var createdAt: Date
 
     /// Creates a package.
+    ///
+    /// - Parameters:
+    ///   - id: its id; nil for SQLite to assign one.
+    ///   - recipientID: the person it goes to.
+    ///   - senderID: the person who sends it, if known.
+    ///   - createdAt: when it was made.
     public init(id: Int64? = nil, recipientID: Int64, senderID: Int64? = nil, createdAt: Date = Date()) {
         self.id = id
         self.recipientID = recipientID

@@ -23,6 +23,17 @@ public struct Person: Hashable {
     public var country: String?
 
     /// Creates a person.
+    ///
+    /// - Parameters:
+    ///   - id: the id; nil for SQLite to assign one.
+    ///   - firstName: the first name.
+    ///   - lastName: the last name.
+    ///   - age: the age, if known.
+    ///   - email: the e-mail address, if any.
+    ///   - street: the street address.
+    ///   - city: the city.
+    ///   - postalCode: the postal code.
+    ///   - country: the country.
     public init(
         id: Int64? = nil, firstName: String, lastName: String, age: Int? = nil, email: String? = nil,
         street: String? = nil, city: String? = nil, postalCode: String? = nil, country: String? = nil

@@ -9,6 +9,16 @@ import SwiftSyntaxMacros
 /// that agree with them, a column-by-column row reader (`init(row:)`) and
 /// writer (`write(to:)`), and the key path ↔ column map of the typed API.
 public struct TableMacro: MemberMacro, ExtensionMacro {
+    /// The members that belong in the struct itself: its `CodingKeys`, and a
+    /// public model's public memberwise initializer.
+    ///
+    /// - Parameters:
+    ///   - node: the `@Table` attribute (its optional table name).
+    ///   - declaration: the declaration it is attached to; only a struct is accepted.
+    ///   - protocols: the conformances the compiler asks for.
+    ///   - context: where diagnostics go.
+    /// - Returns: the members; none after a diagnostic.
+    /// - Throws: never for bad input: a problem is a diagnostic at its place.
     public static func expansion(
         of node: AttributeSyntax, providingMembersOf declaration: some DeclGroupSyntax,
         conformingTo protocols: [TypeSyntax], in context: some MacroExpansionContext
@@ -21,6 +31,17 @@ public struct TableMacro: MemberMacro, ExtensionMacro {
         return model.memberwiseInitializer() + model.codingKeys()
     }
 
+    /// The extension that makes the struct a model: the table name, the column
+    /// names, `init(row:)`, `write(to:)` and the key path ↔ column map.
+    ///
+    /// - Parameters:
+    ///   - node: the `@Table` attribute.
+    ///   - declaration: the struct.
+    ///   - type: the struct's type, as written.
+    ///   - protocols: the conformances the compiler asks for.
+    ///   - context: where diagnostics go (the member expansion reports them).
+    /// - Returns: the extension; none for a declaration that is not a struct.
+    /// - Throws: an error of SwiftSyntax's parser if the generated source did not parse.
     public static func expansion(
         of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax, providingExtensionsOf type: some TypeSyntaxProtocol,
         conformingTo protocols: [TypeSyntax], in context: some MacroExpansionContext
@@ -39,6 +60,14 @@ public struct TableMacro: MemberMacro, ExtensionMacro {
 
 /// `@ColumnName("name")` on a stored property of a `@Table` struct: its column's name.
 public struct ColumnNameMacro: PeerMacro {
+    /// Checks the marker: a stored property and a string literal.
+    ///
+    /// - Parameters:
+    ///   - node: the `@ColumnName` attribute.
+    ///   - declaration: the declaration it is attached to.
+    ///   - context: where diagnostics go.
+    /// - Returns: no peers (the name is read by `@Table`).
+    /// - Throws: never; a problem is a diagnostic.
     public static func expansion(
         of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext
     ) throws -> [DeclSyntax] {
@@ -55,6 +84,14 @@ public struct ColumnNameMacro: PeerMacro {
 
 /// `@Transient` on a stored property of a `@Table` struct: not a column.
 public struct TransientMacro: PeerMacro {
+    /// Checks the marker: a stored property.
+    ///
+    /// - Parameters:
+    ///   - node: the `@Transient` attribute.
+    ///   - declaration: the declaration it is attached to.
+    ///   - context: where diagnostics go.
+    /// - Returns: no peers (`@Table` leaves the property out).
+    /// - Throws: never; a problem is a diagnostic.
     public static func expansion(
         of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext
     ) throws -> [DeclSyntax] {

@@ -17,6 +17,12 @@ extension SyncClient {
     }
 
     /// The quarantined transactions of `store`, oldest first.
+    ///
+    /// - Parameters:
+    ///   - store: the store.
+    ///   - configuration: the sync configuration the store is synced with.
+    /// - Returns: the transactions this device could not apply, each with its error.
+    /// - Throws: `StoreError` when the sync tables cannot be read.
     public static func quarantined(in store: Store, configuration: SyncConfiguration) throws -> [QuarantinedTransaction] {
         let engine = SyncEngine(configuration: configuration)
         return try store.read { db in
@@ -27,6 +33,12 @@ extension SyncClient {
     /// Applies the quarantined transactions of `store` again, oldest first, each as it is now
     /// (values a later transaction changed are applied anyway: it comes late); those that
     /// fail again stay, with the new error. Returns those that stay.
+    ///
+    /// - Parameters:
+    ///   - store: the store.
+    ///   - configuration: the sync configuration the store is synced with.
+    /// - Returns: the transactions that still fail.
+    /// - Throws: `StoreError` when the sync tables cannot be read or written.
     @discardableResult
     public static func retryQuarantined(in store: Store, configuration: SyncConfiguration) throws -> [QuarantinedTransaction] {
         let engine = SyncEngine(configuration: configuration)
@@ -53,6 +65,12 @@ extension SyncClient {
 
     /// Drops the quarantined transactions of `store`: this device keeps its rows without
     /// them. Returns how many it dropped.
+    ///
+    /// - Parameters:
+    ///   - store: the store.
+    ///   - configuration: the sync configuration the store is synced with.
+    /// - Returns: how many transactions were dropped.
+    /// - Throws: `StoreError` when the sync tables cannot be written.
     @discardableResult
     public static func discardQuarantined(in store: Store, configuration: SyncConfiguration) throws -> Int {
         let engine = SyncEngine(configuration: configuration)

@@ -78,6 +78,12 @@ public actor SyncClient {
     }
 
     /// The sync state saved in `store` (nil when it has never been synced); changes nothing.
+    ///
+    /// - Parameters:
+    ///   - store: the store.
+    ///   - configuration: the sync configuration.
+    /// - Returns: the saved state, or nil.
+    /// - Throws: `StoreError` when the sync tables cannot be read.
     public static func savedState(of store: Store, configuration: SyncConfiguration) throws -> SavedState? {
         let engine = SyncEngine(configuration: configuration)
         return try store.read { db in
@@ -95,6 +101,9 @@ public actor SyncClient {
     public private(set) var snapshot = Snapshot(status: .idle, pendingChangeCount: 0, lastSync: nil, cursor: 0)
 
     /// The quarantined transactions of this client's store (see ``QuarantinedTransaction``).
+    ///
+    /// - Returns: the quarantined transactions, oldest first.
+    /// - Throws: `StoreError` when the sync tables cannot be read.
     public func quarantined() throws -> [QuarantinedTransaction] {
         try Self.quarantined(in: store, configuration: engine.configuration)
     }
@@ -109,6 +118,12 @@ public actor SyncClient {
     ///
     /// - Throws: `.unknownTable` / `.unsupportedTable` for a synced table this store
     ///   cannot sync (it must have an `INTEGER PRIMARY KEY` or none).
+    ///
+    /// - Parameters:
+    ///   - store: the store to sync.
+    ///   - server: the service's base URL.
+    ///   - token: the bearer token the service issued for this user and space.
+    ///   - configuration: the synced tables and how conflicts are settled.
     public init(store: Store, server: URL, token: String, configuration: SyncConfiguration) throws {
         self.store = store
         engine = SyncEngine(configuration: configuration)
@@ -138,6 +153,9 @@ public actor SyncClient {
     }
 
     /// Local transactions not pushed yet.
+    ///
+    /// - Returns: how many local transactions wait to be pushed.
+    /// - Throws: `StoreError` when the change log cannot be read.
     public func pendingChangeCount() async throws -> Int {
         let engine = engine
         return try await store.read { db in try engine.pendingCount(db) }

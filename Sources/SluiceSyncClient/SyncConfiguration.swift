@@ -66,9 +66,16 @@ public struct SyncConfiguration: Sendable {
     public var uploadBatchRows = 10_000
 
     /// A configuration for `tables`, last writer wins everywhere, deletes win.
+    ///
+    /// - Parameter tables: the tables to sync.
     public init(tables: [String]) { self.tables = tables }
 
     /// The policy of one column.
+    ///
+    /// - Parameters:
+    ///   - table: the table's name.
+    ///   - column: the column's name.
+    /// - Returns: the policy that settles a conflict on it.
     public func policy(table: String, column: String) -> ConflictPolicy {
         let table = table.lowercased()
         if let policy = columnPolicies.first(where: { $0.key.lowercased() == "\(table).\(column.lowercased())" })?.value { return policy }

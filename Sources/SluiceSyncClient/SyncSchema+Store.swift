@@ -6,6 +6,12 @@ extension SyncSchema {
     /// The schema of `tables` as `db` has them: what a sync service registers so that it
     /// refuses changes that do not fit. The integer primary key is left out (rows are
     /// named by global id); foreign keys to other synced tables become references.
+    ///
+    /// - Parameters:
+    ///   - db: a database the tables are in.
+    ///   - tables: the synced tables.
+    /// - Throws: `StoreError` (`.unknownTable`, or `.unsupportedTable` for a table
+    ///   whose primary key is not an integer).
     public init(_ db: Database, tables: [String]) throws {
         let names = try tables.map { try db.tableInfo($0).name }
         let synced = Set(names.map { $0.lowercased() })

@@ -26,6 +26,8 @@ public final class SyncStatus {
     @ObservationIgnored nonisolated(unsafe) private var task: Task<Void, Never>?
 
     /// Follows `client` until this object is released.
+    ///
+    /// - Parameter client: the client to follow.
     public init(_ client: SyncClient) {
         let updates = client.updates
         task = Task { [weak self] in

@@ -13,10 +13,14 @@ public final class FirstAnswer<Value: Sendable>: @unchecked Sendable {
     private var continuation: CheckedContinuation<Value, any Error>?
     private var result: Result<Value, any Error>?
 
+    /// A race with no answer yet.
     public init() {}
 
     /// Registers the waiting caller. Returns false, the caller already resumed, when the
     /// answer came first.
+    ///
+    /// - Parameter continuation: the caller's continuation, resumed with the answer.
+    /// - Returns: whether the caller now waits (false: it was resumed at once).
     @discardableResult
     public func wait(_ continuation: CheckedContinuation<Value, any Error>) -> Bool {
         let early: Result<Value, any Error>? = lock.withLock {
@@ -29,6 +33,9 @@ public final class FirstAnswer<Value: Sendable>: @unchecked Sendable {
     }
 
     /// Gives `result` unless an answer was given already; true when it was this one.
+    ///
+    /// - Parameter result: the answer.
+    /// - Returns: whether this was the first answer (and was given).
     @discardableResult
     public func finish(_ result: Result<Value, any Error>) -> Bool {
         let (continuation, first): (CheckedContinuation<Value, any Error>?, Bool) = lock.withLock {

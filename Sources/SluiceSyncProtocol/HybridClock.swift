@@ -9,9 +9,13 @@ public struct HybridClock: Sendable, Hashable, Comparable, Codable, CustomString
     public let rawValue: Int64
 
     /// A reading from its packed value.
+    ///
+    /// - Parameter rawValue: milliseconds since 1970 shifted left by 16, plus the counter.
     public init(rawValue: Int64) { self.rawValue = rawValue }
 
     /// The reading for a wall-clock time, counter zero.
+    ///
+    /// - Parameter date: the wall-clock time (before 1970 reads as zero).
     public init(date: Date) {
         let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
         rawValue = max(0, milliseconds) << 16
@@ -22,12 +26,18 @@ public struct HybridClock: Sendable, Hashable, Comparable, Codable, CustomString
 
     /// The next reading for a local event at `date`: later than `self` and than the
     /// wall clock.
+    ///
+    /// - Parameter date: the wall-clock time of the event.
+    /// - Returns: the reading: the wall clock's, or one past `self` when the wall clock is behind.
     public func tick(at date: Date) -> HybridClock {
         let wall = HybridClock(date: date)
         return wall.rawValue > rawValue ? wall : HybridClock(rawValue: rawValue &+ 1)
     }
 
     /// This reading after receiving `other`: the later of the two.
+    ///
+    /// - Parameter other: a reading received from elsewhere.
+    /// - Returns: the later of the two.
     public func receiving(_ other: HybridClock) -> HybridClock { max(self, other) }
 
     /// The wall-clock part.

@@ -22,6 +22,12 @@ public struct SyncChange: Sendable, Hashable, Codable {
     public var values: [String: SyncValue]?
 
     /// A change.
+    ///
+    /// - Parameters:
+    ///   - table: the table, as the registered schema names it.
+    ///   - id: the row's global id.
+    ///   - op: what happened to the row.
+    ///   - values: the column values (nil for a delete).
     public init(table: String, id: String, op: Operation, values: [String: SyncValue]? = nil) {
         self.table = table
         self.id = id
@@ -49,6 +55,14 @@ public struct SyncTransaction: Sendable, Hashable, Codable {
     public var changes: [SyncChange]
 
     /// A transaction.
+    ///
+    /// - Parameters:
+    ///   - seq: its place in the space's history (nil in a push).
+    ///   - device: the device that wrote it.
+    ///   - local: the device's own number for it.
+    ///   - clock: when it was committed, by the device's hybrid logical clock.
+    ///   - sent: in a pull, the clock the device pushed (nil otherwise).
+    ///   - changes: its row changes, in order.
     public init(seq: Int64? = nil, device: String, local: Int64, clock: HybridClock, sent: HybridClock? = nil, changes: [SyncChange]) {
         self.seq = seq
         self.device = device
@@ -69,6 +83,11 @@ public struct PushRequest: Sendable, Hashable, Codable {
     public var transactions: [SyncTransaction]
 
     /// A push.
+    ///
+    /// - Parameters:
+    ///   - device: the pushing device's id.
+    ///   - base: the last sequence the device has pulled.
+    ///   - transactions: the transactions, oldest first.
     public init(device: String, base: Int64, transactions: [SyncTransaction]) {
         self.device = device
         self.base = base
@@ -91,6 +110,11 @@ public struct PushResponse: Sendable, Hashable, Codable {
     public var clamped: Int?
 
     /// A response.
+    ///
+    /// - Parameters:
+    ///   - head: the sequence of the push's last transaction.
+    ///   - appended: how many transactions were appended.
+    ///   - clamped: how many carried a clock ahead of the service's (nil for none).
     public init(head: Int64, appended: Int, clamped: Int? = nil) {
         self.head = head
         self.appended = appended
@@ -107,6 +131,10 @@ public struct PullResponse: Sendable, Hashable, Codable {
     public var head: Int64
 
     /// A page.
+    ///
+    /// - Parameters:
+    ///   - transactions: the transactions after `since`, oldest first.
+    ///   - head: the history's head when the page was read.
     public init(transactions: [SyncTransaction], head: Int64) {
         self.transactions = transactions
         self.head = head
@@ -122,6 +150,10 @@ public struct SyncErrorBody: Sendable, Hashable, Codable, Error, CustomStringCon
     public var message: String
 
     /// An error body.
+    ///
+    /// - Parameters:
+    ///   - error: the stable code.
+    ///   - message: what was wrong, naming the table, column or field at fault.
     public init(error: String, message: String) {
         self.error = error
         self.message = message

@@ -38,6 +38,14 @@ public struct SyncSchema: Sendable, Hashable, Codable {
         public var onDelete: ReferenceAction?
 
         /// A column.
+        ///
+        /// - Parameters:
+        ///   - name: the column's name.
+        ///   - type: the kind of value it holds.
+        ///   - isNullable: whether it may be NULL.
+        ///   - hasDefault: whether an insert may leave it out.
+        ///   - references: the synced table a foreign key points at, if any.
+        ///   - onDelete: what the foreign key does when the row it points at is deleted.
         public init(name: String, type: ColumnType, isNullable: Bool, hasDefault: Bool = false, references: String? = nil,
                     onDelete: ReferenceAction? = nil) {
             self.name = name
@@ -97,6 +105,11 @@ public struct SyncSchema: Sendable, Hashable, Codable {
         public var sql: String?
 
         /// A table.
+        ///
+        /// - Parameters:
+        ///   - name: the table's name.
+        ///   - columns: its synced columns (the integer primary key left out).
+        ///   - sql: its `CREATE TABLE` statement, whose CHECK constraints the service applies (nil: none).
         public init(name: String, columns: [Column], sql: String? = nil) {
             self.name = name
             self.columns = columns
@@ -104,6 +117,9 @@ public struct SyncSchema: Sendable, Hashable, Codable {
         }
 
         /// The column named `name` (ASCII case-insensitive, as SQLite).
+        ///
+        /// - Parameter name: the column's name, in any ASCII case.
+        /// - Returns: the column, or nil.
         public func column(named name: String) -> Column? {
             columns.first { $0.name.lowercased() == name.lowercased() }
         }
@@ -113,9 +129,14 @@ public struct SyncSchema: Sendable, Hashable, Codable {
     public var tables: [Table]
 
     /// A schema.
+    ///
+    /// - Parameter tables: the synced tables.
     public init(tables: [Table]) { self.tables = tables }
 
     /// The table named `name` (ASCII case-insensitive, as SQLite).
+    ///
+    /// - Parameter name: the table's name, in any ASCII case.
+    /// - Returns: the table, or nil.
     public func table(named name: String) -> Table? {
         tables.first { $0.name.lowercased() == name.lowercased() }
     }
@@ -124,6 +145,10 @@ public struct SyncSchema: Sendable, Hashable, Codable {
     public static let maximumIDLength = 128
 
     /// Checks one change; the error names the table, row and column at fault.
+    ///
+    /// - Parameter change: the change to check.
+    /// - Throws: `SyncErrorBody` (`invalid`) naming the unknown table or
+    ///   column, the value of the wrong type, or the missing required column.
     public func validate(_ change: SyncChange) throws(SyncErrorBody) {
         _ = try normalized(change)
     }
@@ -131,6 +156,10 @@ public struct SyncSchema: Sendable, Hashable, Codable {
     /// The change with its table and columns named as this schema spells them (SQLite's
     /// names are ASCII case-insensitive: `AGE` and `age` are one column, stored once), after
     /// the checks of ``validate(_:)``; a change that names one column twice is refused.
+    ///
+    /// - Parameter change: the change to check.
+    /// - Returns: the change, spelled as the schema spells its names.
+    /// - Throws: `SyncErrorBody` (`invalid`), as ``validate(_:)``, or for a column named twice.
     public func normalized(_ change: SyncChange) throws(SyncErrorBody) -> SyncChange {
         guard let table = table(named: change.table) else {
             throw SyncErrorBody(error: "invalid", message: "unknown table '\(change.table)'")

@@ -27,6 +27,8 @@ public struct LiveResults<Element: Sendable>: DynamicProperty {
     /// Follows these results. (SwiftUI keeps the first array it is given;
     /// as with any `@State`, the expression runs again when the view is
     /// re-created, and the extra array is released at once.)
+    ///
+    /// - Parameter results: the live query.
     public init(_ results: Results<Element>) {
         _array = State(wrappedValue: ObservableArray(results) { $0 })
     }

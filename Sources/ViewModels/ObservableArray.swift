@@ -69,6 +69,8 @@ public final class ObservableArray<Item>: LiveCollection<[Item], ArrayChange<Ite
 
 extension ObservableArray {
     /// Maps with the item type's own initializer.
+    ///
+    /// - Parameter results: the live query; each row becomes an `Item(row)`.
     public convenience init(_ results: Results<Item.Source>) where Item: ViewModelItem {
         self.init(results) { Item($0) }
     }

@@ -60,6 +60,8 @@ public final class ObservableSections<Key: Hashable & Sendable, Item>: LiveColle
 
 extension ObservableSections {
     /// Maps with the item type's own initializer.
+    ///
+    /// - Parameter sectioned: the live sections; each row becomes an `Item(row)`.
     public convenience init(_ sectioned: SectionedResults<Key, Item.Source>) where Item: ViewModelItem {
         self.init(sectioned) { Item($0) }
     }

@@ -20,6 +20,11 @@ public struct SimulatedSession<C: Clock>: ChatSession where C.Duration == Durati
     public let clock: C
 
     /// A friend who replies after `delay` on `clock`.
+    ///
+    /// - Parameters:
+    ///   - friend: the friend's name, the replies' sender.
+    ///   - delay: how long a reply takes.
+    ///   - clock: the clock the delay is measured on (a test's own clock makes it instant).
     public init(friend: String, delay: Duration = .seconds(2), clock: C) {
         self.friend = friend
         self.delay = delay
@@ -27,6 +32,10 @@ public struct SimulatedSession<C: Clock>: ChatSession where C.Duration == Durati
     }
 
     /// Echoes the message with a friendly remark, after the delay.
+    ///
+    /// - Parameter text: the message sent.
+    /// - Returns: the reply's sender and text, or nil for no reply.
+    /// - Throws: `CancellationError` when the task is cancelled during the delay.
     public func reply(to text: String) async throws -> (sender: String, text: String)? {
         try await clock.sleep(for: delay)
         return (friend, "You said: \(text)")
@@ -49,6 +58,8 @@ public final class ConversationViewModel: ObservableObject {
         /// Whether the local user sent it.
         public let isMine: Bool
         /// Makes an item.
+        ///
+        /// - Parameter message: the message.
         public init(_ message: Message) {
             id = message.id ?? 0
             sender = message.sender
@@ -72,6 +83,11 @@ public final class ConversationViewModel: ObservableObject {
     private var cancellables = Set<AnyCancellable>()
 
     /// A conversation's history; `session` answers sent messages.
+    ///
+    /// - Parameters:
+    ///   - store: the store.
+    ///   - conversationID: the conversation to show.
+    ///   - session: who answers sent messages; nobody when nil.
     public init(store: Store, conversationID: Int64, session: (any ChatSession)? = nil) {
         writes = WriteQueue(store: store)
         self.conversationID = conversationID
@@ -89,6 +105,8 @@ public final class ConversationViewModel: ObservableObject {
 
     /// Stores a message from the local user (returning when it is stored),
     /// then lets the session reply.
+    ///
+    /// - Parameter text: the message to send.
     public func send(_ text: String) async {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { return }

@@ -18,6 +18,8 @@ public final class CurrentUserModel: ObservableObject {
     private var userSubscription: AnyCancellable?
 
     /// Follows the app state of `store`.
+    ///
+    /// - Parameter store: the store.
     public init(store: Store) {
         self.store = store
         writes = WriteQueue(store: store)
@@ -46,6 +48,8 @@ public final class CurrentUserModel: ObservableObject {
 
     /// Makes a person the current user (nil signs out); returns when stored
     /// (`lastError` holds the error when that failed).
+    ///
+    /// - Parameter id: the person's id, or nil to sign out.
     public func setCurrentUser(_ id: Int64?) async {
         await writes.perform { tx in
             try tx.update(AppState.self, id: AppState.singletonID) { $0.currentUserID = id }

@@ -20,6 +20,8 @@ public final class PackageViewModel: ObservableObject {
         /// "title weight" (weight in grams).
         public let description: String
         /// Makes an item.
+        ///
+        /// - Parameter content: the package's item.
         public init(_ content: PackageContent) {
             id = content.id ?? 0
             description = "\(content.title) \(content.weight)"
@@ -70,6 +72,10 @@ public final class PackageViewModel: ObservableObject {
     /// An editor for a package.
     ///
     /// - Throws: `.notFound` when the package does not exist.
+    ///
+    /// - Parameters:
+    ///   - store: the store.
+    ///   - packageID: the package to edit.
     public init(store: Store, packageID: Int64) throws {
         self.store = store
         writes = WriteQueue(store: store)
@@ -168,6 +174,10 @@ public final class PackageViewModel: ObservableObject {
     }
 
     /// Adds an item at the end of the contents.
+    ///
+    /// - Parameters:
+    ///   - title: the item's title.
+    ///   - weight: its weight in grams.
     public func addItem(title: String, weight: Int) async {
         let packageID = packageID
         await writes.perform { tx in

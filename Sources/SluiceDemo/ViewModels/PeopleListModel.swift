@@ -47,6 +47,8 @@ public final class PeopleListModel {
     @ObservationIgnored private let writes: WriteQueue
 
     /// A people list over a store; `items` holds the first result at once.
+    ///
+    /// - Parameter store: the store.
     public init(store: Store) {
         self.store = store
         writes = WriteQueue(store: store)
@@ -66,12 +68,16 @@ public final class PeopleListModel {
     /// Adds the person in the form, clearing the form at once (and filling
     /// it back when the write fails); returns the stored person, or nil
     /// when a name is empty or the write failed (`lastError` says why).
+    ///
+    /// - Returns: the stored person, or nil.
     @discardableResult
     public func addPerson() async -> Person? {
         await writes.addPerson(from: self, firstName: \.firstName, lastName: \.lastName)
     }
 
     /// Deletes the people at these positions of the current list.
+    ///
+    /// - Parameter offsets: positions in `items`.
     public func delete(at offsets: IndexSet) async {
         let ids = offsets.compactMap { $0 < items.count ? items[$0].id : nil }
         await writes.perform { tx in for id in ids { try tx.delete(Person.self, id: id) } }

@@ -15,6 +15,8 @@ public final class PeopleViewModel: ObservableObject {
         public let name: String
 
         /// Makes an item from a person.
+        ///
+        /// - Parameter person: the person.
         public init(_ person: Person) {
             id = person.id ?? 0
             name = person.fullName
@@ -63,6 +65,8 @@ public final class PeopleViewModel: ObservableObject {
     private var forwarding: [AnyCancellable] = []
 
     /// A people list over a store.
+    ///
+    /// - Parameter store: the store.
     public init(store: Store) {
         self.store = store
         writes = WriteQueue(store: store)
@@ -100,6 +104,9 @@ public final class PeopleViewModel: ObservableObject {
     }
 
     /// The section title of a person: the first letter of the first name, upper-cased ("#" when there is none).
+    ///
+    /// - Parameter person: the person.
+    /// - Returns: the section title.
     public nonisolated static func initial(of person: Person) -> String {
         person.firstName.first.map { String($0).uppercased() } ?? "#"
     }
@@ -119,12 +126,16 @@ public final class PeopleViewModel: ObservableObject {
     /// Adds the person in the form, clearing the form at once (and filling
     /// it back when the write fails); returns the stored person, or nil
     /// when a name is empty or the write failed (`lastError` says why).
+    ///
+    /// - Returns: the stored person, or nil.
     @discardableResult
     public func addPerson() async -> Person? {
         await writes.addPerson(from: self, firstName: \.firstName, lastName: \.lastName)
     }
 
     /// Deletes the people at these positions of the current list.
+    ///
+    /// - Parameter offsets: positions in `people.items`.
     public func delete(at offsets: IndexSet) async {
         let ids = offsets.compactMap { $0 < people.items.count ? people.items[$0].id : nil }
         await writes.perform { tx in for id in ids { try tx.delete(Person.self, id: id) } }

@@ -31,6 +31,10 @@ public final class ReactiveFormModel: ObservableObject {
     private let personID: Int64
 
     /// A form that sets the e-mail of person `personID`.
+    ///
+    /// - Parameters:
+    ///   - store: the store.
+    ///   - personID: the person whose e-mail the form sets.
     public init(store: Store, personID: Int64) {
         writes = WriteQueue(store: store)
         self.personID = personID
@@ -39,6 +43,11 @@ public final class ReactiveFormModel: ObservableObject {
     }
 
     /// The article's rules.
+    ///
+    /// - Parameters:
+    ///   - value: the value typed.
+    ///   - repeated: the value typed again.
+    /// - Returns: the messages of the rules broken; none when the form is valid.
     public static func messages(_ value: String, _ repeated: String) -> [String] {
         var messages: [String] = []
         if repeated != value { messages.append(mismatchMessage) }
@@ -53,6 +62,8 @@ public final class ReactiveFormModel: ObservableObject {
 
     /// Stores the value as the person's e-mail; false when the form is not
     /// valid or the write failed (`lastError` says why).
+    ///
+    /// - Returns: whether the e-mail was stored.
     @discardableResult
     public func submit() async -> Bool {
         guard validationMessages.isEmpty else { return false }

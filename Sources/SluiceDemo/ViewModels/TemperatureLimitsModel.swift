@@ -38,6 +38,8 @@ public final class TemperatureLimitsModel: ObservableObject {
     private var updatingText = false
 
     /// Limits kept in `store`'s app state.
+    ///
+    /// - Parameter store: the store.
     public init(store: Store) {
         writes = WriteQueue(store: store)
         writes.failed = { [weak self] error in self?.lastError = error }
@@ -80,11 +82,15 @@ public final class TemperatureLimitsModel: ObservableObject {
     }
 
     /// Sets the low limit, pushing the high one up when needed.
+    ///
+    /// - Parameter value: the new low limit.
     public func setLow(_ value: Double) {
         save(low: value, high: max(high, value + Self.minimumGap))
     }
 
     /// Sets the high limit, pushing the low one down when needed.
+    ///
+    /// - Parameter value: the new high limit.
     public func setHigh(_ value: Double) {
         save(low: min(low, value - Self.minimumGap), high: value)
     }
