@@ -16,6 +16,12 @@ enum CommandLineRewriter {
         "--format": ["query", "watch", "history"],
     ]
 
+    /// The arguments with a leading option moved after its command, and a
+    /// negative number joined to the option before it.
+    ///
+    /// - Parameter arguments: the arguments after the program's name.
+    /// - Returns: the arguments for the parser.
+    /// - Throws: `ValidationError` for a leading option the command does not take.
     static func rewrite(_ arguments: [String]) throws -> [String] {
         var arguments = joinNegativeValues(arguments)
         var moved: [String] = []
@@ -65,6 +71,7 @@ enum CommandLineRewriter {
         return result
     }
 
+    /// Whether an argument is a negative number (`-5`, `-1.5`), not an option.
     private static func isNegativeNumber(_ text: String) -> Bool {
         text.count > 1 && text.hasPrefix("-") && Double(text) != nil
     }

@@ -3,6 +3,7 @@ import Sluice
 
 /// `sluice`: seed, query and migrate a Sluice database from the shell.
 struct Sluice: AsyncParsableCommand {
+    /// The command's name, abstract and discussion, as `--help` shows them.
     static let configuration = CommandConfiguration(
         commandName: "sluice",
         abstract: "Seed, query, watch and migrate a Sluice store (a plain SQLite file), or try its view models in a terminal demo.",

@@ -1,7 +1,9 @@
 import SwiftCompilerPlugin
 import SwiftSyntaxMacros
 
+/// The compiler plugin that provides Sluice's macros.
 @main
 struct SluiceMacrosPlugin: CompilerPlugin {
+    /// `@Table`, `@ColumnName` and `@Transient`.
     let providingMacros: [any Macro.Type] = [TableMacro.self, ColumnNameMacro.self, TransientMacro.self]
 }

@@ -4,16 +4,26 @@ import SwiftSyntax
 import SwiftSyntaxBuilder
 import SwiftSyntaxMacros
 
+/// What `@Table` and its markers report at the place of a problem, as compiler errors.
 enum TableDiagnostic: DiagnosticMessage {
+    /// `@Table` on a class, enum, actor or protocol.
     case notAStruct(kind: String)
+    /// A stored property whose type is not written out.
     case missingType(name: String)
+    /// A `@Transient` property without a default value.
     case transientNeedsDefault(name: String)
+    /// A struct with no stored property.
     case noStoredProperties(type: String)
+    /// A struct with no `id` property.
     case noID(type: String)
+    /// `@Table(...)` with a name that is not a string literal.
     case tableNameNotALiteral
+    /// `@ColumnName(...)` with a name that is not a string literal.
     case columnNameNotALiteral
+    /// A marker on something that is not a stored property.
     case markerOnNonStored(marker: String)
 
+    /// The sentence the compiler shows: what is wrong and what to write instead.
     var message: String {
         switch self {
         case .notAStruct(let kind):
@@ -35,7 +45,9 @@ enum TableDiagnostic: DiagnosticMessage {
         }
     }
 
+    /// The case's name, under the `SluiceMacros` domain.
     var diagnosticID: MessageID { MessageID(domain: "SluiceMacros", id: "\(self)".prefix { $0 != "(" }.description) }
+    /// Always an error: the model would not map its columns.
     var severity: DiagnosticSeverity { .error }
 }
 
@@ -53,14 +65,17 @@ extension VariableDeclSyntax {
         return true
     }
 
+    /// The attribute of this name on the declaration, if any.
     func attribute(_ name: String) -> AttributeSyntax? {
         attributes.lazy.compactMap { $0.as(AttributeSyntax.self) }.first { $0.attributeName.trimmedDescription == name }
     }
 
+    /// Whether the declaration has an attribute of this name.
     func hasAttribute(_ name: String) -> Bool { attribute(name) != nil }
 }
 
 extension TypeSyntax {
+    /// Whether the type is written as an optional (`T?`, `T!`, `Optional<T>`).
     var isOptional: Bool {
         self.is(OptionalTypeSyntax.self) || self.is(ImplicitlyUnwrappedOptionalTypeSyntax.self)
             || trimmedDescription.hasPrefix("Optional<")
@@ -68,6 +83,7 @@ extension TypeSyntax {
 }
 
 extension DeclGroupSyntax {
+    /// How a diagnostic names the declaration's kind ("a class").
     var kindName: String {
         if self.is(ClassDeclSyntax.self) { return "a class" }
         if self.is(EnumDeclSyntax.self) { return "an enum" }

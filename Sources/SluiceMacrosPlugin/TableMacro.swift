@@ -105,24 +105,37 @@ public struct TransientMacro: PeerMacro {
 
 /// What `@Table` read off a struct.
 struct ModelDescription {
+    /// A stored property that is a column.
     struct Property {
+        /// The property's name.
         let name: String
+        /// Its column's name.
         let column: String
+        /// Its type, as written.
         let type: TypeSyntax
     }
 
     /// A parameter of the memberwise initializer, as Swift's implicit one has it.
     struct Parameter {
+        /// The parameter's name.
         let name: String
+        /// Its type.
         let type: TypeSyntax
+        /// Its default value's source, if any.
         let defaultValue: String?
     }
 
+    /// The struct's name.
     let typeName: String
+    /// The struct's access level (`public `, or empty), for the members made.
     let access: String
+    /// The table's name: `@Table("name")`'s, or the struct's name in snake_case.
     let tableName: String
+    /// The stored properties that are columns, in order.
     let properties: [Property]
+    /// The members the struct declares itself (the macro leaves those out).
     let declared: Set<String>
+    /// Whether the struct declares its own `CodingKeys`.
     let hasCodingKeys: Bool
     /// The memberwise initializer's parameters; nil when one property's type is not written
     /// out (Swift infers it; the macro cannot).
@@ -241,6 +254,8 @@ struct ModelDescription {
         "_sluice_" + name.filter { $0 != "`" }
     }
 
+    /// The extension's members: the table name, column names, `init(row:)`,
+    /// `write(to:)` and the key path map, each unless the struct declares it.
     func members() -> [DeclSyntax] {
         var members: [DeclSyntax] = []
         if !declared.contains("static tableName") {

@@ -9,6 +9,7 @@ import SluiceViewModels
 
 /// `sluice demo`: the view models in a terminal.
 struct Demo: AsyncParsableCommand {
+    /// The command's name, abstract and discussion, as `--help` shows them.
     static let configuration = CommandConfiguration(
         abstract: "An interactive terminal front end over the view models: people, a package editor and a chat.",
         discussion: """
@@ -18,17 +19,22 @@ struct Demo: AsyncParsableCommand {
             run two demos on two files against one service and a change made in one appears in the other.
             """)
 
+    /// Where the store is and how to open it.
     @OptionGroup var options: StoreOptions
 
+    /// The `--people` option: how many people to generate when the store is empty (not when it syncs: it pulls them).
     @Option(help: "How many people to generate when the store is empty (not when it syncs: it pulls them).")
     var people = 40
 
+    /// The `--sync-server` option: follow this sync service while the demo runs.
     @Option(help: ArgumentHelp("Follow this sync service while the demo runs.", valueName: "url"))
     var syncServer: String?
 
+    /// The `--sync-token` option: the bearer token for --sync-server.
     @Option(help: ArgumentHelp("The bearer token for --sync-server.", discussion: "Default: $SLUICE_SYNC_TOKEN.", valueName: "token"))
     var syncToken: String?
 
+    /// Runs the command.
     func run() async throws {
         let store = try options.openOrCreate()
         try store.migrate(DemoSchema.migrations)
@@ -46,6 +52,8 @@ struct Demo: AsyncParsableCommand {
         try await runApp(store: store, path: options.path, lines: lines, client: client)
     }
 
+    /// Runs the demo's screens on the main actor: redraws on every change and
+    /// reads commands from `lines` until `quit` or the end of input.
     @MainActor
     private func runApp(store: Store, path: String, lines: AsyncStream<String>, client: SyncClient?) async throws {
         let app = try DemoApp(store: store, path: path)
@@ -70,6 +78,7 @@ struct Demo: AsyncParsableCommand {
 
 /// Lines typed on standard input, read on a thread of their own.
 enum StandardInputLines {
+    /// Starts reading standard input, one line per element; the stream ends with the input.
     static func start() -> AsyncStream<String> {
         AsyncStream { continuation in
             let thread = Thread {
@@ -84,24 +93,37 @@ enum StandardInputLines {
 /// The demo's screens and commands, on the main actor.
 @MainActor
 final class DemoApp {
+    /// Which screen the demo shows.
     enum Screen { case people, package, chat }
 
+    /// The demo's store.
     private let store: Store
+    /// The store's path, shown in the header.
     private let path: String
+    /// The people screen's view model.
     private let peopleModel: PeopleViewModel
+    /// The package screen's view model, while it is open.
     private var packageModel: PackageViewModel?
+    /// The chat screen's view model, while it is open.
     private var chatModel: ConversationViewModel?
+    /// The friend the chat screen talks to.
     private var chatFriend = ""
     /// How long the simulated friend takes to answer ($SLUICE_DEMO_REPLY_MS, for tests; 2 s by default).
     static let replyDelay: Duration = .milliseconds(Int(ProcessInfo.processInfo.environment["SLUICE_DEMO_REPLY_MS"] ?? "") ?? 2_000)
+    /// The screen shown.
     private var screen = Screen.people
+    /// The line shown under the screen (cleared after another process changes the data).
     private var message = ""
     /// The sync client's state, shown under the screen when the demo follows a service.
     var syncStatus = ""
+    /// The subscriptions that redraw the screen.
     private var watching = Set<AnyCancellable>()
+    /// Whether a redraw is already queued (changes in one turn redraw once).
     private var redrawScheduled = false
+    /// Whether standard output is a terminal (then the screen is cleared before each redraw).
     private let isTerminal = Terminal.stdoutIsTerminal
 
+    /// The demo over `store`, starting on the people screen.
     init(store: Store, path: String) throws {
         self.store = store
         self.path = path
@@ -111,6 +133,7 @@ final class DemoApp {
         watch(peopleModel.sections.objectWillChange)
     }
 
+    /// Redraws (once per turn of the main queue) whenever `publisher` emits.
     private func watch<P: Publisher>(_ publisher: P) where P.Failure == Never {
         publisher.sink { @Sendable [weak self] _ in
             DispatchQueue.main.async { MainActor.assumeIsolated { self?.scheduleRedraw() } }
@@ -185,6 +208,7 @@ final class DemoApp {
         return true
     }
 
+    /// Opens the package screen for the package whose id is `argument`.
     private func openPackage(_ argument: String) {
         let id = Int64(argument) ?? (try? store.read { db in try db.fetchAll(Package.self, orderBy: [Ordering("id")], limit: 1).first?.id }) ?? nil
         guard let id else { message = "there is no package"; return }
@@ -198,6 +222,7 @@ final class DemoApp {
         }
     }
 
+    /// Runs an edit on the open package, reporting an error under the screen.
     private func editPackage(_ edit: (PackageViewModel) async -> Void) async {
         guard let packageModel else { message = "open a package first: package [ID]"; return }
         await edit(packageModel)
@@ -205,6 +230,7 @@ final class DemoApp {
         screen = .package
     }
 
+    /// Opens the chat screen for the conversation whose id is `argument`.
     private func openChat(_ argument: String) {
         let id = Int64(argument) ?? 1
         // The friend is whoever else writes in this conversation (a new one: "a friend").

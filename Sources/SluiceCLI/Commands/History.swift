@@ -5,6 +5,7 @@ import Sluice
 
 /// `sluice history`: the change log, one transaction per line.
 struct History: ParsableCommand {
+    /// The command's name, abstract and discussion, as `--help` shows them.
     static let configuration = CommandConfiguration(
         abstract: "Print the change log: committed transactions with the rows they changed and their values.",
         discussion: """
@@ -17,23 +18,31 @@ struct History: ParsableCommand {
             for tables tracked with `sluice track TABLE`.
             """)
 
+    /// Where the store is and how to open it.
     @OptionGroup var options: StoreOptions
 
+    /// The `--since` option: print only transactions after this token.
     @Option(help: ArgumentHelp("Print only transactions after this token.", valueName: "token"))
     var since: String?
 
+    /// The `--last` option: print only the newest N transactions (before --follow's new ones).
     @Option(help: ArgumentHelp("Print only the newest N transactions (before --follow's new ones).", valueName: "n"))
     var last: Int?
 
+    /// The `--table` option: only changes to this table (repeat for several).
     @Option(name: .customLong("table"), help: ArgumentHelp("Only changes to this table (repeat for several).", valueName: "table"))
     var tables: [String] = []
 
+    /// The `--follow` flag: keep printing new transactions as they commit.
     @Flag(help: "Keep printing new transactions as they commit.")
     var follow = false
 
+    /// The `--format` option: output format: table (readable) or json (JSON Lines).
     @Option(help: "Output format: table (readable) or json (JSON Lines).")
     var format: Watch.WatchFormat = .table
 
+    /// Checks the options' values before anything is opened (a bad one exits
+    /// with a usage error and changes nothing).
     func validate() throws {
         if let since, HistoryToken(since) == nil {
             throw ValidationError("--since '\(since)' is not a history token (they look like 3f9a0c1b2d4e-42; `sluice history` prints them)")
@@ -43,6 +52,7 @@ struct History: ParsableCommand {
         }
     }
 
+    /// Runs the command.
     func run() throws {
         // Read-only first: a file with no change log gets the clear error and
         // stays as it was. Then a writer when the file allows one: it closes a
@@ -77,6 +87,7 @@ struct History: ParsableCommand {
         if let error = failure.value { throw error }
     }
 
+    /// Prints one transaction, only its changes to `wanted` tables (all when empty).
     private static func print(_ transaction: LoggedTransaction, wanted: Set<String>, format: Watch.WatchFormat) {
         let changes = transaction.changes.filter { wanted.isEmpty || wanted.contains($0.table.lowercased()) }
         guard !changes.isEmpty else { return }
@@ -115,15 +126,19 @@ struct History: ParsableCommand {
 
 /// `sluice track`: foreign writers of these tables fill the change log.
 struct Track: ParsableCommand {
+    /// The command's name, abstract and discussion, as `--help` shows them.
     static let configuration = CommandConfiguration(
         abstract: "Install triggers so that writers that are not Sluice (the sqlite3 shell, other tools) fill the change log.",
         discussion: "Then other processes' changes to these tables reach live queries incrementally, and `sluice history` shows them.")
 
+    /// Where the store is and how to open it.
     @OptionGroup var options: StoreOptions
 
+    /// The argument: the tables to track.
     @Argument(help: ArgumentHelp("The tables to track.", valueName: "table"))
     var tables: [String]
 
+    /// Runs the command.
     func run() throws {
         let store = try options.openExisting()
         try store.trackForeignWriters(tables: tables)
@@ -133,14 +148,18 @@ struct Track: ParsableCommand {
 
 /// `sluice untrack`: removes the triggers `track` installed, and nothing else.
 struct Untrack: ParsableCommand {
+    /// The command's name, abstract and discussion, as `--help` shows them.
     static let configuration = CommandConfiguration(
         abstract: "Remove the change-log triggers of these tables (of every tracked table when none are named), and nothing else.")
 
+    /// Where the store is and how to open it.
     @OptionGroup var options: StoreOptions
 
+    /// The argument: the tables to untrack (default: all).
     @Argument(help: ArgumentHelp("The tables to untrack (default: all).", valueName: "table"))
     var tables: [String] = []
 
+    /// Runs the command.
     func run() throws {
         let store = try options.openExisting()
         let removed = try store.untrackForeignWriters(tables: tables.isEmpty ? nil : tables)
@@ -151,9 +170,13 @@ struct Untrack: ParsableCommand {
 /// A value shared with a detached task.
 final class Locked<Value>: @unchecked Sendable {
     // @unchecked Sendable: guarded by `lock`.
+    /// Guards `stored`.
     private let lock = NSLock()
+    /// The value.
     private var stored: Value
+    /// A box holding `value`.
     init(_ value: Value) { stored = value }
+    /// The value, read and written under the lock.
     var value: Value {
         get { lock.withLock { stored } }
         set { lock.withLock { stored = newValue } }

@@ -4,6 +4,7 @@ import Sluice
 
 /// `sluice query`: prints a table's rows, filtered and ordered.
 struct Query: ParsableCommand {
+    /// The command's name, abstract and discussion, as `--help` shows them.
     static let configuration = CommandConfiguration(
         abstract: "Print a table's rows, filtered with a query string and ordered.",
         discussion: """
@@ -14,20 +15,27 @@ struct Query: ParsableCommand {
             The database is opened read-only and never created.
             """)
 
+    /// Where the store is and how to open it.
     @OptionGroup var options: StoreOptions
 
+    /// The table, filter and order.
     @OptionGroup var query: QueryOptions
 
+    /// The `--limit` option: at most this many rows.
     @Option(help: "At most this many rows.")
     var limit: Int?
 
+    /// The `--format` option: output format: table, json or csv.
     @Option(help: "Output format: table, json or csv.")
     var format: RowFormat?
 
+    /// Checks the options' values before anything is opened (a bad one exits
+    /// with a usage error and changes nothing).
     func validate() throws {
         if let limit, limit < 1 { throw ValidationError("--limit must be a positive number, got \(limit)") }
     }
 
+    /// Runs the command.
     func run() throws {
         let (filter, orderings) = try query.parse()
         let store = try options.openExisting(readOnly: true)

@@ -3,17 +3,22 @@ import Sluice
 
 /// What `query` and `watch` share: a table, a filter and an order.
 struct QueryOptions: ParsableArguments {
+    /// The argument: the table to read.
     @Argument(help: "The table to read.")
     var table: String
 
+    /// The `--where` option: a filter in Sluice's query language.
     @Option(name: .customLong("where"), help: ArgumentHelp("A filter in Sluice's query language.", valueName: "expr"))
     var filter: String?
 
     // Unconditional: `--order -age` takes "-age" (descending), which the parser read as an option.
     @Option(parsing: .unconditional,
             help: ArgumentHelp("Columns to order by, comma-separated; each may end in ASC or DESC, or start with - for descending.", valueName: "columns"))
+    /// The `--order` option: columns to order by, comma-separated; each may end
+    /// in ASC or DESC, or start with - for descending.
     var order: String?
 
+    /// The `--desc` flag: reverse the order (descending).
     @Flag(help: "Reverse the order (descending).")
     var desc = false
 

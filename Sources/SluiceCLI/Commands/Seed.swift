@@ -5,6 +5,7 @@ import SluiceDemo
 
 /// `sluice seed`: loads rows from a JSON or CSV file, or generates demo data.
 struct Seed: ParsableCommand {
+    /// The command's name, abstract and discussion, as `--help` shows them.
     static let configuration = CommandConfiguration(
         abstract: "Load rows from a JSON or CSV file (one transaction), or generate demo data.",
         discussion: """
@@ -14,32 +15,43 @@ struct Seed: ParsableCommand {
             the line or row, and the column. Rows may come in any order: foreign keys are checked at the end.
             """)
 
+    /// Where the store is and how to open it.
     @OptionGroup var options: StoreOptions
 
+    /// The argument: A .json or .csv file.
     @Argument(help: ArgumentHelp("A .json or .csv file.", valueName: "file"))
     var file: String?
 
+    /// The `--table` option: the table the file's rows go into (needed for CSV and for a JSON array).
     @Option(help: "The table the file's rows go into (needed for CSV and for a JSON array).")
     var table: String?
 
+    /// The `--format` option: the file's format, when its extension does not say (json or csv).
     @Option(help: "The file's format, when its extension does not say (json or csv).")
     var format: SeedFormat?
 
+    /// The `--demo` flag: generate demo data instead (applies the demo migrations first).
     @Flag(help: "Generate demo data instead (applies the demo migrations first).")
     var demo = false
 
+    /// The `--people` option: with --demo: how many people to generate.
     @Option(help: "With --demo: how many people to generate.")
     var people = 1_000
 
     @Option(help: ArgumentHelp("With --demo: the random seed, for repeatable data.",
                                discussion: "Default: 42 for an empty store; 42 plus the number of people already there otherwise, so a second run adds other people."))
+    /// The `--seed` option: the random generator's seed (the same seed makes the same data).
     var seed: UInt64?
 
+    /// The `--reset` flag: with --demo: delete the demo tables' rows first (in the same transaction), instead of adding to them.
     @Flag(help: "With --demo: delete the demo tables' rows first (in the same transaction), instead of adding to them.")
     var reset = false
 
+    /// The formats of a seed file.
     enum SeedFormat: String, ExpressibleByArgument { case json, csv }
 
+    /// Checks the options' values before anything is opened (a bad one exits
+    /// with a usage error and changes nothing).
     func validate() throws {
         if demo, file != nil { throw ValidationError("give either a file or --demo, not both") }
         if !demo, file == nil { throw ValidationError("give a file to load, or --demo") }
@@ -59,6 +71,7 @@ struct Seed: ParsableCommand {
         return inferred
     }
 
+    /// Runs the command.
     func run() throws {
         if demo {
             try seedDemo()
@@ -67,6 +80,7 @@ struct Seed: ParsableCommand {
         }
     }
 
+    /// Fills an empty store with generated demo data.
     private func seedDemo() throws {
         let store = try options.openOrCreate()
         for migration in try store.migrate(DemoSchema.migrations) {
@@ -97,6 +111,8 @@ struct Seed: ParsableCommand {
         }
     }
 
+    /// Inserts the rows of a JSON or CSV file, all in one transaction, after
+    /// checking every value against its column.
     private func seedFile(_ file: String) throws {
         guard let data = FileManager.default.contents(atPath: file) else {
             throw InputError(file: file, location: nil, message: FileManager.default.fileExists(atPath: file) ? "cannot read the file" : "no such file")

@@ -4,6 +4,7 @@ import Sluice
 
 /// The options every command shares: which database file.
 struct StoreOptions: ParsableArguments {
+    /// The `--db` option: the database file.
     @Option(name: .long, help: ArgumentHelp("The database file.", discussion: "Default: $SLUICE_DB, or ./sluice.sqlite.", valueName: "path"))
     var db: String?
 
@@ -37,7 +38,9 @@ struct StoreOptions: ParsableArguments {
 
 /// Whether a stream is a terminal (for progress bars and colour).
 enum Terminal {
+    /// Whether standard output is a terminal.
     static var stdoutIsTerminal: Bool { isatty(STDOUT_FILENO) != 0 }
+    /// Whether standard error is a terminal.
     static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) != 0 }
 
     /// Writes to standard error.
@@ -48,9 +51,12 @@ enum Terminal {
 
 /// A one-line progress bar on standard error, drawn only on a terminal.
 struct ProgressBar {
+    /// The last percentage shown (a line is drawn only when it changes).
     private var lastPercent = -1
+    /// Whether anything is drawn: only on a terminal.
     private let enabled = Terminal.stderrIsTerminal
 
+    /// Shows the progress of `phase`: `done` of `total`.
     mutating func update(_ phase: String, _ done: Int, _ total: Int) {
         guard enabled, total > 0 else { return }
         let percent = min(100, done * 100 / total)
@@ -62,6 +68,7 @@ struct ProgressBar {
         Terminal.printError("\r\(bar) \(String(format: "%3d", percent))% \(phase) \(done)/\(total)   ", terminator: "")
     }
 
+    /// Ends the progress line.
     func finish() {
         guard enabled, lastPercent >= 0 else { return }
         Terminal.printError("\r\u{1B}[2K", terminator: "")
@@ -70,6 +77,7 @@ struct ProgressBar {
 
 /// Times as the CLI prints them: ISO 8601 with milliseconds, in UTC.
 enum Timestamps {
+    /// A date in ISO 8601 with milliseconds, in UTC.
     static func iso8601(_ date: Date) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]

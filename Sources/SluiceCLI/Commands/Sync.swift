@@ -6,6 +6,7 @@ import Sluice
 
 /// `sluice sync`: pushes and pulls the demo tables through a sync service, once or following.
 struct Sync: AsyncParsableCommand {
+    /// The command's name, abstract and discussion, as `--help` shows them.
     static let configuration = CommandConfiguration(
         abstract: "Sync the store with a sluice-sync service: push local changes, pull other devices' changes.",
         discussion: """
@@ -27,21 +28,27 @@ struct Sync: AsyncParsableCommand {
 
 /// `sluice sync [--follow]`.
 struct SyncNow: AsyncParsableCommand {
+    /// The command's name, abstract and discussion, as `--help` shows them.
     static let configuration = CommandConfiguration(
         commandName: "now",
         abstract: "Push and pull once (the default), or keep following with --follow.")
 
+    /// Where the store is and how to open it.
     @OptionGroup var options: StoreOptions
 
+    /// The `--server` option: the sync service.
     @Option(help: ArgumentHelp("The sync service.", discussion: "Default: $SLUICE_SYNC_SERVER.", valueName: "url"))
     var server: String?
 
+    /// The `--token` option: the bearer token of this device's space.
     @Option(help: ArgumentHelp("The bearer token of this device's space.", discussion: "Default: $SLUICE_SYNC_TOKEN.", valueName: "token"))
     var token: String?
 
+    /// The `--follow` flag: keep syncing: after every local commit and whenever the service has something new, until interrupted.
     @Flag(help: "Keep syncing: after every local commit and whenever the service has something new, until interrupted.")
     var follow = false
 
+    /// Runs the command.
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         guard let text = server ?? environment["SLUICE_SYNC_SERVER"], !text.isEmpty else {
@@ -91,12 +98,15 @@ struct SyncNow: AsyncParsableCommand {
 
 /// `sluice sync status`.
 struct SyncStatus: ParsableCommand {
+    /// The command's name, abstract and discussion, as `--help` shows them.
     static let configuration = CommandConfiguration(
         commandName: "status",
         abstract: "Print this store's sync state: device, pending changes, last sync, cursor (without contacting the service).")
 
+    /// Where the store is and how to open it.
     @OptionGroup var options: StoreOptions
 
+    /// Runs the command.
     func run() throws {
         let store = try options.openExisting(readOnly: true)
         guard let state = try SyncClient.savedState(of: store, configuration: SyncStores.configuration) else {
@@ -113,6 +123,7 @@ struct SyncStatus: ParsableCommand {
 
 /// `sluice sync quarantine [--retry | --discard]`.
 struct SyncQuarantine: ParsableCommand {
+    /// The command's name, abstract and discussion, as `--help` shows them.
     static let configuration = CommandConfiguration(
         commandName: "quarantine",
         abstract: "List the pulled transactions this store could not apply (a value its schema refuses, a column it does not have); retry or discard them.",
@@ -121,18 +132,24 @@ struct SyncQuarantine: ParsableCommand {
             those that fail again stay. --discard drops them: the store keeps its rows without them.
             """)
 
+    /// Where the store is and how to open it.
     @OptionGroup var options: StoreOptions
 
+    /// The `--retry` flag: apply each quarantined transaction again.
     @Flag(help: "Apply each quarantined transaction again.")
     var retry = false
 
+    /// The `--discard` flag: drop every quarantined transaction.
     @Flag(help: "Drop every quarantined transaction.")
     var discard = false
 
+    /// Checks the options' values before anything is opened (a bad one exits
+    /// with a usage error and changes nothing).
     func validate() throws {
         guard !(retry && discard) else { throw ValidationError("--retry and --discard: choose one") }
     }
 
+    /// Runs the command.
     func run() throws {
         let store = try options.openExisting(readOnly: !(retry || discard))
         let configuration = SyncStores.configuration
@@ -157,6 +174,7 @@ struct SyncQuarantine: ParsableCommand {
     }
 }
 
+/// What the sync commands share: the synced tables, the service's URL and the store.
 enum SyncStores {
     /// What the CLI syncs: the demo's tables.
     static var configuration: SyncConfiguration { SyncConfiguration(tables: DemoSchema.syncedTables) }
@@ -203,9 +221,11 @@ enum SyncStores {
 
     /// A failed sync, as the command reports it (exit status 1, no usage text).
     struct Failure: Error, CustomStringConvertible {
+        /// The sentence printed.
         let description: String
     }
 
+    /// The failure the command reports for a sync error, naming the service.
     static func failure(_ error: SyncClientError, server: String) -> Error {
         switch error {
         case .offline(let reason): Failure(description: "cannot reach the sync service at \(server): \(reason) (local changes stay pending)")
@@ -214,6 +234,7 @@ enum SyncStores {
         }
     }
 
+    /// The client's status, in a few words.
     static func describe(_ status: SyncClient.Status) -> String {
         switch status {
         case .idle: "synced"
@@ -223,5 +244,6 @@ enum SyncStores {
         }
     }
 
+    /// A date as the sync commands print it.
     static func format(_ date: Date) -> String { Timestamps.iso8601(date) }
 }

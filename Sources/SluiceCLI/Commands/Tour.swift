@@ -6,14 +6,18 @@ import SluiceDemo
 /// `sluice tour`: the main job on the embedded default — migrate, seed and
 /// query ./sluice.sqlite, showing the commands that do each step.
 struct Tour: ParsableCommand {
+    /// The command's name, abstract and discussion, as `--help` shows them.
     static let configuration = CommandConfiguration(
         abstract: "Migrate, seed and query a demo store (./sluice.sqlite by default), showing each step.")
 
+    /// Where the store is and how to open it.
     @OptionGroup var options: StoreOptions
 
+    /// The `--people` option: how many people to generate when the store is empty.
     @Option(help: "How many people to generate when the store is empty.")
     var people = 1_000
 
+    /// Runs the command.
     func run() throws {
         let store = try options.openOrCreate()
         section("sluice migrate", "apply the demo schema")
@@ -58,10 +62,12 @@ struct Tour: ParsableCommand {
         print("\nNext: `sluice query person --where \"age > 80\" --format json`, or `sluice --help`.")
     }
 
+    /// Prints a command of the tour and what it shows.
     private func section(_ command: String, _ note: String) {
         print("\n$ \(command)    # \(note)")
     }
 
+    /// Prints the rows `sluice query` would for these options.
     private func show(_ store: Store, _ table: String, where filter: String, order: String, desc: Bool = false, limit: Int, note: String) throws {
         let orderArgument = order.contains(" ") ? "\"\(order)\"" : order
         section("sluice query \(table) --where \"\(filter)\" --order \(orderArgument)\(desc ? " --desc" : "") --limit \(limit)", note)

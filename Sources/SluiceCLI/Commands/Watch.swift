@@ -6,6 +6,7 @@ import Sluice
 
 /// `sluice watch`: prints a live query's rows, then one changeset per commit.
 struct Watch: ParsableCommand {
+    /// The command's name, abstract and discussion, as `--help` shows them.
     static let configuration = CommandConfiguration(
         abstract: "Print a table's rows, then how each commit changes them, until interrupted.",
         discussion: """
@@ -25,18 +26,24 @@ struct Watch: ParsableCommand {
             The database is opened read-only.
             """)
 
+    /// Where the store is and how to open it.
     @OptionGroup var options: StoreOptions
 
+    /// The table, filter and order.
     @OptionGroup var query: QueryOptions
 
+    /// The `--format` option: output format: table (readable, coloured on a terminal) or json (JSON Lines).
     @Option(help: "Output format: table (readable, coloured on a terminal) or json (JSON Lines).")
     var format: WatchFormat = .table
 
+    /// The formats `watch` prints changes in.
     enum WatchFormat: String, ExpressibleByArgument, CaseIterable { case table, json }
 
+    /// The `--section-by` option: group the rows into sections by this column's value.
     @Option(name: .customLong("section-by"), help: ArgumentHelp("Group the rows into sections by this column's value.", valueName: "column"))
     var sectionBy: String?
 
+    /// Runs the command.
     func run() throws {
         let (filter, orderings) = try query.parse()
         let store = try options.openExisting(readOnly: true)
@@ -82,12 +89,16 @@ struct Watch: ParsableCommand {
 /// queue only, one change at a time.
 final class ChangePrinter: @unchecked Sendable {
     // @unchecked Sendable: `previous` is only touched from the observation queue.
+    /// The format.
     private let format: Watch.WatchFormat
+    /// The columns shown.
     private let columns: [String]
     /// The primary key's columns ("deleted" gives them); empty: the whole row.
     private let keyColumns: [String]
+    /// The rows as last printed (a changeset's deleted rows are read from here).
     private var previous: [Row] = []
 
+    /// A printer of flat changes.
     init(format: Watch.WatchFormat, columns: [String], keyColumns: [String] = []) {
         self.format = format
         self.columns = columns
@@ -103,6 +114,7 @@ final class ChangePrinter: @unchecked Sendable {
         return JSONRows.object(Row(columns: keyColumns, values: values))
     }
 
+    /// Prints one change: the first rows, then each changeset.
     func print(_ change: CollectionChange<Row>) {
         let text: String
         switch (format, change) {
@@ -129,6 +141,7 @@ final class ChangePrinter: @unchecked Sendable {
         change.apply(to: &previous)
     }
 
+    /// Prints an update as a table: the rows deleted, inserted and modified, by index.
     private func tableUpdate(_ change: CollectionChange<Row>, rows: ResultsSnapshot<Row>, deletions: [Int], insertions: [Int],
                              moves: [CollectionChange<Row>.Move]) -> String {
         let moved = Dictionary(uniqueKeysWithValues: moves.map { ($0.from, $0.to) })
@@ -156,6 +169,7 @@ final class ChangePrinter: @unchecked Sendable {
         return lines.joined(separator: "\n")
     }
 
+    /// A row as `key=value` pairs of the columns shown.
     private func describe(_ row: Row) -> String {
         zip(row.columns, row.values).map { "\($0)=\(TableRenderer.cell($1))" }.joined(separator: " ")
     }
@@ -164,27 +178,35 @@ final class ChangePrinter: @unchecked Sendable {
 /// Turns section changes into lines on standard output, on one serial queue.
 final class SectionPrinter: @unchecked Sendable {
     // @unchecked Sendable: `previous` is only touched from the observation queue.
+    /// The format.
     private let format: Watch.WatchFormat
+    /// The columns shown.
     private let columns: [String]
+    /// The sections as last printed.
     private var previous: [(key: SQLiteValue, items: [Row])] = []
 
+    /// A printer of section changes.
     init(format: Watch.WatchFormat, columns: [String]) {
         self.format = format
         self.columns = columns
     }
 
+    /// Index paths as `section.item`, comma-separated.
     private static func paths(_ paths: [IndexPath]) -> String {
         "[" + paths.map { "[\($0[0]),\($0[1])]" }.joined(separator: ",") + "]"
     }
 
+    /// Indices, comma-separated.
     private static func numbers(_ indices: some Sequence<Int>) -> String {
         "[" + indices.map(String.init).joined(separator: ",") + "]"
     }
 
+    /// A section's key and row count.
     private static func section(_ section: ResultsSection<SQLiteValue, Row>) -> String {
         #"{"key":"# + JSONRows.value(section.key) + #","rows":["# + section.map(JSONRows.object).joined(separator: ",") + "]}"
     }
 
+    /// Prints one change of the sections.
     func print(_ change: SectionedResultsChange<SQLiteValue, Row>) {
         let text: String
         switch (format, change) {
@@ -221,6 +243,7 @@ final class SectionPrinter: @unchecked Sendable {
         change.apply(to: &previous) { $0 }
     }
 
+    /// A row as `key=value` pairs of the columns shown.
     private func describe(_ row: Row) -> String {
         zip(row.columns, row.values).map { "\($0)=\(TableRenderer.cell($1))" }.joined(separator: " ")
     }

@@ -9,6 +9,11 @@ import Sluice
 /// quote swallows the rest of the file), so a first pass checks the quoting
 /// and reports the line and column of a bad quote.
 enum CSVSeedReader {
+    /// The rows of a CSV file for `table`: a header of column names, then one
+    /// record per row (an empty field is NULL).
+    ///
+    /// - Throws: `InputError` naming the file and line: an unknown column, a
+    ///   record with the wrong number of fields, malformed CSV.
     static func read(_ text: String, file: String, table: TableInfo) throws -> SeedData {
         try checkQuotes(text, file: file)
         let reader: CSVReader
@@ -75,6 +80,7 @@ enum CSVSeedReader {
         }
     }
 
+    /// How many line breaks the fields of a record hold (to count lines).
     private static func newlineCount(_ fields: [String]) -> Int {
         fields.reduce(0) { count, field in count + field.reduce(0) { $0 + ($1.isNewline ? 1 : 0) } }
     }

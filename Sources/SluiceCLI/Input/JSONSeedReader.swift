@@ -7,8 +7,10 @@ enum JSONSeedReader {
     /// A JSON value, decoded without losing the difference between integers,
     /// reals and booleans.
     enum Value: Decodable {
+        /// The JSON value kinds a seed file may hold.
         case null, bool(Bool), integer(Int64), real(Double), string(String), array([Value]), object([String: Value])
 
+        /// Decodes any JSON value.
         init(from decoder: any Decoder) throws {
             let container = try decoder.singleValueContainer()
             if container.decodeNil() { self = .null }
@@ -20,6 +22,7 @@ enum JSONSeedReader {
             else { self = .object(try container.decode([String: Value].self)) }
         }
 
+        /// The kind's name, for error messages.
         var kind: String {
             switch self {
             case .null: return "null"
@@ -32,6 +35,11 @@ enum JSONSeedReader {
         }
     }
 
+    /// The rows of a JSON file: an object of tables (`{"person": [...]}`) or
+    /// an array of rows for `table`.
+    ///
+    /// - Throws: `InputError` naming the file and the row: malformed JSON (with
+    ///   its line and column), a value that is not a row, an unsupported value.
     static func read(_ data: Data, file: String, table: String?) throws -> SeedData {
         let value: Value
         do {
@@ -64,6 +72,7 @@ enum JSONSeedReader {
         return seed
     }
 
+    /// The rows of one table's array.
     private static func entries(_ rows: [Value], table: String, file: String) throws -> [SeedData.Entry] {
         try rows.enumerated().map { offset, value in
             let location = "\(table) row \(offset + 1)"
@@ -108,6 +117,7 @@ enum JSONSeedReader {
         return "line \(line), column \(column)"
     }
 
+    /// Foundation's error for malformed JSON, if the data is malformed.
     private static func syntaxError(in data: Data) -> NSError? {
         do {
             _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
@@ -117,6 +127,7 @@ enum JSONSeedReader {
         }
     }
 
+    /// Where Foundation found malformed JSON, as a byte offset.
     private static func syntaxErrorOffset(in data: Data) -> Int? {
         guard let error = syntaxError(in: data) else { return nil }
         if let index = error.userInfo["NSJSONSerializationErrorIndex"] as? Int { return index }
@@ -126,6 +137,7 @@ enum JSONSeedReader {
         return Int(text[range.upperBound...].prefix { $0.isNumber })
     }
 
+    /// Why the data is not JSON, with the line and column.
     static func reason(ofSyntaxErrorIn data: Data) -> String {
         if data.isEmpty { return "the file is empty" }
         if String(data: data, encoding: .utf8) == nil { return "the file is not UTF-8 text" }

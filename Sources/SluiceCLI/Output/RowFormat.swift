@@ -4,6 +4,7 @@ import Sluice
 
 /// How `sluice query` prints rows (written as they are read: `RowStream`).
 enum RowFormat: String, ExpressibleByArgument, CaseIterable {
+    /// One case per format.
     case table, json, csv
 }
 
@@ -14,6 +15,7 @@ enum RowFormat: String, ExpressibleByArgument, CaseIterable {
 /// Foundation's JSONEncoder does not keep key order, so this writes the
 /// (small) grammar itself.
 enum JSONRows {
+    /// A row as a JSON object.
     static func object(_ row: Row) -> String {
         var text = "{"
         for (index, (column, value)) in zip(row.columns, row.values).enumerated() {
@@ -23,6 +25,7 @@ enum JSONRows {
         return text + "}"
     }
 
+    /// A value as JSON.
     static func value(_ value: SQLiteValue) -> String {
         switch value {
         case .null: return "null"
@@ -36,6 +39,7 @@ enum JSONRows {
         }
     }
 
+    /// Text as a JSON string.
     static func string(_ text: String) -> String {
         var text = text
         var out: [UInt8] = []
@@ -69,22 +73,29 @@ enum JSONRows {
 /// long cells cut with an ellipsis. Widths are display widths (`DisplayWidth`):
 /// Chinese characters and emoji take two columns, combining marks none.
 enum TableRenderer {
+    /// The widest a cell is drawn; longer ones are cut with an ellipsis.
     static let maxCellWidth = 40
 
+    /// Rows as a whole table, with the header and the row count.
     static func render(_ rows: [Row], columns: [String]) -> String {
         let layout = Layout(columns: columns, rows: rows.map(\.values))
         let lines = [layout.header] + rows.map { layout.line($0.values.map(cell)) } + [footer(rows.count)]
         return lines.joined(separator: "\n")
     }
 
+    /// `(3 rows)`.
     static func footer(_ count: Int) -> String { "(\(count) row\(count == 1 ? "" : "s"))" }
 
     /// Column widths and alignments, from the header and some rows.
     struct Layout {
+        /// Each column's width.
         let widths: [Int]
+        /// Whether each column holds numbers only (drawn on the right).
         let numeric: [Bool]
+        /// The column names.
         let columns: [String]
 
+        /// The layout that fits these rows.
         init(columns: [String], rows: [[SQLiteValue]]) {
             self.columns = columns
             var widths = columns.map { min(DisplayWidth.of($0), TableRenderer.maxCellWidth) }
@@ -99,6 +110,7 @@ enum TableRenderer {
             }
         }
 
+        /// The header line and the rule under it.
         var header: String {
             line(columns) + "\n" + widths.map { String(repeating: "─", count: $0) }.joined(separator: "─┼─")
         }
@@ -114,6 +126,7 @@ enum TableRenderer {
         }
     }
 
+    /// A value as a cell shows it (`NULL`, blobs by size, line breaks as ⏎), cut to `maxCellWidth`.
     static func cell(_ value: SQLiteValue) -> String {
         var text: String
         switch value {
@@ -127,6 +140,7 @@ enum TableRenderer {
 }
 
 extension SQLiteValue {
+    /// Whether the value is a number.
     fileprivate var isNumber: Bool {
         switch self {
         case .integer, .real: return true
@@ -134,6 +148,7 @@ extension SQLiteValue {
         }
     }
 
+    /// Whether the value is text.
     fileprivate var isText: Bool {
         if case .text = self { return true }
         return false
@@ -144,10 +159,12 @@ extension SQLiteValue {
 /// characters and emoji two, combining marks and other zero-width scalars
 /// none, everything else one (per grapheme, as terminals draw them).
 enum DisplayWidth {
+    /// The display width of text.
     static func of(_ text: String) -> Int {
         text.reduce(0) { $0 + of($1) }
     }
 
+    /// The display width of one grapheme.
     static func of(_ character: Character) -> Int {
         let scalars = character.unicodeScalars
         guard let first = scalars.first else { return 0 }
@@ -172,6 +189,7 @@ enum DisplayWidth {
         return result + "…"
     }
 
+    /// Whether a scalar takes no column (combining marks, joiners, variation selectors).
     private static func isZeroWidth(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.properties.generalCategory {
         case .nonspacingMark, .enclosingMark, .format: return true

@@ -4,20 +4,26 @@ import Sluice
 /// Standard output with a 64 KB buffer: rows are written as they are read,
 /// in few system calls.
 final class OutputBuffer {
+    /// What is buffered.
     private var bytes: [UInt8] = []
+    /// How much is buffered before it is written out.
     private let capacity = 1 << 16
 
+    /// An empty buffer.
     init() { bytes.reserveCapacity(capacity + 4096) }
 
+    /// Appends a byte.
     func append(_ byte: UInt8) {
         bytes.append(byte)
     }
 
+    /// Appends text, writing out when the buffer is full.
     func append(_ text: String) {
         bytes.append(contentsOf: text.utf8)
         flushIfFull()
     }
 
+    /// Appends bytes.
     func append(_ buffer: UnsafeBufferPointer<UInt8>) {
         bytes.append(contentsOf: buffer)
     }
@@ -32,6 +38,7 @@ final class OutputBuffer {
         if bytes.count >= capacity { flush() }
     }
 
+    /// Writes out what is buffered.
     func flush() {
         guard !bytes.isEmpty else { return }
         FileHandle.standardOutput.write(Data(bytes))
@@ -43,7 +50,9 @@ final class OutputBuffer {
 /// the table format, column widths come from the first
 /// `TableStream.lookahead` rows).
 protocol RowStream {
+    /// Writes one row, as it is read.
     func row(_ cursor: RowCursor)
+    /// Ends the output after `count` rows.
     func finish(count: Int)
 }
 
@@ -56,9 +65,12 @@ protocol RowStream {
 /// `sqlite3 -csv` takes 0.25 s. CSV.swift still reads seed files, and the
 /// tests read this output back with it.
 final class CSVStream: RowStream {
+    /// Where the output goes.
     private let out: OutputBuffer
+    /// The number of columns.
     private let columns: Int
 
+    /// Writes the header row at once.
     init(columns: [String], out: OutputBuffer) {
         self.out = out
         self.columns = columns.count
@@ -70,6 +82,7 @@ final class CSVStream: RowStream {
         out.append("\n")
     }
 
+    /// Writes one record.
     func row(_ cursor: RowCursor) {
         for index in 0..<columns {
             if index > 0 { out.append(UInt8(ascii: ",")) }
@@ -85,8 +98,10 @@ final class CSVStream: RowStream {
         out.flushIfFull()
     }
 
+    /// Writes out what is left.
     func finish(count: Int) { out.flush() }
 
+    /// Writes one field, quoted when it needs to be.
     private func field(_ bytes: UnsafeBufferPointer<UInt8>) {
         let needsQuotes = bytes.contains { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D }
         guard needsQuotes else { return out.append(bytes) }
@@ -102,15 +117,20 @@ final class CSVStream: RowStream {
 /// JSON: an array of objects keyed by column name (as `JSONRows.object`
 /// writes them), one per line; `[]` when there are none.
 final class JSONStream: RowStream {
+    /// Where the output goes.
     private let out: OutputBuffer
+    /// Each column's name as a JSON string.
     private let keys: [[UInt8]]
+    /// Whether no row was written yet.
     private var first = true
 
+    /// A writer of JSON objects, one per line.
     init(columns: [String], out: OutputBuffer) {
         self.out = out
         keys = columns.map { Array((JSONRows.string($0) + ":").utf8) }
     }
 
+    /// Writes one row as a JSON object.
     func row(_ cursor: RowCursor) {
         out.append(first ? "[\n  {" : ",\n  {")
         first = false
@@ -129,6 +149,7 @@ final class JSONStream: RowStream {
         out.flushIfFull()
     }
 
+    /// Writes out what is left.
     func finish(count: Int) {
         out.append(first ? "[]\n" : "\n]\n")
         out.flush()
@@ -147,17 +168,24 @@ final class JSONStream: RowStream {
 /// column widths (and which columns are numbers); later cells wider than
 /// their column are cut with an ellipsis.
 final class TableStream: RowStream {
+    /// How many rows decide the column widths.
     static let lookahead = 1_000
+    /// Where the output goes.
     private let out: OutputBuffer
+    /// The column names.
     private let columns: [String]
+    /// The first rows, held until the layout is known.
     private var pending: [[SQLiteValue]] = []
+    /// The layout, once known.
     private var layout: TableRenderer.Layout?
 
+    /// A table writer.
     init(columns: [String], out: OutputBuffer) {
         self.out = out
         self.columns = columns
     }
 
+    /// Holds the row until the layout is known, then writes it.
     func row(_ cursor: RowCursor) {
         let values = (0..<columns.count).map { cursor.value(at: $0) }
         if let layout {
@@ -169,12 +197,14 @@ final class TableStream: RowStream {
         }
     }
 
+    /// Writes what is held, then the row count.
     func finish(count: Int) {
         if layout == nil { start() }
         out.append(TableRenderer.footer(count) + "\n")
         out.flush()
     }
 
+    /// Chooses the layout from the rows held and writes them.
     private func start() {
         let layout = TableRenderer.Layout(columns: columns, rows: pending)
         self.layout = layout
