@@ -114,3 +114,25 @@ extension Store {
         register(ObjectObservation<M>(id: id.sqliteValue, keyPaths: keyPaths, delivery: Delivery(queue: queue, block: block)))
     }
 }
+
+extension Store {
+    /// Waits until every commit so far has been delivered to observers
+    /// (checking first for other processes' commits), including the main
+    /// queue's deliveries when called from another thread. For tests and tools.
+    public func waitForObservers() {
+        if observationCenter.isObserving { observationCenter.commits.checkNow() }
+        observationCenter.drain()
+        if !Self.isOnMainQueue { DispatchQueue.main.sync {} }
+    }
+
+    /// Marks the main queue, to tell it apart from the main thread (the
+    /// main actor's jobs may run on the main queue from another thread).
+    private static let mainQueueKey: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
+
+    /// Whether this code runs on the main queue.
+    static var isOnMainQueue: Bool { DispatchQueue.getSpecific(key: mainQueueKey) == true }
+}

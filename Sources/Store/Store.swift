@@ -66,23 +66,6 @@ public final class Store: @unchecked Sendable {
         try self.init(path: path, configuration: configuration, capture: nil)
     }
 
-    /// A new, private in-memory store (for tests and previews), migrated:
-    /// the same as `Store(path: ":memory:", migrations:)`. It lives as long as
-    /// the store object; nothing of it remains afterwards.
-    ///
-    /// ```swift
-    /// let store = try Store.inMemory(migrations: DemoSchema.migrations)
-    /// ```
-    ///
-    /// - Parameters:
-    ///   - migrations: the schema to apply.
-    ///   - configuration: how to open it.
-    /// - Returns: the store.
-    /// - Throws: as `init(path:migrations:configuration:)`.
-    public static func inMemory(migrations: [Migration] = [], configuration: Configuration = Configuration()) throws -> Store {
-        try Store(path: ":memory:", migrations: migrations, configuration: configuration)
-    }
-
     /// Opens the store, choosing how the writer's changes are captured
     /// (tests run both ways; by default, the preupdate hook when SQLite has it).
     init(path requested: String, configuration: Configuration, capture: ChangeCapture?) throws {
@@ -366,28 +349,6 @@ public final class Store: @unchecked Sendable {
         reader = db
         return db
     }
-
-    // MARK: - Observation plumbing
-
-    /// Waits until every commit so far has been delivered to observers
-    /// (checking first for other processes' commits), including the main
-    /// queue's deliveries when called from another thread. For tests and tools.
-    public func waitForObservers() {
-        if observationCenter.isObserving { observationCenter.commits.checkNow() }
-        observationCenter.drain()
-        if !Self.isOnMainQueue { DispatchQueue.main.sync {} }
-    }
-
-    /// Marks the main queue, to tell it apart from the main thread (the
-    /// main actor's jobs may run on the main queue from another thread).
-    private static let mainQueueKey: DispatchSpecificKey<Bool> = {
-        let key = DispatchSpecificKey<Bool>()
-        DispatchQueue.main.setSpecific(key: key, value: true)
-        return key
-    }()
-
-    /// Whether this code runs on the main queue.
-    static var isOnMainQueue: Bool { DispatchQueue.getSpecific(key: mainQueueKey) == true }
 
     // MARK: - Migrations
 

@@ -46,6 +46,12 @@ public final class Database {
         connection.statementDidFinish = nil
     }
 
+    /// The connection's prepared statement for `sql`, prepared once and
+    /// reused (reset it after use): how the layers above read rows.
+    func cachedStatement(sql: String) throws -> Statement {
+        try connection.cachedStatement(sql: sql)
+    }
+
     // MARK: - Raw SQL
 
     /// Runs one SQL statement with positional arguments (`?`), discarding any rows.

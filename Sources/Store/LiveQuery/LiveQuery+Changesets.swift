@@ -9,7 +9,7 @@ extension LiveQuery {
     /// the one held; nil when more than `incrementalLimit` changed.
     func changedRows(_ db: Database) throws -> Set<Int64>? {
         let plan = self.plan
-        let statement = try db.connection.cachedStatement(sql: plan.scanSQL)
+        let statement = try db.cachedStatement(sql: plan.scanSQL)
         defer { statement.reset() }
         try statement.bind(plan.scanArguments)
         let limit = incrementalLimit
@@ -177,7 +177,7 @@ extension LiveQuery {
 
     func applyIncrementally(_ changed: Set<Int64>, _ db: Database, _ pin: ReadPin?) throws -> Changeset {
         let plan = self.plan
-        let statement = try db.connection.cachedStatement(sql: plan.pointSQL)
+        let statement = try db.cachedStatement(sql: plan.pointSQL)
         defer { statement.reset() }
         let decoder = statement.decoder(tableName: plan.table.name)
         var changes: [Change] = []

@@ -100,7 +100,7 @@ final class LiveQuery<Element> {
         }
         guard let statePin else { throw StoreError(code: .internal, message: "a live query read outside of its read transaction") }
         try statePin.withDatabase { db in
-            let statement = try db.connection.cachedStatement(sql: plan.scanSQL)
+            let statement = try db.cachedStatement(sql: plan.scanSQL)
             defer { statement.reset() }
             try statement.bind(plan.scanArguments)
             let decoder = StatementDecoder(statement: statement, tableName: plan.table.name)
@@ -128,7 +128,7 @@ final class LiveQuery<Element> {
     /// that a row that cannot be decoded fails the query now, not when the
     /// app reads it), except rows whose content is as in `old`.
     func fetchAll(_ db: Database, old: LiveRows?, visit: ((Element) -> Void)? = nil) throws -> (OrderedTree<Void>, LiveRows) {
-        let statement = try db.connection.cachedStatement(sql: plan.fullSQL)
+        let statement = try db.cachedStatement(sql: plan.fullSQL)
         defer { statement.reset() }
         try statement.bind(plan.fullArguments)
         let decoder = StatementDecoder(statement: statement, tableName: plan.table.name)

@@ -104,7 +104,7 @@ struct QueryPlan {
         select.distinct = []
         elementSQL = try select.build().sql
         hasLimit = limit != nil || !distinct.isEmpty
-        textEncoding = try TextEncoding(db.connection)
+        textEncoding = try TextEncoding(db)
         let compiled = try filter.map { try FilterCompiler.compile($0, table: table, schema: db.schemaLookup) }
         dependencies = compiled?.dependencies ?? []
         relatedRowsSQL = try compiled?.links.flatMap { try Self.relatedRowsSQL($0, of: table, db: db) }
@@ -161,12 +161,11 @@ struct QueryPlan {
 
     /// The sort key of the statement's current row.
     func sortKey(of statement: Statement) -> SortKey {
-        let handle = statement.handle
-        let rowID = StatementHandle.int64(of: handle, at: 0)
+        let rowID = statement.int64(at: 0)
         var first = SortValue.null
         var rest: [SortValue] = []
         for (offset, column) in orderColumns.enumerated() {
-            let value = Self.sortValue(handle, column, stored: sortOrder.map { $0.terms[offset].collation == .binary } ?? true)
+            let value = Self.sortValue(statement, column, stored: sortOrder.map { $0.terms[offset].collation == .binary } ?? true)
             if offset == 0 { first = value } else { rest.append(value) }
         }
         return SortKey(first: first, rest: rest, rowID: rowID)
@@ -175,15 +174,15 @@ struct QueryPlan {
     /// A column as SQLite's collation sees it: text as stored (`stored`,
     /// for BINARY: the database's encoding) or as UTF-8 (NOCASE, RTRIM),
     /// never validated or decoded.
-    private static func sortValue(_ handle: SQLiteStatement, _ column: Int32, stored: Bool) -> SortValue {
-        switch StatementHandle.storageClass(of: handle, at: column) {
-        case .integer: return .integer(StatementHandle.int64(of: handle, at: column))
-        case .real: return .real(StatementHandle.double(of: handle, at: column))
+    private static func sortValue(_ statement: Statement, _ column: Int32, stored: Bool) -> SortValue {
+        switch statement.storageClass(at: column) {
+        case .integer: return .integer(statement.int64(at: column))
+        case .real: return .real(statement.double(at: column))
         case .text:
-            let bytes = stored ? StatementHandle.bytes(of: handle, at: column) : StatementHandle.utf8(of: handle, at: column)
+            let bytes = stored ? statement.bytes(at: column) : statement.utf8(at: column)
             return .text(bytes.isEmpty ? SortBytes([]) : SortBytes(bytes))
         case .blob:
-            let bytes = StatementHandle.bytes(of: handle, at: column)
+            let bytes = statement.bytes(at: column)
             return .blob(bytes.isEmpty ? SortBytes([]) : SortBytes(bytes))
         case .null: return .null
         }
@@ -197,29 +196,29 @@ struct QueryPlan {
 
     /// A hash of the row's observed values, to tell whether it changed.
     func fingerprint(of statement: Statement) -> Int {
-        Self.hash(statement.handle, fingerprintColumns, salt: fingerprintSalt)
+        Self.hash(statement, fingerprintColumns, salt: fingerprintSalt)
     }
 
     /// A hash of all the row's values, to tell whether anything about it
     /// changed (its element, its sort key): the fingerprint when that covers
     /// them (pass it when it is already computed).
     func contentHash(of statement: Statement, fingerprint: Int? = nil) -> Int {
-        guard fingerprintCoversAll else { return Self.hash(statement.handle, Int32(1)...Int32(table.columns.count), salt: fingerprintSalt) }
+        guard fingerprintCoversAll else { return Self.hash(statement, Int32(1)...Int32(table.columns.count), salt: fingerprintSalt) }
         return fingerprint ?? self.fingerprint(of: statement)
     }
 
-    private static func hash(_ handle: SQLiteStatement, _ columns: some Sequence<Int32>, salt: Int) -> Int {
+    private static func hash(_ statement: Statement, _ columns: some Sequence<Int32>, salt: Int) -> Int {
         var hasher = RowHasher(seed: salt)
         for column in columns {
-            let type = StatementHandle.storageClass(of: handle, at: column)
+            let type = statement.storageClass(at: column)
             hasher.combine(UInt64(UInt32(bitPattern: type.rawValue)))
             switch type {
-            case .integer: hasher.combine(UInt64(bitPattern: StatementHandle.int64(of: handle, at: column)))
-            case .real: hasher.combine(StatementHandle.double(of: handle, at: column).bitPattern)
+            case .integer: hasher.combine(UInt64(bitPattern: statement.int64(at: column)))
+            case .real: hasher.combine(statement.double(at: column).bitPattern)
             case .text, .blob:
                 // The stored bytes (blob access does not convert text), so
                 // that text in any encoding, valid or not, compares as stored.
-                hasher.combine(bytes: StatementHandle.bytes(of: handle, at: column))
+                hasher.combine(bytes: statement.bytes(at: column))
             case .null: break
             }
         }
@@ -282,8 +281,8 @@ struct RowHasher {
 enum TextEncoding: Sendable {
     case utf8, utf16LittleEndian, utf16BigEndian
 
-    init(_ connection: Connection) throws {
-        let statement = try connection.cachedStatement(sql: "PRAGMA encoding")
+    init(_ db: Database) throws {
+        let statement = try db.cachedStatement(sql: "PRAGMA encoding")
         defer { statement.reset() }
         guard try statement.step(), case .text(let name) = statement.value(at: 0) else {
             self = .utf8

@@ -9,7 +9,7 @@ struct ElementSource<Element> {
 
     /// Reads rows on `db`, in the order of `rowIDs`.
     func read(_ rowIDs: [Int64], on db: Database) throws -> [Element] {
-        let statement = try db.connection.cachedStatement(sql: sql)
+        let statement = try db.cachedStatement(sql: sql)
         defer { statement.reset() }
         let decoder = statement.decoder(tableName: tableName)
         var elements: [Element] = []

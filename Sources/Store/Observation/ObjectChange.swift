@@ -72,7 +72,7 @@ final class ObjectObservation<M: Model>: StoreObservation, FailableObservation, 
 
     /// The object's row now: (rowid, values by column, model), or nil when gone.
     private func read(_ db: Database) throws -> (Int64, [String: SQLiteValue], M)? {
-        let statement = try db.connection.cachedStatement(sql: sql)
+        let statement = try db.cachedStatement(sql: sql)
         defer { statement.reset() }
         try statement.bind([id])
         guard try statement.step() else { return nil }

@@ -144,7 +144,7 @@ public struct Results<Element: Sendable>: Sendable {
             select.columns = .rowIDAndAll
             configure(&select)
             let (sql, arguments) = try select.build()
-            let statement = try db.connection.cachedStatement(sql: sql)
+            let statement = try db.cachedStatement(sql: sql)
             defer { statement.reset() }
             try statement.bind(arguments)
             let decoder = StatementDecoder(statement: statement, tableName: select.table.name)

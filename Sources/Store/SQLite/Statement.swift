@@ -129,6 +129,30 @@ final class Statement {
     func int64(at index: Int32) -> Int64 {
         StatementHandle.int64(of: handle, at: index)
     }
+
+    /// A 0-based column of the current row as a real.
+    @inline(__always)
+    func double(at index: Int32) -> Double {
+        StatementHandle.double(of: handle, at: index)
+    }
+
+    /// The storage class of a 0-based column's value in the current row.
+    @inline(__always)
+    func storageClass(at index: Int32) -> StorageClass {
+        StatementHandle.storageClass(of: handle, at: index)
+    }
+
+    /// A column's text as UTF-8 bytes, valid until the row changes (`StatementHandle.utf8(of:at:)`).
+    @inline(__always)
+    func utf8(at index: Int32) -> UnsafeRawBufferPointer {
+        StatementHandle.utf8(of: handle, at: index)
+    }
+
+    /// A column's bytes as stored, valid until the row changes (`StatementHandle.bytes(of:at:)`).
+    @inline(__always)
+    func bytes(at index: Int32) -> UnsafeRawBufferPointer {
+        StatementHandle.bytes(of: handle, at: index)
+    }
 }
 
 // Statements are used only on their connection's queue.

@@ -144,7 +144,7 @@ enum ChangeLog {
     /// Where the log stands on `db`'s snapshot; nil when it cannot be read.
     static func position(_ db: Database) -> Position? {
         guard let schemaVersion = try? db.connection.scalarInt(sql: "PRAGMA schema_version") else { return nil }
-        guard let statement = try? db.connection.cachedStatement(sql: """
+        guard let statement = try? db.cachedStatement(sql: """
             SELECT (SELECT max(seq) FROM sluice_transaction), (SELECT value FROM sluice_log_state WHERE name = 'pruned_through'),
                    (SELECT max(id) FROM sluice_change)
             """) else {
@@ -230,7 +230,7 @@ enum ChangeLog {
         guard logged, now.prunedThrough <= position.sequence else { return (changes, now) }
         // The transactions logged since, and the rows a foreign commit added
         // to the one that was newest then.
-        let statement = try db.connection.cachedStatement(sql: """
+        let statement = try db.cachedStatement(sql: """
             SELECT tbl, row_id, old_row_id FROM sluice_change WHERE \(changesInRange)
             UNION ALL SELECT tbl, row_id, old_row_id FROM sluice_change
             WHERE id > max(?3, coalesce((SELECT first_change FROM sluice_transaction WHERE seq = ?1), 0) - 1) AND seq = ?1
@@ -252,7 +252,7 @@ enum ChangeLog {
     private static func everyCommitLogged(_ commits: UInt32, after: (sequence: Int64, commit: UInt32), through sequence: Int64, _ db: Database) throws -> Bool {
         let last = UInt64(after.commit) + UInt64(commits)
         guard commits > 0, last <= UInt64(UInt32.max) else { return false }    // wrapped around: cannot tell
-        let statement = try db.connection.cachedStatement(sql: """
+        let statement = try db.cachedStatement(sql: """
             SELECT count(*), count(commit_number), min(commit_number), max(commit_number) FROM sluice_transaction WHERE seq > ? AND seq <= ?
             """)
         defer { statement.reset() }

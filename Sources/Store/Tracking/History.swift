@@ -182,7 +182,7 @@ extension ChangeLog {
         if let limit { sql += " LIMIT \(max(0, limit))" }
         let headers = try db.fetchRows(sql: sql, arguments: [.integer(token.sequence), .integer(end)])
         guard let first = headers.first, let last = headers.last else { return [] }
-        let statement = try db.connection.cachedStatement(sql: """
+        let statement = try db.cachedStatement(sql: """
             SELECT seq, tbl, op, row_id, old_row_id, key, old, new FROM sluice_change WHERE \(ChangeLog.changesInRange) ORDER BY id
             """)
         defer { statement.reset() }

@@ -189,7 +189,7 @@ final class LogWriter: TransactionObserver {
                        arguments: [.integer(Self.now()), db.transactionAuthor.map { .text($0) } ?? .null, commitNumber()])
         let seq = db.lastInsertedRowID
         lastSequence = seq
-        let statement = try db.connection.cachedStatement(sql: """
+        let statement = try db.cachedStatement(sql: """
             INSERT INTO sluice_change (seq, tbl, op, row_id, old_row_id, key, old, new) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """)
         defer { statement.reset() }
@@ -204,7 +204,7 @@ final class LogWriter: TransactionObserver {
                 while try statement.step() {}
             case let .inserted(table, rowIDs):
                 let info = try db.tableInfo(table)
-                let copy = try db.connection.cachedStatement(sql: """
+                let copy = try db.cachedStatement(sql: """
                     INSERT INTO sluice_change (seq, tbl, op, row_id, old_row_id, key, old, new)
                         SELECT ?1, \(LogTriggers.literal(table)), 'insert', r.rowid, NULL, \(LogTriggers.keyExpression(info, row: "r")), NULL, \(LogTriggers.objectExpression(info, row: "r", native: true))
                         FROM main.\(quoteIdentifier(table)) AS r WHERE r.rowid BETWEEN ?2 AND ?3 ORDER BY r.rowid
