@@ -12,6 +12,8 @@ struct Query: ParsableCommand {
             age >= 30 AND (city == 'Oslo' OR city BEGINSWITH[c] 'mü'), last_name IN {'Ng', 'Kim'}, email IS NULL, \
             first_name LIKE 'Zo*', age BETWEEN 18 AND 30, NOT name CONTAINS 'x'. \
             Rows come in the order asked, ties broken by the primary key, compared with SQLite's own collation. \
+            --match searches the table's full-text index (a FullTextIndex declared in a migration) in FTS5's syntax \
+            and ranks by relevance (bm25), as sqlite3's ORDER BY rank does. \
             The database is opened read-only and never created.
             """)
 

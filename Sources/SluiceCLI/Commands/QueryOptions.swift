@@ -18,6 +18,12 @@ struct QueryOptions: ParsableArguments {
     /// in ASC or DESC, or start with - for descending.
     var order: String?
 
+    /// The `--match` option: only rows whose indexed text matches this
+    /// full-text query; the most relevant first unless `--order` is given.
+    @Option(help: ArgumentHelp("Only rows whose full-text index matches this query (FTS5 syntax: oslo zo*, \"new york\", ana OR bo); most relevant first unless --order is given.",
+                               valueName: "query"))
+    var match: String?
+
     /// The `--desc` flag: reverse the order (descending).
     @Flag(help: "Reverse the order (descending).")
     var desc = false
@@ -25,7 +31,13 @@ struct QueryOptions: ParsableArguments {
     /// The parsed filter and orderings; checks what the user typed before
     /// the database is touched.
     func parse() throws -> (filter: Filter?, orderings: [Ordering]) {
-        (try filter.map { try Filter($0) }, try order.map { try Ordering.parse(Self.descendingPrefixes($0)) } ?? [])
+        var parsed = try filter.map { try Filter($0) }
+        var orderings = try order.map { try Ordering.parse(Self.descendingPrefixes($0)) } ?? []
+        if let match {
+            parsed = parsed.map { $0 && .matching(match) } ?? .matching(match)
+            if order == nil { orderings = [.relevance(to: match)] }
+        }
+        return (parsed, orderings)
     }
 
     /// `-age,name` → `age DESC,name`: a leading `-` on a column is descending.

@@ -169,7 +169,24 @@ public final class Database {
 
     /// The schema as filters' relationship paths read it.
     var schemaLookup: SchemaLookup {
-        SchemaLookup(table: { try self.tableInfo($0) }, tableNames: { try self.tableNames() })
+        SchemaLookup(table: { try self.tableInfo($0) }, tableNames: { try self.tableNames() },
+                     fullTextColumns: { table in
+                         let index = FullTextNaming.indexTable(for: table)
+                         guard try self.tableExists(index) else { return nil }
+                         return try self.tableInfo(index).columns.map(\.name)
+                     },
+                     fullTextProblem: { index, column, query in
+                         // FTS5 parses the query when the statement first steps.
+                         let sql = "SELECT 1 FROM \(quoteIdentifier(index)) WHERE \(quoteIdentifier(column ?? index)) MATCH ? LIMIT 1"
+                         do {
+                             _ = try self.fetchRows(sql: sql, arguments: [.text(query)])
+                             return nil
+                         } catch let error as StoreError {
+                             return error.message
+                         } catch {
+                             return "\(error)"
+                         }
+                     })
     }
 
     /// Drops cached schema knowledge when another connection changed the

@@ -82,7 +82,8 @@ extension LiveQuery {
         carryStates(changed: changed, to: pin, detaching: detaching)
         let changeset = ChangesetBuilder.diff(old: oldOrder, new: newOrder) { identity in
             guard let old = oldByIdentity[identity], let new = newByIdentity[identity] else { return .init() }
-            return .init(keyChanged: !old.key.hasSameValues(as: new.key), modified: old.fingerprint != new.fingerprint)
+            // A positional key (no Swift order) says nothing of the row's own values.
+            return .init(keyChanged: plan.sortOrder != nil && !old.key.hasSameValues(as: new.key), modified: old.fingerprint != new.fingerprint)
         }
         // Rebuild even when nothing is reported: with keyPaths, sort keys and
         // unobserved columns may change without a reported modification.

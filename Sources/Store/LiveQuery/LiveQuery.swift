@@ -86,7 +86,9 @@ final class LiveQuery<Element> {
 
     /// The order of the tree: the plan's, after the section value when there is one.
     var order: SortOrder {
-        let terms = plan.sortOrder?.terms ?? []
+        // Without a Swift comparison (a custom collation, relevance), rows
+        // keep the places SQLite gave them: the key is the position.
+        let terms = plan.sortOrder?.terms ?? [SortOrder.Term(descending: false, collation: .binary)]
         guard let sectionValue else { return SortOrder(terms: terms) }
         return SortOrder(terms: [SortOrder.Term(descending: sectionValue.descending, collation: .binary)] + terms)
     }
@@ -111,7 +113,8 @@ final class LiveQuery<Element> {
     /// The plan's sort key with the element's section value put first, if it has one.
     func sectioned(_ key: SortKey, _ element: Element, _ plan: QueryPlan) -> SortKey {
         guard let sectionValue else { return key }
-        return SortKey(first: sectionValue.value(element), rest: plan.orderColumns.isEmpty ? [] : [key.first] + key.rest, rowID: key.rowID)
+        let rest = plan.sortOrder == nil ? [key.first] : (plan.orderColumns.isEmpty ? [] : [key.first] + key.rest)
+        return SortKey(first: sectionValue.value(element), rest: rest, rowID: key.rowID)
     }
 
     func state(_ statement: Statement, _ plan: QueryPlan) -> RowState {
@@ -139,8 +142,13 @@ final class LiveQuery<Element> {
         var states = LiveRows(plan: plan, extraTerm: sectionValue != nil, capacity: old?.count ?? 0)
         if sectionValue != nil { keys.reserveCapacity(old?.count ?? 0) }
         fresh = [:]
+        var position: Int64 = 0
         while try statement.step() {
             var state = state(statement, plan)
+            if plan.sortOrder == nil {
+                state.key = SortKey(first: SortValue.integer(position), rest: [], rowID: state.key.rowID)
+                position += 1
+            }
             if sectionValue != nil || old?[state.key.rowID]?.content != state.content {
                 let element = try decode(decoder)
                 visit?(element)

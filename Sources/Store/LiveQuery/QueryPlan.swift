@@ -115,16 +115,18 @@ struct QueryPlan {
         var columns: [Int32] = []
         var sortTerms: [SortOrder.Term] = []
         var comparable = true
-        for term in try SelectBuilder.orderTerms(table: table, orderBy: orderBy) {
+        for term in try SelectBuilder.orderTerms(table: table, orderBy: orderBy, schema: db.schemaLookup) {
+            // Relevance: every row's score moves with any row's text; re-run.
+            guard let column = term.column else { comparable = false; continue }
             // The rowid, or its alias (an INTEGER PRIMARY KEY, the usual tie-break).
-            if term.column == "rowid" || (table.hasIntegerPrimaryKey && table.primaryKey == [term.column]) {
+            if column == "rowid" || (table.hasIntegerPrimaryKey && table.primaryKey == [column]) {
                 columns.append(0)
                 sortTerms.append(.init(descending: term.descending, collation: .binary))
                 continue
             }
-            guard let index = resultColumn(term.column) else { comparable = false; continue }
+            guard let index = resultColumn(column) else { comparable = false; continue }
             columns.append(index)
-            guard let collation = SortOrder.Collation(name: table.collation(of: term.column)) else {
+            guard let collation = SortOrder.Collation(name: table.collation(of: column)) else {
                 comparable = false
                 continue
             }

@@ -134,6 +134,9 @@ extension Predicate {
             try inner.forEachOperand(body)
         case .counted(let inner, _, let value):
             try inner.forEachOperand(body); try body(value)
+        case .match(let column, let query, _):
+            if let column { try body(column) }
+            try body(query)
         case .constant:
             break
         }
@@ -161,6 +164,8 @@ extension Predicate {
             return .quantified(quantifier, inner.mapOperands(transform))
         case .counted(let inner, let op, let value):
             return .counted(inner.mapOperands(transform), op, transform(value))
+        case .match(let column, let query, let position):
+            return .match(column.map(transform), transform(query), position: position)
         case .constant:
             return self
         }

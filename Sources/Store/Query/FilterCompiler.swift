@@ -9,7 +9,7 @@ struct FilterCompiler {
     /// This table's alias inside a relationship subquery; nil for the queried table.
     let alias: String?
     private let context: Context
-    private(set) var arguments: [SQLiteValue] = []
+    var arguments: [SQLiteValue] = []
 
     /// Shared by the compilers of one filter: alias numbering, tables read.
     final class Context {
@@ -39,8 +39,10 @@ struct FilterCompiler {
     }
 
     /// A column of this table as SQL: qualified by the alias inside a subquery.
-    private func columnSQL(_ name: String) -> String {
-        alias.map { "\($0).\(quoteIdentifier(name))" } ?? quoteIdentifier(name)
+    func columnSQL(_ name: String) -> String {
+        // The queried table's rowid qualified: a relevance ordering joins another table.
+        if alias == nil, name.lowercased() == "rowid" { return quoteIdentifier(table.name) + ".rowid" }
+        return alias.map { "\($0).\(quoteIdentifier(name))" } ?? quoteIdentifier(name)
     }
 
     /// A column of this table as a subquery refers to it (by alias, or by the table's name).
@@ -109,6 +111,9 @@ struct FilterCompiler {
             try checkComparable(value, [low, high])
             let expression = "\(try operand(value, lowered: false)) BETWEEN \(try operand(low, lowered: false)) AND \(try operand(high, lowered: false))"
             return negated ? "NOT IFNULL(\(expression), 0)" : expression
+
+        case .match(let column, let query, let position):
+            return try matchSQL(column: column, query: query, position: position)
 
         case .and(let lhs, let rhs):
             return "(\(try sql(lhs)) AND \(try sql(rhs)))"
@@ -348,7 +353,7 @@ struct FilterCompiler {
         return escaped
     }
 
-    private func failure(_ message: String, at operand: Operand) -> StoreError {
+    func failure(_ message: String, at operand: Operand) -> StoreError {
         switch operand {
         case .column(_, let position), .argument(_, let position):
             return failure(message, position: position, code: .invalidQuery)
@@ -357,7 +362,7 @@ struct FilterCompiler {
         }
     }
 
-    private func failure(_ message: String, position: Int?, code: StoreError.Code) -> StoreError {
+    func failure(_ message: String, position: Int?, code: StoreError.Code) -> StoreError {
         var error: StoreError
         if let source, let position {
             error = QueryParser.error(message, in: source, at: position)
@@ -374,7 +379,7 @@ extension Predicate {
     var isLeaf: Bool {
         switch self {
         case .comparison, .string, .isNull, .in, .between: return true
-        case .and, .or, .not, .constant, .quantified, .counted: return false
+        case .and, .or, .not, .constant, .quantified, .counted, .match: return false
         }
     }
 }

@@ -71,7 +71,7 @@ public struct ModelColumn<Root: Model, Value>: Sendable {
         self.column = column
     }
 
-    private func make(_ body: (Column) -> Filter) -> ModelFilter<Root> {
+    func make(_ body: (Column) -> Filter) -> ModelFilter<Root> {
         ModelFilter(column.map(body))
     }
 

@@ -9,6 +9,15 @@ public struct Ordering: Sendable, Hashable {
     let position: Int?
     /// The order string it was parsed from, for error messages with a caret.
     let source: String?
+    /// For an ordering by relevance: the full-text query and the weights of
+    /// the index's columns (`relevance(to:weights:)`); nil for a column.
+    let relevance: Relevance?
+
+    /// What an ordering by relevance ranks by.
+    struct Relevance: Sendable, Hashable {
+        let query: String
+        let weights: [String: Double]
+    }
 
     /// Orders by a column.
     ///
@@ -20,18 +29,39 @@ public struct Ordering: Sendable, Hashable {
         self.descending = descending
         self.position = nil
         self.source = nil
+        relevance = nil
     }
 
-    init(column: String, descending: Bool, position: Int?, source: String?) {
+    init(column: String, descending: Bool, position: Int?, source: String?, relevance: Relevance? = nil) {
         self.column = column
         self.descending = descending
         self.position = position
         self.source = source
+        self.relevance = relevance
+    }
+
+    /// Orders by relevance to a full-text query, the most relevant first:
+    /// FTS5's `bm25`, with a weight per indexed column (1 unless given). The
+    /// table needs a `FullTextIndex`; rows that do not match the query come last.
+    ///
+    /// ```swift
+    /// store.objects(Person.self).matching("oslo zo*").sorted(by: [.relevance(to: "oslo zo*", weights: ["last_name": 2])])
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - query: the full-text query, in FTS5's syntax.
+    ///   - weights: weights of the index's columns by name; a column left out weighs 1.
+    /// - Returns: the ordering.
+    /// - Complexity: one `bm25` per row read. A live query ordered by
+    ///   relevance re-runs and compares after each commit to its table
+    ///   (O(m log m) for m rows), as one row's text changes every row's score.
+    public static func relevance(to query: String, weights: [String: Double] = [:]) -> Ordering {
+        Ordering(column: "", descending: false, position: nil, source: nil, relevance: Relevance(query: query, weights: weights))
     }
 
     /// The same column in the other direction.
     public var reversed: Ordering {
-        Ordering(column: column, descending: !descending, position: position, source: source)
+        Ordering(column: column, descending: !descending, position: position, source: source, relevance: relevance)
     }
 
     /// Parses `"last_name, first_name DESC"`: column names separated by

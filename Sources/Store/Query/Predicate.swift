@@ -26,6 +26,10 @@ public indirect enum Predicate: Sendable, Hashable {
     /// paths go through it, as a quantified one's do), compared with a value:
     /// NSPredicate's `SUBQUERY(contents, $c, $c.weight > 1000).@count > 2`.
     case counted(Predicate, ComparisonOperator, Operand)
+    /// The row matches a full-text query (FTS5's syntax) in the table's
+    /// full-text index (`FullTextIndex`), in every indexed column or in one
+    /// (`column`); `position` is the query text's offset in the query string.
+    case match(Operand?, Operand, position: Int?)
 }
 
 /// Which of a to-many relationship's rows must match.

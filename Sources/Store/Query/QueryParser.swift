@@ -103,6 +103,11 @@ struct QueryParser {
         }
         if isKeyword("SUBQUERY"), peekNonSpace() == "(" { return try parseSubquery() }
         if isKeyword("TRUEPREDICATE") { try advance(); return .constant(true) }
+        // `MATCH 'oslo zo*'`: the whole full-text index (a column may be called "match").
+        if isKeyword("MATCH"), let next = peekNonSpace(), ["'", "\"", "$", "?"].contains(next) {
+            try advance()
+            return try parseMatch(column: nil)
+        }
         if isKeyword("FALSEPREDICATE") { try advance(); return .constant(false) }
         // `ANY contents.weight > 1000`: a quantifier, when a path follows (a column may be called "any").
         if case .identifier(let word) = token, let quantifier = Self.quantifiers[word.uppercased()] {
@@ -216,6 +221,11 @@ struct QueryParser {
             }
             return .between(lhs, low, high, negated: negated)
         }
+        if isKeyword("MATCH") {
+            try advance()
+            let predicate = try parseMatch(column: lhs)
+            return negated ? .not(predicate) : predicate
+        }
         if case .identifier(let word) = token, let op = StringOperator(rawValue: word.uppercased()) {
             try advance()
             let caseInsensitive = try parseModifier()
@@ -223,8 +233,20 @@ struct QueryParser {
             let predicate = Predicate.string(lhs, op, rhs, caseInsensitive: caseInsensitive)
             return negated ? .not(predicate) : predicate
         }
-        if negated { throw error("expected IN, BETWEEN, LIKE, BEGINSWITH, ENDSWITH or CONTAINS after NOT, found \(describe(token))") }
-        throw error("expected an operator (==, !=, <, <=, >, >=, IN, BETWEEN, LIKE, BEGINSWITH, ENDSWITH, CONTAINS, IS NULL), found \(describe(token))")
+        if negated { throw error("expected IN, BETWEEN, LIKE, BEGINSWITH, ENDSWITH, CONTAINS or MATCH after NOT, found \(describe(token))") }
+        throw error("expected an operator (==, !=, <, <=, >, >=, IN, BETWEEN, LIKE, BEGINSWITH, ENDSWITH, CONTAINS, MATCH, IS NULL), found \(describe(token))")
+    }
+
+    /// The full-text query after `MATCH`: a string or an argument. Its
+    /// position is the text's first character (after the quote), so that a
+    /// caret can point into it.
+    private mutating func parseMatch(column: Operand?) throws -> Predicate {
+        let start = tokenStart
+        var position = start
+        if case .string = token { position += 1 }
+        let query = try parseOperand(after: "MATCH")
+        if case .column = query { throw error("MATCH needs a text query, as in MATCH 'zoe*', not a column", at: start) }
+        return .match(column, query, position: position)
     }
 
     private mutating func parseModifier() throws -> Bool {

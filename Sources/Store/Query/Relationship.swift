@@ -6,6 +6,11 @@ struct SchemaLookup {
     let table: (String) throws -> TableInfo
     /// The app's tables.
     let tableNames: () throws -> [String]
+    /// The columns of a table's full-text index (`FullTextNaming`), nil when it has none.
+    var fullTextColumns: (String) throws -> [String]? = { _ in nil }
+    /// Why SQLite refuses a full-text query on an index (restricted to a
+    /// column, or not): its message, or nil when the query runs.
+    var fullTextProblem: (_ index: String, _ column: String?, _ query: String) -> String? = { _, _, _ in nil }
 }
 
 /// A table a filter's relationship paths read, joined straight to the
