@@ -1,5 +1,6 @@
 import Dispatch
 import Observation
+import Sluice
 
 /// One object, kept up to date on the main actor, for SwiftUI and
 /// `@Observable` view models (Swift's Observation, like SwiftData's models):
@@ -10,11 +11,14 @@ import Observation
 /// person.isDeleted              // true once the row is gone
 /// ```
 ///
-/// `object` holds the stored row as soon as this is made (read on the store's
-/// reader), then each commit that changes the row is one change of `object`
-/// (the observation's own first reading, right after it starts, can be one
-/// more). A deleted row makes `object` nil and `isDeleted` true, and
-/// observing stops. Release it (or call `cancel()`) to stop observing.
+/// `object` holds the stored row as soon as this is made, then each commit
+/// that changes the row is one change of `object`. A deleted row makes
+/// `object` nil and `isDeleted` true, and observing stops. Release it (or
+/// call `cancel()`) to stop observing.
+///
+/// It follows a live query of the one row (`Results` filtered by the primary
+/// key, its first state read before `init` returns): what `ObservableArray`
+/// does for a list.
 @MainActor
 @Observable
 public final class LiveObject<M: Model> {
@@ -35,14 +39,10 @@ public final class LiveObject<M: Model> {
     ///   - type: the model type.
     ///   - id: the object's primary key.
     public init(store: Store, _ type: M.Type, id: M.ID) {
-        do {
-            object = try store.read { db in try db.fetchOne(M.self, id: id) }
-        } catch {
-            self.error = error as? StoreError ?? StoreError(code: .error, message: "\(error)")
-        }
-        token = store.observeObject(M.self, id: id, keyPaths: nil, on: .main) { [weak self] event in
-            MainActor.assumeIsolated { self?.apply(event) }
-        }
+        token = store.objects(M.self).filter(Column(M.primaryKeyColumn) == id)
+            .observe(on: .main, scheduling: .immediate) { [weak self] change in
+                MainActor.assumeIsolated { self?.apply(change) }
+            }
     }
 
     /// Stops observing.
@@ -51,16 +51,18 @@ public final class LiveObject<M: Model> {
         token = nil
     }
 
-    private func apply(_ event: ObjectEvent<M>) {
-        switch event {
-        case .initial(let model?), .change(.change(let model, _)):
-            object = model
-            if error != nil { error = nil }
-        case .initial(nil), .change(.deleted):
-            object = nil
-            isDeleted = true
-            cancel()
-        case .change(.error(let failure)):
+    private func apply(_ change: CollectionChange<M>) {
+        switch change {
+        case .initial(let results), .update(let results, _, _, _):
+            if let model = results.first {
+                object = model
+                if error != nil { error = nil }
+            } else {
+                object = nil
+                isDeleted = true
+                cancel()
+            }
+        case .error(let failure):
             error = failure
         }
     }
