@@ -43,3 +43,27 @@ extension ModelColumn {
         make { $0.matches(query) }
     }
 }
+
+extension Filter {
+    /// This filter without a `MATCH query` over the whole index that holds
+    /// with the rest (a conjunct at the top), and whether it had one: a
+    /// search ordered by relevance to the same query joins the index's
+    /// matches once instead of matching twice.
+    func removingMatch(_ query: String) -> (rest: Filter?, removed: Bool) {
+        func remove(_ predicate: Predicate) -> (Predicate?, Bool) {
+            switch predicate {
+            case .match(nil, .value(.text(let text)), _) where text == query:
+                return (nil, true)
+            case .and(let lhs, let rhs):
+                let (left, removedLeft) = remove(lhs)
+                if removedLeft { return (left.map { .and($0, rhs) } ?? rhs, true) }
+                let (right, removedRight) = remove(rhs)
+                return (right.map { .and(lhs, $0) } ?? lhs, removedRight)
+            default:
+                return (predicate, false)
+            }
+        }
+        let (rest, removed) = remove(resolvedPredicate)
+        return (rest.map { Filter(predicate: $0, arguments: [], source: source) }, removed)
+    }
+}

@@ -88,7 +88,7 @@ public struct Filter: Sendable, Hashable {
         Filter(predicate: .not(filter.predicate), arguments: filter.arguments, source: filter.source)
     }
 
-    private init(predicate: Predicate, arguments: [SQLiteValue], source: String?) {
+    init(predicate: Predicate, arguments: [SQLiteValue], source: String?) {
         self.predicate = predicate
         self.arguments = arguments
         self.source = source

@@ -54,9 +54,16 @@ struct SelectBuilder {
         sql += " FROM \(quoteIdentifier(table.name))"
         var arguments: [SQLiteValue] = []
         let terms = try orderBy.map { try Self.orderTerms(table: table, orderBy: $0, schema: schema) }
+        var filter = self.filter
         if columns != .count, let joins = terms?.compactMap(\.join), !joins.isEmpty {
             guard joins.count == 1 else { throw StoreError(code: .invalidQuery, message: "order by relevance to one full-text query at most") }
-            sql += joins[0].sql
+            // Matching the same query as a filter: the join keeps only the matches.
+            var inner = false
+            if let (rest, removed) = filter?.removingMatch(joins[0].query), removed {
+                filter = rest
+                inner = true
+            }
+            sql += (inner ? " JOIN " : " LEFT JOIN ") + joins[0].sql
             arguments += joins[0].arguments
         }
         var conditions: [String] = []
@@ -122,8 +129,9 @@ struct SelectBuilder {
         /// The column, nil for relevance.
         let column: String?
         let sql: String
-        /// What the FROM clause joins for the term (relevance), with its arguments.
-        let join: (sql: String, arguments: [SQLiteValue])?
+        /// What the FROM clause joins for the term (relevance: the matches'
+        /// scores, and the ON clause), with its arguments and the query.
+        let join: (sql: String, arguments: [SQLiteValue], query: String)?
         let descending: Bool
     }
 
@@ -183,9 +191,10 @@ struct SelectBuilder {
         // correlated subquery per row ran the match again for each: 19×
         // slower at 1,000 matches). NULLs (rows that do not match) last,
         // whatever the direction.
-        let join = " LEFT JOIN (SELECT rowid AS __sluice_rank_rowid, bm25(\(fts)\(weights.map { ", \($0)" }.joined())) AS __sluice_rank "
+        let join = "(SELECT rowid AS __sluice_rank_rowid, bm25(\(fts)\(weights.map { ", \($0)" }.joined())) AS __sluice_rank "
             + "FROM \(fts) WHERE \(fts) MATCH ?) ON __sluice_rank_rowid = \(quoteIdentifier(table.name)).rowid"
-        return OrderTerm(column: nil, sql: "__sluice_rank IS NULL, __sluice_rank", join: (join, [.text(relevance.query)]), descending: descending)
+        return OrderTerm(column: nil, sql: "__sluice_rank IS NULL, __sluice_rank", join: (join, [.text(relevance.query)], relevance.query),
+                         descending: descending)
     }
 
     /// ` WHERE <filter>` with its arguments, or nothing without a filter
