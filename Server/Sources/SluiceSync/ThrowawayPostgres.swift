@@ -31,12 +31,35 @@ public final class ThrowawayPostgres: Sendable {
             let full = prefix + ["\(binaries)/\(tool)"] + arguments
             try Self.run(full[0], Array(full.dropFirst()), capture: false)
         }
-        try command("initdb", ["-D", "\(directory)/data", "-U", user, "--auth=trust", "--no-sync", "-E", "UTF8"])
-        port = Int.random(in: 20_000...40_000)
-        try command("pg_ctl", ["-D", "\(directory)/data", "-l", "\(directory)/log", "-w", "-t", "60", "start",
-                               "-o", "-c listen_addresses=\(host) -p \(port) -k \(directory) -c fsync=\(durable ? "on" : "off") -c max_connections=\(maximumConnections)"])
+        do {
+            try command("initdb", ["-D", "\(directory)/data", "-U", user, "--auth=trust", "--no-sync", "-E", "UTF8"])
+            // A port below Linux's ephemeral range (32768–60999), where every outgoing
+            // connection takes one: a random port there was found held by one ("could not
+            // bind ... Address already in use"). Another socket may still hold the one
+            // chosen: then another port.
+            var started: Int?
+            for attempt in 1...Self.portAttempts {
+                let candidate = Int.random(in: 20_000...32_000)
+                do {
+                    try command("pg_ctl", ["-D", "\(directory)/data", "-l", "\(directory)/log", "-w", "-t", "60", "start", "-o",
+                                           "-c listen_addresses=\(host) -p \(candidate) -k \(directory) -c fsync=\(durable ? "on" : "off") -c max_connections=\(maximumConnections)"])
+                    started = candidate
+                    break
+                } catch where attempt < Self.portAttempts {
+                    continue
+                }
+            }
+            guard let started else { throw Failure(description: "PostgreSQL did not start (see \(directory)/log)") }
+            port = started
+        } catch {
+            try? FileManager.default.removeItem(atPath: directory)
+            throw error
+        }
         control = prefix + ["\(binaries)/pg_ctl", "-D", "\(directory)/data"]
     }
+
+    /// Ports tried before giving up.
+    static let portAttempts = 8
 
     /// Restarts the server (fast shutdown: open connections are cut), on the same port.
     public func restart() throws {
