@@ -7,12 +7,9 @@ extension Database {
     /// - Throws: `StoreError.Code.notFound` when the table has no full-text index.
     /// - Complexity: O(n) rows read and indexed.
     public func rebuildFullTextIndex(on table: String) throws {
-        let index = FullTextNaming.indexTable(for: table)
-        guard try tableExists(index) else {
-            throw StoreError(code: .notFound, message: "table \(table) has no full-text index (\(index))")
-        }
+        let (index, columns) = try fullTextColumns(table: table)
         let info = try tableInfo(table)
-        let names = try tableInfo(index).columns.map { quoteIdentifier($0.name) }.joined(separator: ", ")
+        let names = columns.map(quoteIdentifier).joined(separator: ", ")
         try execute(script: """
             DELETE FROM \(quoteIdentifier(index));
             INSERT INTO \(quoteIdentifier(index)) (rowid, \(names)) SELECT rowid, \(names) FROM \(quoteIdentifier(info.name));
@@ -68,13 +65,21 @@ extension Database {
                                   query: query, rowID: rowID)
     }
 
+    /// The columns of a table's full-text index, nil when it has none (what
+    /// filters' `MATCH` and relevance orderings ask through `schemaLookup`).
+    func fullTextIndexColumns(of table: String) throws -> [String]? {
+        let index = FullTextNaming.indexTable(for: table)
+        guard try tableExists(index) else { return nil }
+        return try tableInfo(index).columns.map(\.name)
+    }
+
     /// A table's full-text index and its columns.
     private func fullTextColumns(table: String) throws -> (index: String, columns: [String]) {
         let index = FullTextNaming.indexTable(for: table)
-        guard try tableExists(index) else {
+        guard let columns = try fullTextIndexColumns(of: table) else {
             throw StoreError(code: .notFound, message: "table \(table) has no full-text index (\(index))")
         }
-        return (index, try tableInfo(index).columns.map(\.name))
+        return (index, columns)
     }
 
     /// The index of `table` and the position of `column` in it.

@@ -170,11 +170,7 @@ public final class Database {
     /// The schema as filters' relationship paths read it.
     var schemaLookup: SchemaLookup {
         SchemaLookup(table: { try self.tableInfo($0) }, tableNames: { try self.tableNames() },
-                     fullTextColumns: { table in
-                         let index = FullTextNaming.indexTable(for: table)
-                         guard try self.tableExists(index) else { return nil }
-                         return try self.tableInfo(index).columns.map(\.name)
-                     },
+                     fullTextColumns: { try self.fullTextIndexColumns(of: $0) },
                      fullTextProblem: { index, column, query in
                          // FTS5 parses the query when the statement first steps.
                          let sql = "SELECT 1 FROM \(quoteIdentifier(index)) WHERE \(quoteIdentifier(column ?? index)) MATCH ? LIMIT 1"
