@@ -67,7 +67,12 @@ public enum DemoSchema {
             INSERT INTO app_state (id) VALUES (1);
             
             """),
+        .fullTextIndex(version: 5, personSearch),
     ]
+
+    /// The people list's search: first name, last name and city, words with
+    /// diacritics removed (`zoe` finds `Zoë`).
+    public static let personSearch = FullTextIndex(table: "person", columns: ["first_name", "last_name", "city"])
 }
 
 extension DemoSchema {

@@ -7,7 +7,8 @@ import Testing
 /// `sluice query --match` ranks as SQLite's own `ORDER BY rank` on the same
 /// index, and `sluice watch --match` follows the search as another process writes.
 @Suite struct MatchCommandTests {
-    /// A runner whose ./sluice.sqlite has the demo schema, people in Oslo and elsewhere, and a full-text index.
+    /// A runner whose ./sluice.sqlite has the demo schema (with its full-text
+    /// index of people) and people in Oslo and elsewhere.
     static func indexed() throws -> CommandRunner {
         let cli = CommandRunner()
         #expect(try cli.run(["migrate"]).status == 0)
@@ -20,10 +21,6 @@ import Testing
             ]}
             """)
         #expect(try cli.run(["seed", "people.json"]).status == 0)
-        let store = try Store(path: cli.path("sluice.sqlite"))
-        try store.migrate(DemoSchema.migrations + [
-            .fullTextIndex(version: 100, FullTextIndex(table: "person", columns: ["first_name", "last_name", "city"])),
-        ])
         return cli
     }
 
@@ -56,5 +53,21 @@ import Testing
         try WatchCommandTests.shell(cli, "UPDATE person SET city = 'Oslo' WHERE id = 3;")
         let update = WatchCommandTests.json(watch.nextLine())
         #expect((update["inserted"] as? [[String: Any]])?.first?["id"] as? Int == 3, "\(update)")
+    }
+
+    @Test func aSeededDemoStoreCanBeSearchedAsItIs() throws {
+        let cli = CommandRunner()
+        #expect(try cli.run(["seed", "--demo", "--people", "300"]).status == 0)
+        let plain = PlainConnection(path: cli.path("sluice.sqlite"))
+        let first = try plain.rows("SELECT city FROM person WHERE city IS NOT NULL LIMIT 1").first?.first
+        guard case .text(let city) = first, !city.contains("'"), !city.contains("\"") else {
+            Issue.record("the demo seed gave no plain city: \(String(describing: first))")
+            return
+        }
+        let result = try cli.run(["query", "person", "--match", "\"\(city)\"", "--format", "csv"])
+        #expect(result.status == 0, "\(result)")
+        let ids = result.stdout.split(separator: "\n").dropFirst().compactMap { Int64($0.split(separator: ",").first ?? "") }
+        let ranked = try plain.rows("SELECT rowid FROM sluice_fts_person WHERE sluice_fts_person MATCH '\"\(city)\"' ORDER BY rank, rowid")
+        #expect(!ids.isEmpty && ids == ranked.compactMap { Int64(sqliteValue: $0[0]) }, "\(result.stdout)")
     }
 }

@@ -42,11 +42,12 @@ import Testing
             applied 002_create_package
             applied 003_create_message
             applied 004_create_app_state
-            sluice.sqlite is now at migration 004_create_app_state.
+            applied 005_full_text_person
+            sluice.sqlite is now at migration 005_full_text_person.
 
             """)
         let second = try cli.run(["migrate"])
-        #expect(second.stdout == "sluice.sqlite is up to date (migration 004_create_app_state).\n")
+        #expect(second.stdout == "sluice.sqlite is up to date (migration 005_full_text_person).\n")
     }
 
     @Test func databasePathComesFromTheFlagThenTheEnvironment() throws {

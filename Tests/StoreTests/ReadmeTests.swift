@@ -39,7 +39,7 @@ import SluiceDemo
         #expect(try store.read { db in try db.fetchAll(Person.self).map(\.firstName) } == ["Zoë", "Ana"])
         #expect(try store.read { db in try db.fetchOne(Person.self, id: 7)?.city } == "Bergen")
 
-        try store.migrate(DemoSchema.migrations + [Migration(version: 5, name: "create_note", sql: "CREATE TABLE note (id INTEGER PRIMARY KEY, title TEXT NOT NULL, created_at TEXT NOT NULL)")])
+        try store.migrate(DemoSchema.migrations + [Migration(version: 6, name: "create_note", sql: "CREATE TABLE note (id INTEGER PRIMARY KEY, title TEXT NOT NULL, created_at TEXT NOT NULL)")])
         let note = try store.write { tx in try tx.insert(Note(title: "Hello", createdAt: Date(timeIntervalSince1970: 0))) }
         #expect(try store.read { db in try db.fetchRows(sql: "SELECT created_at FROM note") }.first?[0] == .text("1970-01-01 00:00:00.000"))
         #expect(note.id == 1)

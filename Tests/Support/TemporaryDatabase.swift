@@ -32,9 +32,10 @@ public func dump(_ store: Store) throws -> [String] {
         }
         for table in try db.fetchRows(sql: "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name") {
             guard case .text(let name) = table[0] else { continue }
-            for row in try db.fetchRows(sql: "SELECT * FROM \"\(name)\" ORDER BY rowid") {
-                lines.append("\(name) " + zip(row.columns, row.values).map { "\($0)=\($1.typeName):\($1)" }.joined(separator: " "))
-            }
+            // Sorted as text: some tables (the full-text index's config) have no rowid.
+            lines += try db.fetchRows(sql: "SELECT * FROM \"\(name)\"").map { row in
+                "\(name) " + zip(row.columns, row.values).map { "\($0)=\($1.typeName):\($1)" }.joined(separator: " ")
+            }.sorted()
         }
         return lines
     }

@@ -12,7 +12,7 @@ enum ChangeLogBenchmark {
         var configuration = Store.Configuration()
         configuration.logsChanges = logs
         let store = try Store(path: path, configuration: configuration)
-        try store.migrate(DemoSchema.migrations)
+        try store.migrate(demoTables)
         let people = RecordsBenchmark.people(count)
         try store.write { tx in for person in people { try tx.insert(person) } }
         return (store, path)
@@ -33,7 +33,7 @@ enum ChangeLogBenchmark {
         var configuration = Store.Configuration()
         configuration.logsChanges = logs
         let store = try Store(path: path, configuration: configuration)
-        try store.migrate(DemoSchema.migrations)
+        try store.migrate(demoTables)
         return (store, path, RecordsBenchmark.people(100_000))
     }
 

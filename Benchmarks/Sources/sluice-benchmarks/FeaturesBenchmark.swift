@@ -81,7 +81,7 @@ enum FeaturesBenchmark {
         defer { removeDatabase(at: path) }
         var setup = Store.Configuration()
         setup.logsChanges = false
-        let store = try Store(path: path, migrations: DemoSchema.migrations, configuration: setup)
+        let store = try Store(path: path, migrations: demoTables, configuration: setup)
         let cities = ["Oslo", "Bergen", "Rome", "Lyon", "Kyoto", "Lima", "Perth", "Quito", "Riga", "Tunis"]
         try store.write { tx in
             for index in 0..<count {

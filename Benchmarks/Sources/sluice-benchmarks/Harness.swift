@@ -1,4 +1,5 @@
 import Foundation
+import SluiceDemo
 
 /// Times closures and prints a comparison table.
 struct Harness {
@@ -54,6 +55,12 @@ struct Harness {
         for line in lines { print(line) }
     }
 }
+
+/// The demo schema without its full-text index of people: the benchmarks
+/// other than search time writes and reads that the peers (the C API, GRDB)
+/// do on tables with no such index, and compare with figures from before
+/// the demo had one.
+let demoTables = DemoSchema.migrations.filter { $0.name != "full_text_" + DemoSchema.personSearch.table }
 
 /// A fresh temporary database path; removes the file and its WAL/SHM.
 func freshDatabasePath(_ name: String) -> String {

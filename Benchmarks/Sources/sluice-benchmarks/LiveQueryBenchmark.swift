@@ -81,7 +81,7 @@ enum LiveQueryBenchmark {
 
     static func makeStore(_ count: Int) throws -> (Store, String) {
         let path = freshDatabasePath("live-\(count)")
-        let store = try Store(path: path, migrations: DemoSchema.migrations)
+        let store = try Store(path: path, migrations: demoTables)
         let people = RecordsBenchmark.people(count)
         try store.write { tx in for person in people { try tx.insert(person) } }
         return (store, path)
@@ -185,7 +185,7 @@ enum LiveQueryBenchmark {
     static func bulkInsert(count: Int, queries: Int) throws -> (write: Double, delivered: Double) {
         let path = freshDatabasePath("bulk-\(queries)")
         defer { removeDatabase(at: path) }
-        let store = try Store(path: path, migrations: DemoSchema.migrations)
+        let store = try Store(path: path, migrations: demoTables)
         let people = RecordsBenchmark.people(count)
         let arrivals = Arrivals()
         let all = store.objects(Person.self)

@@ -41,7 +41,7 @@ enum ScaleBenchmark {
         var setup = Store.Configuration()
         setup.logsChanges = false
         do {
-            let store = try Store(path: path, migrations: DemoSchema.migrations, configuration: setup)
+            let store = try Store(path: path, migrations: demoTables, configuration: setup)
             let people = RecordsBenchmark.people(count).enumerated().map { offset, person in
                 var person = person
                 person.lastName += String(offset % 1_000)

@@ -8,16 +8,15 @@ import SluiceDemo
 /// to the raw C API running the same FTS5 query on the same index, and a
 /// single-row edit → live search changeset.
 enum SearchBenchmark {
-    static let index = FullTextIndex(table: "person", columns: ["first_name", "last_name", "city"])
-
     /// One person in 1,000 is named Öztürk123 (the index removes diacritics: `ozturk123` finds them).
     static let query = "ozturk123"
 
-    /// A store of `count` people with a full-text index, change log off.
+    /// A store of `count` people with the demo's full-text index (first name,
+    /// last name, city), change log off.
     static func store(path: String, count: Int) throws -> Store {
         var setup = Store.Configuration()
         setup.logsChanges = false
-        let store = try Store(path: path, migrations: DemoSchema.migrations + [.fullTextIndex(version: 100, index)], configuration: setup)
+        let store = try Store(path: path, migrations: DemoSchema.migrations, configuration: setup)
         let people = RecordsBenchmark.people(count).enumerated().map { offset, person in
             var person = person
             person.lastName += String(offset % 1_000)

@@ -29,7 +29,7 @@ enum SyncBenchmark {
         let pathA = freshDatabasePath("sync-a"), pathB = freshDatabasePath("sync-b")
         defer { removeDatabase(at: pathA); removeDatabase(at: pathB) }
         let a = try Store(path: pathA)
-        try a.migrate(DemoSchema.migrations)
+        try a.migrate(demoTables)
         try await a.write { db in
             for index in 0..<count {
                 try db.execute(sql: "INSERT INTO person (first_name, last_name, age, city) VALUES (?, ?, ?, ?)",
@@ -39,7 +39,7 @@ enum SyncBenchmark {
         let clientA = try SyncClient(store: a, server: server, token: token, configuration: configuration)
         let push = try await seconds { try await clientA.sync() }
         let b = try Store(path: pathB)
-        try b.migrate(DemoSchema.migrations)
+        try b.migrate(demoTables)
         let clientB = try SyncClient(store: b, server: server, token: token, configuration: configuration)
         let initial = try await seconds { try await clientB.sync() }
         let pulled = try await b.read { db in try db.fetchCount(Person.self) }
@@ -138,7 +138,7 @@ enum SyncBenchmark {
         for index in 0..<devices {
             let path = freshDatabasePath("crowd-\(index)")
             let store = try Store(path: path)
-            try store.migrate(DemoSchema.migrations)
+            try store.migrate(demoTables)
             members.append((store, try SyncClient(store: store, server: server, token: token, configuration: configuration), path))
         }
         defer { for (_, _, path) in members { removeDatabase(at: path) } }

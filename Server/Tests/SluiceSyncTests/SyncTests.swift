@@ -54,6 +54,44 @@ struct SyncTests {
         #expect(deletions.isEmpty && insertions == [0, 1])
     }
 
+    /// The full-text index is each device's own: pulled rows reach it through its
+    /// triggers (a live search follows them), and neither the index nor its
+    /// shadow tables are logged, pushed or stored by the service.
+    @Test func eachDeviceBuildsItsOwnFullTextIndex() async throws {
+        let space = try SyncSpace()
+        let a = try space.device()
+        let b = try space.device()
+        let results = b.store.objects(Person.self).searching("zoe")
+        let recorder = ChangeLog<Person>()
+        let token = results.observe(on: DispatchQueue(label: "test")) { recorder.append($0) }
+        defer { token.invalidate() }
+        try await recorder.waitForCount(1)
+        try a.sql("INSERT INTO person (first_name, last_name, city) VALUES ('Zoë', 'Ødegaard', 'Oslo'), ('Ana', 'Kim', 'Bergen')")
+        try await a.client.sync()
+        try await b.client.sync()
+        try await recorder.waitForCount(2)
+        guard case .update(let found, _, let insertions, _) = recorder.values[1] else {
+            Issue.record("expected an update, got \(recorder.values[1])")
+            return
+        }
+        #expect(found.map(\.firstName) == ["Zoë"] && insertions == [0])
+        // An edit on A moves the row out of B's search.
+        try a.sql("UPDATE person SET first_name = 'Zora' WHERE first_name = 'Zoë'")
+        try await a.client.sync()
+        try await b.client.sync()
+        try await recorder.waitForCount(3)
+        guard case .update(let left, let deletions, _, _) = recorder.values[2] else {
+            Issue.record("expected an update, got \(recorder.values[2])")
+            return
+        }
+        #expect(left.isEmpty && deletions == [0])
+        #expect(try b.rows("SELECT rowid FROM sluice_fts_person WHERE sluice_fts_person MATCH 'zora'").count == 1)
+        for device in [a, b] {
+            #expect(try device.rows("SELECT count(*) FROM sluice_change WHERE tbl LIKE 'sluice%'") == ["0"])
+        }
+        #expect(try space.psql("SELECT count(*) FROM sluice_row WHERE tbl LIKE 'sluice%'").trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+    }
+
     /// A page of pulled transactions is one local transaction (one commit, one changeset);
     /// while the device has its own changes to push, each pulled transaction is one.
     @Test func aPageOfPulledTransactionsIsOneLocalTransaction() async throws {

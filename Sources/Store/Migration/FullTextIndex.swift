@@ -85,6 +85,7 @@ public struct FullTextIndex: Sendable, Hashable {
         let changed = (["new.rowid IS NOT old.rowid"] + columns.map { "new.\(quoteIdentifier($0)) IS NOT old.\(quoteIdentifier($0))" })
             .joined(separator: " OR ")
         return """
+            -- A full-text index over \(table) (\(columns.joined(separator: ", "))), kept in step by triggers.
             CREATE VIRTUAL TABLE \(fts) USING fts5(\(names), tokenize = '\(tokenizer.sql)');
             CREATE TRIGGER \(quoteIdentifier(triggerPrefix + "insert")) AFTER INSERT ON \(source) BEGIN
                 INSERT OR REPLACE INTO \(fts) (rowid, \(names)) VALUES (new.rowid, \(new));
@@ -97,6 +98,7 @@ public struct FullTextIndex: Sendable, Hashable {
                 INSERT OR REPLACE INTO \(fts) (rowid, \(names)) VALUES (new.rowid, \(new));
             END;
             INSERT INTO \(fts) (rowid, \(names)) SELECT rowid, \(names) FROM \(source);
+
             """
     }
 
