@@ -50,4 +50,89 @@ static inline int _sluice_wal_index_change(const volatile void *region, unsigned
     return 0;
 }
 
+/// The parts of FTS5's `bm25` for the current row, so that a live search
+/// can score rows it did not read again: a blob of 8-byte slots, the
+/// index's row count and token count (int64), the row's token count
+/// (int64), then for each phrase of the query the rows that hold it (int64)
+/// and the row's weighted count of it (double, summed instance by instance
+/// as bm25 sums it). Trailing arguments are column weights, as bm25's.
+/// The index's figures are computed once per statement.
+static inline int _sluice_bm25_count_hit(const Fts5ExtensionApi *api, Fts5Context *fts, void *user) {
+    (void)api; (void)fts;
+    *(sqlite3_int64 *)user += 1;
+    return SQLITE_OK;
+}
+
+static inline void _sluice_bm25_parts(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int count, sqlite3_value **values) {
+    if (api->iVersion < 2) {
+        sqlite3_result_error(ctx, "sluice_bm25_parts needs FTS5's extension API version 2", -1);
+        return;
+    }
+    int phrases = api->xPhraseCount(fts);
+    sqlite3_int64 *figures = (sqlite3_int64 *)api->xGetAuxdata(fts, 0);
+    int rc = SQLITE_OK;
+    if (!figures) {
+        figures = (sqlite3_int64 *)sqlite3_malloc64(sizeof(sqlite3_int64) * (sqlite3_uint64)(2 + phrases));
+        if (!figures) { sqlite3_result_error_nomem(ctx); return; }
+        memset(figures, 0, sizeof(sqlite3_int64) * (size_t)(2 + phrases));
+        rc = api->xRowCount(fts, &figures[0]);
+        if (rc == SQLITE_OK) rc = api->xColumnTotalSize(fts, -1, &figures[1]);
+        for (int i = 0; rc == SQLITE_OK && i < phrases; i++) rc = api->xQueryPhrase(fts, i, &figures[2 + i], _sluice_bm25_count_hit);
+        if (rc == SQLITE_OK) {
+            rc = api->xSetAuxdata(fts, figures, sqlite3_free);
+        } else {
+            sqlite3_free(figures);
+        }
+        if (rc != SQLITE_OK) { sqlite3_result_error_code(ctx, rc); return; }
+    }
+    sqlite3_uint64 size = sizeof(sqlite3_int64) * (sqlite3_uint64)(3 + 2 * phrases);
+    unsigned char *blob = (unsigned char *)sqlite3_malloc64(size);
+    if (!blob) { sqlite3_result_error_nomem(ctx); return; }
+    memset(blob, 0, (size_t)size);
+    memcpy(blob, figures, 2 * sizeof(sqlite3_int64));
+    double *frequencies = (double *)sqlite3_malloc64(sizeof(double) * (sqlite3_uint64)(phrases > 0 ? phrases : 1));
+    if (!frequencies) { sqlite3_free(blob); sqlite3_result_error_nomem(ctx); return; }
+    memset(frequencies, 0, sizeof(double) * (size_t)(phrases > 0 ? phrases : 1));
+    int instances = 0;
+    rc = api->xInstCount(fts, &instances);
+    for (int i = 0; rc == SQLITE_OK && i < instances; i++) {
+        int phrase, column, offset;
+        rc = api->xInst(fts, i, &phrase, &column, &offset);
+        if (rc == SQLITE_OK && phrase >= 0 && phrase < phrases) {
+            double weight = (count > column) ? sqlite3_value_double(values[column]) : 1.0;
+            frequencies[phrase] += weight;
+        }
+    }
+    int tokens = 0;
+    if (rc == SQLITE_OK) rc = api->xColumnSize(fts, -1, &tokens);
+    if (rc != SQLITE_OK) {
+        sqlite3_free(frequencies);
+        sqlite3_free(blob);
+        sqlite3_result_error_code(ctx, rc);
+        return;
+    }
+    sqlite3_int64 rowTokens = tokens;
+    memcpy(blob + 2 * sizeof(sqlite3_int64), &rowTokens, sizeof(sqlite3_int64));
+    for (int i = 0; i < phrases; i++) {
+        memcpy(blob + (size_t)(3 + 2 * i) * sizeof(sqlite3_int64), &figures[2 + i], sizeof(sqlite3_int64));
+        memcpy(blob + (size_t)(4 + 2 * i) * sizeof(sqlite3_int64), &frequencies[i], sizeof(double));
+    }
+    sqlite3_free(frequencies);
+    sqlite3_result_blob64(ctx, blob, size, sqlite3_free);
+}
+
+/// Registers `sluice_bm25_parts` with the connection's FTS5; SQLITE_ERROR
+/// when the connection has no FTS5 (then live searches read bm25 itself).
+static inline int _sluice_register_bm25_parts(sqlite3 *db) {
+    fts5_api *api = 0;
+    sqlite3_stmt *statement = 0;
+    int rc = sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &statement, 0);
+    if (rc != SQLITE_OK) return rc;
+    sqlite3_bind_pointer(statement, 1, (void *)&api, "fts5_api_ptr", 0);
+    sqlite3_step(statement);
+    rc = sqlite3_finalize(statement);
+    if (rc != SQLITE_OK || !api || api->iVersion < 2) return SQLITE_ERROR;
+    return api->xCreateFunction(api, "sluice_bm25_parts", 0, _sluice_bm25_parts, 0);
+}
+
 #endif

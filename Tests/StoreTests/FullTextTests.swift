@@ -185,6 +185,21 @@ import SluiceDemo
 
     enum Writer: Sendable { case own, otherConnection, shell }
 
+    /// A random edit of one of people 1...8: a column set to one of
+    /// `words` (SQL literals), an upsert, a deletion or a new rowid.
+    static func randomEdit(round: Int, words: [String], firstName: String, _ random: inout SeededRandom) -> String {
+        let id = random.next(8) + 1
+        let word = words[random.next(words.count)]
+        switch random.next(6) {
+        case 0: return "UPDATE person SET city = \(word) WHERE id = \(id)"
+        case 1: return "UPDATE person SET last_name = coalesce(\(word), 'x') WHERE id = \(id)"
+        case 2: return "INSERT OR REPLACE INTO person (id, first_name, last_name, city) VALUES (\(id), 'P\(round)', 'Q', \(word))"
+        case 3: return "DELETE FROM person WHERE id = \(id)"
+        case 4: return "UPDATE OR IGNORE person SET id = \(random.next(8) + 1) WHERE id = \(id)"
+        default: return "UPDATE person SET first_name = \(firstName) WHERE id = \(id)"
+        }
+    }
+
     /// Over random text edits (diacritics, CJK, emoji, empty text, NULL
     /// cities, rowid changes, REPLACE, deletes) by every writer, a live match
     /// rebuilt from its changesets equals the same MATCH query re-run on a
@@ -204,22 +219,8 @@ import SluiceDemo
         let words = ["'Oslo'", "'oslo sentrum'", "'Ösló'", "'北京市 Oslo'", "'🙂 oslo'", "''", "NULL", "'Bergen'", "'Ng'", "'ng-oslo'", "'Zoë'"]
         var random = SeededRandom(seed: seed)
         for round in 0..<40 {
-            let id = random.next(8) + 1
-            let word = words[random.next(words.count)]
-            let statement: String
-            switch random.next(6) {
-            case 0: statement = "UPDATE person SET city = \(word) WHERE id = \(id)"
-            case 1: statement = "UPDATE person SET last_name = coalesce(\(word), 'x') WHERE id = \(id)"
-            case 2: statement = "INSERT OR REPLACE INTO person (id, first_name, last_name, city) VALUES (\(id), 'P\(round)', 'Q', \(word))"
-            case 3: statement = "DELETE FROM person WHERE id = \(id)"
-            case 4: statement = "UPDATE OR IGNORE person SET id = \(random.next(8) + 1) WHERE id = \(id)"
-            default: statement = "UPDATE person SET first_name = 'F\(round)' WHERE id = \(id)"
-            }
-            switch writer {
-            case .own: try store.write { tx in try tx.execute(sql: statement) }
-            case .otherConnection: try plain.execute(statement)
-            case .shell: try SQLiteShell.run(path: store.path, statement + ";")
-            }
+            let statement = Self.randomEdit(round: round, words: words, firstName: "'F\(round)'", &random)
+            try FullTextRankingTests.write(statement, by: writer, store: store, plain: plain)
             #expect(mirror.wait(until: try plain.rows(query)), "\(writer) round \(round): \(statement)")
             try Self.expectInStep(plain, "round \(round)")
         }
@@ -245,13 +246,7 @@ import SluiceDemo
             "\(error)".contains("column 'email' is not in the full-text index")
         }
         // Live: every commit re-ranks; the mirror equals the plain ranked query.
-        let mirror = CommitPathTests.RowMirror(store.rows(in: "person").filter("MATCH 'oslo'").sorted(by: [.relevance(to: "oslo")]))
-        let query = """
-            SELECT p.* FROM person AS p JOIN sluice_fts_person AS f ON f.rowid = p.rowid
-            WHERE sluice_fts_person MATCH 'oslo' ORDER BY bm25(sluice_fts_person), p.id
-            """
-        #expect(mirror.wait(until: try plain.rows(query)))
-        _ = mirror.take()
+        let (mirror, query) = try FullTextRankingTests.rankedMirror(store, plain)
         for (round, statement) in ["UPDATE person SET first_name = 'Oslo', last_name = 'Oslo' WHERE id = 3",
                                    "UPDATE person SET city = 'Bergen' WHERE id = 6",
                                    "INSERT INTO person (first_name, last_name, city) VALUES ('Oslo', 'Oslo', 'Oslo')",

@@ -83,7 +83,8 @@ extension LiveQuery {
         let changeset = ChangesetBuilder.diff(old: oldOrder, new: newOrder) { identity in
             guard let old = oldByIdentity[identity], let new = newByIdentity[identity] else { return .init() }
             // A positional key (no Swift order) says nothing of the row's own values.
-            return .init(keyChanged: plan.sortOrder != nil && !old.key.hasSameValues(as: new.key), modified: old.fingerprint != new.fingerprint)
+            return .init(keyChanged: plan.sortOrder != nil && plan.ownSortValuesChanged(old, new, extraTerm: sectionValue != nil),
+                         modified: old.fingerprint != new.fingerprint)
         }
         // Rebuild even when nothing is reported: with keyPaths, sort keys and
         // unobserved columns may change without a reported modification.
@@ -163,9 +164,13 @@ extension LiveQuery {
             if let new { return new.state.identity(new.rowID) }
             return .rowID(0)
         }
+        /// Whether its own sort values changed, when the key's values say
+        /// more than that (a score that drifts with the index's statistics).
+        var ownKeyChanged: Bool?
         /// Its sort values changed, or its rowid (which breaks ties): it may have moved.
         var keyChanged: Bool {
             guard let old, let new else { return false }
+            if let ownKeyChanged { return ownKeyChanged }
             return old.rowID != new.rowID || !old.state.key.hasSameValues(as: new.state.key)
         }
         var modified: Bool {
@@ -173,73 +178,14 @@ extension LiveQuery {
             return old.state.fingerprint != new.state.fingerprint
         }
         /// Whether the row may not be where it was among the others.
-        var changesPosition: Bool { old == nil || new == nil || keyChanged }
+        var changesPosition: Bool { old == nil || new == nil || keyChanged || mayMove }
+        /// Whether it may have moved though its own values did not say so.
+        var mayMove = false
     }
 
     func applyIncrementally(_ changed: Set<Int64>, _ db: Database, _ pin: ReadPin?) throws -> Changeset {
-        let plan = self.plan
-        let statement = try db.cachedStatement(sql: plan.pointSQL)
-        defer { statement.reset() }
-        let decoder = statement.decoder(tableName: plan.table.name)
-        var changes: [Change] = []
-        var vanished: [RowIdentity: Int] = [:]    // identity -> index in changes, for rows only in the old state
-        var appeared: [Change] = []
-        for rowID in changed.sorted() {
-            statement.reset()
-            try statement.bind([.integer(rowID)] + plan.pointArguments)
-            let old = rows[rowID].map { (rowID, $0) }
-            var new: (rowID: Int64, state: RowState, element: Element)?
-            if try statement.step() {
-                // The state first: decoding reads text as UTF-8, which
-                // converts a UTF-16 database's column in place, and the sort
-                // key and hashes compare the stored bytes.
-                var state = state(statement, plan)
-                let element = try decode(decoder)
-                state.key = sectioned(state.key, element, plan)
-                new = (rowID, state, element)
-            }
-            switch (old, new) {
-            case (nil, nil): continue
-            case (let old?, let new?) where old.1.identity(rowID) != new.state.identity(rowID):
-                // The declared key changed: another row, as far as identity goes.
-                vanished[old.1.identity(rowID)] = changes.count
-                changes.append(Change(old: old, new: nil))
-                appeared.append(Change(old: nil, new: new))
-            case (let old?, nil):
-                vanished[old.1.identity(rowID)] = changes.count
-                changes.append(Change(old: old, new: nil))
-            case (nil, let new?):
-                appeared.append(Change(old: nil, new: new))
-            case (let old?, let new?):
-                changes.append(Change(old: old, new: new))
-            }
-        }
-        // A row deleted and another inserted with the same declared key is one row.
-        for change in appeared {
-            if plan.identityColumns != nil, let index = vanished.removeValue(forKey: change.identity) {
-                changes[index].new = change.new
-            } else {
-                changes.append(change)
-            }
-        }
-        if plan.identityColumns == nil { changes = Self.pairedByValues(changes) }
-
-        // Snapshots still held keep what these rows were; the new state's
-        // snapshot starts with the rows just decoded.
-        // (A row renumbered leaves its old rowid to another row, or to none.)
-        carryStates(changed: changes.compactMap { change in
-            guard let old = change.old, change.new?.state.content != old.state.content || change.new?.rowID != old.rowID else { return nil }
-            return old.rowID
-        }, to: pin)
-        fresh = [:]
-        for change in changes {
-            if materialized != nil {
-                if let old = change.old { materialized?[old.rowID] = nil }
-                if let new = change.new { materialized?[new.rowID] = new.element }
-            } else if let new = change.new, fresh.count < Self.freshLimit {
-                fresh[new.rowID] = new.element
-            }
-        }
+        var changes = try pointChanges(changed, db)
+        record(changes, pin)
 
         let oldCount = tree.count
         for index in changes.indices {
@@ -281,6 +227,81 @@ extension LiveQuery {
         changeset.insertions.sort()
         changeset.modifications.sort()
         return changeset
+    }
+
+    /// The changes of the named rows: each one's state before (held) and
+    /// after (a point query, which also tells whether it matches the
+    /// filter), rows renumbered paired with their old selves.
+    ///
+    /// - Parameter scores: for an ordering by relevance, the index's scores by rowid.
+    func pointChanges(_ changed: Set<Int64>, _ db: Database, scores: ((Int64) -> Double?)? = nil) throws -> [Change] {
+        let plan = self.plan
+        let statement = try db.cachedStatement(sql: plan.pointSQL)
+        defer { statement.reset() }
+        let decoder = statement.decoder(tableName: plan.table.name)
+        var changes: [Change] = []
+        var vanished: [RowIdentity: Int] = [:]    // identity -> index in changes, for rows only in the old state
+        var appeared: [Change] = []
+        for rowID in changed.sorted() {
+            statement.reset()
+            try statement.bind([.integer(rowID)] + plan.pointArguments)
+            let old = rows[rowID].map { (rowID, $0) }
+            var new: (rowID: Int64, state: RowState, element: Element)?
+            if try statement.step() {
+                // The state first: decoding reads text as UTF-8, which
+                // converts a UTF-16 database's column in place, and the sort
+                // key and hashes compare the stored bytes.
+                var state = state(statement, plan, scores: scores)
+                let element = try decode(decoder)
+                state.key = sectioned(state.key, element, plan)
+                new = (rowID, state, element)
+            }
+            switch (old, new) {
+            case (nil, nil): continue
+            case (let old?, let new?) where old.1.identity(rowID) != new.state.identity(rowID):
+                // The declared key changed: another row, as far as identity goes.
+                vanished[old.1.identity(rowID)] = changes.count
+                changes.append(Change(old: old, new: nil))
+                appeared.append(Change(old: nil, new: new))
+            case (let old?, nil):
+                vanished[old.1.identity(rowID)] = changes.count
+                changes.append(Change(old: old, new: nil))
+            case (nil, let new?):
+                appeared.append(Change(old: nil, new: new))
+            case (let old?, let new?):
+                changes.append(Change(old: old, new: new))
+            }
+        }
+        // A row deleted and another inserted with the same declared key is one row.
+        for change in appeared {
+            if plan.identityColumns != nil, let index = vanished.removeValue(forKey: change.identity) {
+                changes[index].new = change.new
+            } else {
+                changes.append(change)
+            }
+        }
+        if plan.identityColumns == nil { changes = Self.pairedByValues(changes) }
+        return changes
+    }
+
+    /// Keeps what the changed rows were for the snapshots still held (the
+    /// new state's snapshot starts with the rows just decoded), and the
+    /// elements decoded.
+    func record(_ changes: [Change], _ pin: ReadPin?) {
+        // (A row renumbered leaves its old rowid to another row, or to none.)
+        carryStates(changed: changes.compactMap { change in
+            guard let old = change.old, change.new?.state.content != old.state.content || change.new?.rowID != old.rowID else { return nil }
+            return old.rowID
+        }, to: pin)
+        fresh = [:]
+        for change in changes {
+            if materialized != nil {
+                if let old = change.old { materialized?[old.rowID] = nil }
+                if let new = change.new { materialized?[new.rowID] = new.element }
+            } else if let new = change.new, fresh.count < Self.freshLimit {
+                fresh[new.rowID] = new.element
+            }
+        }
     }
 
     /// The changeset of a commit that changed sort keys: the diff of the

@@ -43,6 +43,9 @@ final class LiveQuery<Element> {
     /// Elements decoded while reading the current state (a first screen, or
     /// the rows a commit changed): the first entries of its snapshot's cache.
     var fresh: [Int64: Element] = [:]
+    /// For a search ranked by relevance: what it keeps of bm25 between
+    /// commits (nil: nothing yet, or its rows were read again).
+    var relevanceCache: RelevanceCache?
 
     /// Past this many changed rows, states still held keep their own read
     /// transaction instead of the rows' old values.
@@ -117,8 +120,8 @@ final class LiveQuery<Element> {
         return SortKey(first: sectionValue.value(element), rest: rest, rowID: key.rowID)
     }
 
-    func state(_ statement: Statement, _ plan: QueryPlan) -> RowState {
-        let key = plan.sortKey(of: statement)
+    func state(_ statement: Statement, _ plan: QueryPlan, scores: ((Int64) -> Double?)? = nil) -> RowState {
+        let key = plan.sortKey(of: statement, scores: scores)
         let fingerprint = plan.fingerprint(of: statement)
         return RowState(key: key, fingerprint: fingerprint, content: plan.contentHash(of: statement, fingerprint: fingerprint),
                         key_identity: plan.identityColumns == nil ? nil : plan.identity(of: statement, key: key))
@@ -143,6 +146,7 @@ final class LiveQuery<Element> {
         if sectionValue != nil { keys.reserveCapacity(old?.count ?? 0) }
         fresh = [:]
         var position: Int64 = 0
+        if case .parts? = relevanceCache { relevanceCache = nil }   // rows may have changed unseen
         while try statement.step() {
             var state = state(statement, plan)
             if plan.sortOrder == nil {
@@ -248,13 +252,16 @@ final class LiveQuery<Element> {
 
     /// Applies a change of this query's own table: incrementally when the
     /// rows are named (and few), by a hash scan that finds them when they
-    /// are not, by re-running the query otherwise.
+    /// are not, the named rows with every score read again for a search
+    /// ranked by relevance, by re-running the query otherwise.
     ///
     /// - Returns: the changeset, or nil when the result did not change.
     private func apply(_ change: ChangedRows.TableChange, db: Database, pin: ReadPin?) throws -> Changeset? {
         let changeset: Changeset
         if case .rows(let changed) = change, plan.isIncremental, changed.count <= incrementalLimit {
             changeset = try applyIncrementally(changed, db, pin)
+        } else if case .rows(let changed) = change, plan.isRescorable, sectionValue == nil, changed.count <= incrementalLimit {
+            changeset = try applyRescored(changed, db, pin)
         } else if case .unknown = change, plan.isIncremental, let changed = try changedRows(db) {
             if changed.isEmpty {
                 carryStates(changed: [], to: pin)

@@ -85,6 +85,12 @@ struct LiveRows {
         SortKey(first: firsts[slot], rest: keepsRests ? rests[slot] : [], rowID: rowID)
     }
 
+    /// Replaces one value of a row's sort key (a score), in place.
+    mutating func setSortValue(_ value: SortValue, at offset: Int, of rowID: Int64) {
+        guard let found = slot(rowID) else { return }
+        if offset == 0 { firsts[Int(found)] = value } else if keepsRests { rests[Int(found)][offset - 1] = value }
+    }
+
     subscript(rowID: Int64) -> LiveRowState? {
         get {
             guard let found = slot(rowID) else { return nil }

@@ -38,6 +38,8 @@ struct QueryPlan {
     /// then every change re-runs the query.
     let hasLimit: Bool
 
+    let relevance: Relevance?
+
     /// Other tables the filter reads through relationship paths: a commit
     /// to one of them can change which rows match.
     let dependencies: Set<String>
@@ -81,7 +83,11 @@ struct QueryPlan {
     }
 
     /// Whether changes can be applied row by row.
-    var isIncremental: Bool { sortOrder != nil && !hasLimit }
+    var isIncremental: Bool { sortOrder != nil && !hasLimit && relevance == nil }
+
+    /// Whether changes can be applied row by row, with every score read
+    /// again from the index (`LiveQuery.applyRescored`).
+    var isRescorable: Bool { sortOrder != nil && !hasLimit && relevance?.onlyMatches == true }
 
     init(db: Database, table name: String, filter: Filter?, orderBy: [Ordering], limit: Int?, distinct: [String] = [],
          keyPaths: [String]?) throws {
@@ -115,8 +121,16 @@ struct QueryPlan {
         var columns: [Int32] = []
         var sortTerms: [SortOrder.Term] = []
         var comparable = true
+        var relevance: Relevance?
         for term in try SelectBuilder.orderTerms(table: table, orderBy: orderBy, schema: db.schemaLookup) {
-            // Relevance: every row's score moves with any row's text; re-run.
+            if let join = term.join, let scoring = term.scoring, let missingScore = term.missingScore {
+                // Relevance: the score `fullSQL` selects after the table's columns.
+                relevance = Relevance(index: scoring.index, arguments: scoring.arguments, query: .text(join.query), termOffset: columns.count,
+                                      missingScore: missingScore, onlyMatches: filter?.removingMatch(join.query).removed == true)
+                columns.append(Int32(table.columns.count + 1))
+                sortTerms.append(.init(descending: term.descending, collation: .binary))
+                continue
+            }
             guard let column = term.column else { comparable = false; continue }
             // The rowid, or its alias (an INTEGER PRIMARY KEY, the usual tie-break).
             if column == "rowid" || (table.hasIntegerPrimaryKey && table.primaryKey == [column]) {
@@ -141,6 +155,7 @@ struct QueryPlan {
         }
         orderColumns = columns
         sortOrder = comparable ? SortOrder(terms: sortTerms) : nil
+        self.relevance = relevance
 
         var observed: [String]
         if let keyPaths {
@@ -161,13 +176,20 @@ struct QueryPlan {
         identityColumns = table.identityIsRowID ? nil : table.primaryKey.compactMap(resultColumn)
     }
 
-    /// The sort key of the statement's current row.
-    func sortKey(of statement: Statement) -> SortKey {
+    /// The sort key of the statement's current row. A statement without
+    /// the score of an ordering by relevance (a point query) takes it from
+    /// `scores`, the index's scores by rowid.
+    func sortKey(of statement: Statement, scores: ((Int64) -> Double?)? = nil) -> SortKey {
         let rowID = statement.int64(at: 0)
         var first = SortValue.null
         var rest: [SortValue] = []
         for (offset, column) in orderColumns.enumerated() {
-            let value = Self.sortValue(statement, column, stored: sortOrder.map { $0.terms[offset].collation == .binary } ?? true)
+            let value: SortValue
+            if let scores, let relevance, offset == relevance.termOffset {
+                value = .real(scores(rowID) ?? relevance.missingScore)
+            } else {
+                value = Self.sortValue(statement, column, stored: sortOrder.map { $0.terms[offset].collation == .binary } ?? true)
+            }
             if offset == 0 { first = value } else { rest.append(value) }
         }
         return SortKey(first: first, rest: rest, rowID: rowID)

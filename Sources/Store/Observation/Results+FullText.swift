@@ -30,9 +30,11 @@ extension Results {
     ///   - query: the query, in FTS5's syntax.
     ///   - weights: weights of the index's columns by name; a column left out weighs 1.
     /// - Returns: the ranked results (a new value).
-    /// - Complexity: reading, one `bm25` per matching row. Observed, each
-    ///   commit to the table re-runs the search and compares (O(m log m) for
-    ///   m matches): one row's text changes every row's score.
+    /// - Complexity: reading, one `bm25` per matching row. Observed, a
+    ///   commit re-checks the rows it changed, and scores every other match
+    ///   from what the search kept of it (one row's text changes every row's
+    ///   score): O(m) for m matches while their order holds, O(m log m)
+    ///   when the new scores reorder them.
     public func searching(_ query: String, weights: [String: Double] = [:]) -> Results {
         var ranked = matching(query)
         ranked.orderings = [.relevance(to: query, weights: weights)] + orderings

@@ -228,10 +228,12 @@ extension ChangedRows {
 }
 
 extension StatementDecoder {
-    /// The current row as a dynamic row, leaving out the first `count` columns.
+    /// The current row as a dynamic row, leaving out the first `count`
+    /// columns (and a live query's score, after the table's columns).
     func currentRow(droppingFirst count: Int) -> Row {
-        let names = Array(columnNames.dropFirst(count))
-        let values = (count..<columnNames.count).map { value(at: Int32($0)) }
+        let end = columnNames.last == SelectBuilder.scoreColumn ? columnNames.count - 1 : columnNames.count
+        let names = Array(columnNames[count..<end])
+        let values = (count..<end).map { value(at: Int32($0)) }
         return Row(columns: names, values: values)
     }
 }

@@ -32,6 +32,12 @@ extension FilterCompiler {
             throw failure("invalid full-text query: \(Self.fullTextMessage(problem))", position: caret, code: .invalidQuery)
         }
         arguments.append(.text(text))
+        if context.oneRow, alias == nil {
+            // One row (a live query's point query): a lookup of its rowid in
+            // the index, where listing every match costs a thousand rows' worth.
+            return "EXISTS (SELECT 1 FROM \(quoteIdentifier(index)) WHERE \(quoteIdentifier(restricted ?? index)) MATCH ? "
+                + "AND rowid = \(columnSQL("rowid")))"
+        }
         return "\(columnSQL("rowid")) IN (SELECT rowid FROM \(quoteIdentifier(index)) WHERE \(quoteIdentifier(restricted ?? index)) MATCH ?)"
     }
 

@@ -8,7 +8,7 @@ struct FilterCompiler {
     let schema: SchemaLookup?
     /// This table's alias inside a relationship subquery; nil for the queried table.
     let alias: String?
-    private let context: Context
+    let context: Context
     var arguments: [SQLiteValue] = []
 
     /// Shared by the compilers of one filter: alias numbering, tables read.
@@ -19,6 +19,9 @@ struct FilterCompiler {
         var links = Set<RelationshipLink>()
         /// Whether a subquery reads a table through another related table (a path of two hops, or a nested quantifier).
         var hasIndirectLinks = false
+        /// Whether the query reads one row by its rowid: then a MATCH looks
+        /// that row up in the index instead of listing every match.
+        var oneRow = false
     }
 
     init(table: TableInfo, source: String?, schema: SchemaLookup? = nil, alias: String? = nil, context: Context = Context()) {
@@ -31,9 +34,10 @@ struct FilterCompiler {
 
     /// SQL and arguments for a filter, and the other tables its relationship paths read.
     /// `links` is nil when a path reads a table through another related table.
-    static func compile(_ filter: Filter, table: TableInfo, schema: SchemaLookup? = nil)
+    static func compile(_ filter: Filter, table: TableInfo, schema: SchemaLookup? = nil, oneRow: Bool = false)
         throws -> (sql: String, arguments: [SQLiteValue], dependencies: Set<String>, links: Set<RelationshipLink>?) {
         var compiler = FilterCompiler(table: table, source: filter.source, schema: schema)
+        compiler.context.oneRow = oneRow
         let sql = try compiler.sql(filter.resolvedPredicate)
         return (sql, compiler.arguments, compiler.context.dependencies, compiler.context.hasIndirectLinks ? nil : compiler.context.links)
     }

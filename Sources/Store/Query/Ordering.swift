@@ -52,9 +52,11 @@ public struct Ordering: Sendable, Hashable {
     ///   - query: the full-text query, in FTS5's syntax.
     ///   - weights: weights of the index's columns by name; a column left out weighs 1.
     /// - Returns: the ordering.
-    /// - Complexity: one `bm25` per row read. A live query ordered by
-    ///   relevance re-runs and compares after each commit to its table
-    ///   (O(m log m) for m rows), as one row's text changes every row's score.
+    /// - Complexity: one `bm25` per row read. One row's text changes every
+    ///   row's score; a live search filtered by the same query re-checks the
+    ///   changed rows and scores the others from what it kept of them (O(m)
+    ///   for m matches while their order holds); ordered by relevance
+    ///   without that filter, it re-runs and compares (O(n log n)).
     public static func relevance(to query: String, weights: [String: Double] = [:]) -> Ordering {
         Ordering(column: "", descending: false, position: nil, source: nil, relevance: Relevance(query: query, weights: weights))
     }

@@ -15,6 +15,9 @@ struct SelectBuilder {
 
     /// The name under which a rowid is selected next to the table's columns.
     static let rowIDColumn = "__sluice_rowid"
+    /// The name under which `.rowIDAndAll` selects the score of an ordering
+    /// by relevance, after the table's columns.
+    static let scoreColumn = "__sluice_score"
 
     let table: TableInfo
     var columns: Columns = .all
@@ -46,14 +49,17 @@ struct SelectBuilder {
     /// The SQL and its arguments (the key's value first, when `keyColumn` is set, is left to the caller).
     func build() throws -> (sql: String, arguments: [SQLiteValue]) {
         var sql = "SELECT "
+        let terms = try orderBy.map { try Self.orderTerms(table: table, orderBy: $0, schema: schema) }
         switch columns {
         case .all: sql += table.columns.map { quoteIdentifier($0.name) }.joined(separator: ", ")
-        case .rowIDAndAll: sql += (["\(qualifiedRowID) AS \(Self.rowIDColumn)"] + table.columns.map { quoteIdentifier($0.name) }).joined(separator: ", ")
+        case .rowIDAndAll:
+            sql += (["\(qualifiedRowID) AS \(Self.rowIDColumn)"] + table.columns.map { quoteIdentifier($0.name) }).joined(separator: ", ")
+            // A live query keeps each row's score in its sort key.
+            if let relevance = terms?.first(where: { $0.join != nil }) { sql += ", \(relevance.sql) AS \(Self.scoreColumn)" }
         case .count: sql += "count(*)"
         }
         sql += " FROM \(quoteIdentifier(table.name))"
         var arguments: [SQLiteValue] = []
-        let terms = try orderBy.map { try Self.orderTerms(table: table, orderBy: $0, schema: schema) }
         var filter = self.filter
         if columns != .count, let joins = terms?.compactMap(\.join), !joins.isEmpty {
             guard joins.count == 1 else { throw StoreError(code: .invalidQuery, message: "order by relevance to one full-text query at most") }
@@ -71,7 +77,7 @@ struct SelectBuilder {
             conditions.append(keyColumn == "rowid" ? "\(qualifiedRowID) = ?" : "\(quoteIdentifier(keyColumn)) = ?")
         }
         if let filter {
-            let compiled = try FilterCompiler.compile(filter, table: table, schema: schema)
+            let compiled = try FilterCompiler.compile(filter, table: table, schema: schema, oneRow: keyColumn?.lowercased() == "rowid")
             conditions.append(keyColumn == nil ? compiled.sql : "(\(compiled.sql))")
             arguments += compiled.arguments
         }
@@ -133,6 +139,12 @@ struct SelectBuilder {
         /// scores, and the ON clause), with its arguments and the query.
         let join: (sql: String, arguments: [SQLiteValue], query: String)?
         let descending: Bool
+        /// For relevance: the quoted index table, and the arguments of its
+        /// `bm25` (the index, then the column weights).
+        var scoring: (index: String, arguments: String)?
+        /// For relevance: the value that stands for "no score" (a row that
+        /// does not match), last in the term's direction.
+        var missingScore: Double?
     }
 
     /// The ORDER BY terms: the orderings, checked against the table, then
@@ -187,14 +199,20 @@ struct SelectBuilder {
             relevance.weights.first { $0.key.lowercased() == column.lowercased() }?.value ?? 1
         }
         let fts = quoteIdentifier(index)
+        let arguments = fts + weights.map { ", \($0)" }.joined()
+        let score = "bm25(\(arguments))"
         // The scores of the matching rows, computed once and joined (a
         // correlated subquery per row ran the match again for each: 19×
-        // slower at 1,000 matches). NULLs (rows that do not match) last,
-        // whatever the direction.
-        let join = "(SELECT rowid AS __sluice_rank_rowid, bm25(\(fts)\(weights.map { ", \($0)" }.joined())) AS __sluice_rank "
+        // slower at 1,000 matches). Rows that do not match (no score) come
+        // last whatever the direction: an infinite score (1e999 is +Inf in
+        // SQLite), a plain REAL that Swift compares as SQLite does.
+        let join = "(SELECT rowid AS __sluice_rank_rowid, \(score) AS __sluice_rank "
             + "FROM \(fts) WHERE \(fts) MATCH ?) ON __sluice_rank_rowid = \(quoteIdentifier(table.name)).rowid"
-        return OrderTerm(column: nil, sql: "__sluice_rank IS NULL, __sluice_rank", join: (join, [.text(relevance.query)], relevance.query),
-                         descending: descending)
+        var term = OrderTerm(column: nil, sql: "coalesce(__sluice_rank, \(descending ? "-" : "")1e999)",
+                             join: (join, [.text(relevance.query)], relevance.query), descending: descending)
+        term.scoring = (fts, arguments)
+        term.missingScore = descending ? -.infinity : .infinity
+        return term
     }
 
     /// ` WHERE <filter>` with its arguments, or nothing without a filter

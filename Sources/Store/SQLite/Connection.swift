@@ -285,6 +285,9 @@ final class Connection {
                     }
                 }
             }, nil, nil, nil)
+        // A live search ranked by relevance scores rows from bm25's parts;
+        // without FTS5 there is no index to search, and nothing to register.
+        _ = _sluice_register_bm25_parts(handle)
     }
 }
 
