@@ -63,15 +63,57 @@ import Testing
         await settle(store)
         #expect(model.people.items.map(\.name) == ["Ana Bell", "Zoë Ng", "Émile Ödegaard"])
 
-        model.searchText = "ZO"
-        await settle(store)
+        await search(model, "ZO", store: store)
         #expect(model.people.items.map(\.name) == ["Zoë Ng"])
         try await store.write { tx in try tx.insert(Person(firstName: "Zora", lastName: "Q")) }
         await settle(store)
         #expect(model.people.items.map(\.name) == ["Zora Q", "Zoë Ng"], "the search narrows new rows live")
-        model.searchText = ""
-        await settle(store)
+        await search(model, "", store: store)
         #expect(model.people.items.count == 4)
+    }
+
+    /// The search field is a `CurrentValueSubject` debounced: quick typing
+    /// is one search, of the last text. It searches the demo's full-text
+    /// index: words of first name, last name and city starting with each
+    /// word typed, diacritics aside, the best matches first; any text is
+    /// safe; the results stay live whoever writes.
+    @Test func theSearchFieldIsDebouncedAndRanksMatchesLive() async throws {
+        let database = TemporaryDatabase()
+        let store = try database.store(migrations: DemoSchema.migrations)
+        try await store.write { tx in
+            for (first, last, city) in [("Zoë", "Ng", "Oslo"), ("Ana", "Oslo", "Oslo"), ("Bo", "Kim", "Bergen"), ("Oslo", "Oslo", "Oslo"), ("Zoe", "Berg", "Hamar")] {
+                try tx.insert(Person(firstName: first, lastName: last, city: city))
+            }
+        }
+        let model = PeopleViewModel(store: store, searchPause: .milliseconds(100))
+        await settle(store)
+        let replaced = Recorder(model.$people.dropFirst())
+        for text in ["o", "os", "osl"] { model.searchText.send(text) }
+        await search(model, "oslo", store: store)
+        #expect(replaced.values.count == 1, "typing four texts quickly is one search")
+        #expect(model.people.items.map(\.name) == ["Oslo Oslo", "Ana Oslo", "Zoë Ng"], "the most Oslo first")
+
+        await search(model, "zoe", store: store)
+        #expect(model.people.items.map(\.name) == ["Zoe Berg", "Zoë Ng"], "diacritics aside; a tie by name")
+        await search(model, "  zo, osl!", store: store)
+        #expect(model.people.items.map(\.name) == ["Zoë Ng"], "every word, as the start of a word")
+
+        // Another connection writes: the ranked search follows.
+        await search(model, "oslo", store: store)
+        let plain = PlainConnection(path: database.path)
+        try plain.execute("UPDATE person SET city = 'Oslo' WHERE first_name = 'Bo'")
+        await settle(store)
+        #expect(model.people.items.map(\.name) == ["Oslo Oslo", "Ana Oslo", "Bo Kim", "Zoë Ng"])
+        try plain.execute("UPDATE person SET last_name = 'Oslo' WHERE first_name = 'Zoë'")
+        await settle(store)
+        #expect(model.people.items.map(\.name) == ["Oslo Oslo", "Ana Oslo", "Zoë Oslo", "Bo Kim"], "a rank change moves the row")
+
+        // Text that is FTS5 syntax, or no word at all, is only text.
+        for text in ["oslo AND", "\"oslo", "NEAR(", "* : ^ 🙂"] {
+            await search(model, text, store: store)
+            #expect(model.lastError == nil, "\(text)")
+        }
+        #expect(model.people.items.count == 5, "no word: everyone")
     }
 
     @Test func sectionsByInitialFollowTheListAndItsSearch() async throws {
@@ -89,8 +131,7 @@ import Testing
         #expect(layout() == ["A: Ana Kim, ana Bell", "B: Bea Q", "Z: Zoë Ng", "É: Émile Ö"])
         #expect(changes.values.last?.changeset == SectionedChangeset(sectionsToInsert: IndexSet(integer: 1)))
         #expect(!willChange.values.isEmpty, "section changes reach the model's objectWillChange")
-        model.searchText = "an"
-        await settle(store)
+        await search(model, "an", store: store)
         #expect(layout() == ["A: Ana Kim, ana Bell"])
     }
 
@@ -102,8 +143,7 @@ import Testing
         try await store.write { tx in try tx.insert(Person(firstName: "A", lastName: "B")) }
         await settle(store)
         #expect(willChange.values.count == 1, "a SwiftUI view observing the model redraws")
-        model.searchText = "a"
-        await settle(store)
+        await search(model, "a", store: store)
         let afterSearch = willChange.values.count
         try await store.write { tx in try tx.insert(Person(firstName: "Ab", lastName: "C")) }
         await settle(store)
@@ -182,8 +222,7 @@ import Testing
             var model: PeopleViewModel? = PeopleViewModel(store: store)
             weakModel = model
             await settle(store)
-            model?.searchText = "a"
-            await settle(store)
+            if let model { await search(model, "a", store: store) }
             model = nil
             #expect(weakModel == nil, "no retain cycle through subscriptions")
             await settle(store)

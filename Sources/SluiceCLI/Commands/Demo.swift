@@ -131,6 +131,17 @@ final class DemoApp {
         watch(peopleModel.objectWillChange)
         watch(peopleModel.people.objectWillChange)
         watch(peopleModel.sections.objectWillChange)
+        // A search replaces the list (once typing pauses): follow the new one.
+        peopleModel.$people.dropFirst().sink { @Sendable [weak self] people in
+            DispatchQueue.main.async {
+                MainActor.assumeIsolated {
+                    guard let self else { return }
+                    self.watch(people.objectWillChange)
+                    self.watch(self.peopleModel.sections.objectWillChange)
+                }
+            }
+        }
+        .store(in: &watching)
     }
 
     /// Redraws (once per turn of the main queue) whenever `publisher` emits.
@@ -170,16 +181,14 @@ final class DemoApp {
         case "people": screen = .people
         case "search":
             screen = .people
-            peopleModel.searchText = argument
-            watch(peopleModel.people.objectWillChange)
-            watch(peopleModel.sections.objectWillChange)
+            peopleModel.searchText.send(argument)
         case "add":
             let names = argument.split(separator: " ", maxSplits: 1).map(String.init)
             peopleModel.firstName = names.first ?? ""
             peopleModel.lastName = names.count > 1 ? names[1] : ""
             if let person = await peopleModel.addPerson() {
-                let search = peopleModel.searchText.trimmingCharacters(in: .whitespaces)
-                let shown = search.isEmpty || [person.firstName, person.lastName].contains { $0.localizedCaseInsensitiveContains(search) }
+                let search = peopleModel.searchText.value.trimmingCharacters(in: .whitespaces)
+                let shown = await isShown(person, search: search)
                 message = "added \(person.fullName)" + (shown ? "" : " (not in this list: the search \"\(search)\" hides them; type `search` to see everyone)")
             } else {
                 message = peopleModel.lastError.map { "could not add: \($0.message)" } ?? "add needs a first and a last name"
@@ -209,6 +218,13 @@ final class DemoApp {
     }
 
     /// Opens the package screen for the package whose id is `argument`.
+    /// Whether the people list's search shows a person (true without a search, or when the store cannot tell).
+    private func isShown(_ person: Person, search: String) async -> Bool {
+        guard let query = FullTextQuery.prefixes(of: search), let id = person.id else { return true }
+        let found = try? await store.read { db in try db.fetchCount(Person.self, filter: .matching(query) && Filter("id == $0", id)) }
+        return found.map { $0 > 0 } ?? true
+    }
+
     private func openPackage(_ argument: String) {
         let id = Int64(argument) ?? (try? store.read { db in try db.fetchAll(Package.self, orderBy: [Ordering("id")], limit: 1).first?.id }) ?? nil
         guard let id else { message = "there is no package"; return }
@@ -252,7 +268,8 @@ final class DemoApp {
         switch screen {
         case .people:
             let items = peopleModel.people.items
-            lines.append("Sluice demo · people (\(items.count))" + (peopleModel.searchText.isEmpty ? "" : " matching \"\(peopleModel.searchText)\"") + " · \(path)")
+            let search = peopleModel.searchText.value
+            lines.append("Sluice demo · people (\(items.count))" + (search.isEmpty ? "" : " matching \"\(search)\"") + " · \(path)")
             // By initial, as a sectioned table shows them; numbered as in the flat list (delete N).
             var number = 0
             var shown = 0

@@ -32,12 +32,15 @@ public final class PeopleListModel {
     public var firstName = ""
     /// The add form's last name.
     public var lastName = ""
-    /// Narrows the list to names containing this text (case-insensitive).
+    /// Narrows the list to the people with a word of their first name, last
+    /// name or city starting with each word typed (diacritics and case
+    /// aside), the best matches first. (SwiftUI's `.searchable` sets it.)
     public var searchText = "" {
         didSet {
-            guard searchText != oldValue else { return }
-            people = ObservableArray(PeopleViewModel.results(store, search: searchText))
-            sections = ObservableSections(PeopleViewModel.sectioned(PeopleViewModel.results(store, search: searchText)))
+            let query = FullTextQuery.prefixes(of: searchText)
+            guard query != FullTextQuery.prefixes(of: oldValue) else { return }
+            people = ObservableArray(PeopleViewModel.results(store, search: query))
+            sections = ObservableSections(PeopleViewModel.sectioned(PeopleViewModel.results(store, search: query)))
         }
     }
     /// The last error from a write, for an alert.
@@ -52,8 +55,8 @@ public final class PeopleListModel {
     public init(store: Store) {
         self.store = store
         writes = WriteQueue(store: store)
-        people = ObservableArray(PeopleViewModel.results(store, search: ""))
-        sections = ObservableSections(PeopleViewModel.sectioned(PeopleViewModel.results(store, search: "")))
+        people = ObservableArray(PeopleViewModel.results(store, search: nil))
+        sections = ObservableSections(PeopleViewModel.sectioned(PeopleViewModel.results(store, search: nil)))
         writes.failed = { [weak self] error in self?.lastError = error }
     }
 

@@ -33,7 +33,7 @@ public final class PeopleViewModel: ObservableObject {
     /// then nothing is sectioned); its changes are forwarded too.
     public var sections: ObservableSections<String, Item> {
         if let sectionsIfMade { return sectionsIfMade }
-        let sections = ObservableSections<String, Item>(Self.sectioned(Self.results(store, search: searchText)))
+        let sections = ObservableSections<String, Item>(Self.sectioned(Self.results(store, search: FullTextQuery.prefixes(of: searchText.value))))
         sectionsIfMade = sections
         forwardChanges()
         return sections
@@ -45,8 +45,14 @@ public final class PeopleViewModel: ObservableObject {
     @Published public var lastName = "" { didSet { updateCanAdd() } }
     /// Whether the form can add a person now.
     @Published public private(set) var canAdd = false
-    /// Narrows the list to names containing this text (case-insensitive).
-    @Published public var searchText = ""
+    /// The search field's text, the view model's input (a text field
+    /// sends what is typed): the list narrows to the people with a word of
+    /// their first name, last name or city starting with each word typed
+    /// (diacritics and case aside), the best matches first, once typing
+    /// pauses for `searchPause`.
+    public let searchText = CurrentValueSubject<String, Never>("")
+    /// How long typing must pause before the list follows the search field.
+    public let searchPause: DispatchTimeInterval
     /// The last error from a write, for an alert.
     @Published public private(set) var lastError: StoreError?
 
@@ -66,23 +72,29 @@ public final class PeopleViewModel: ObservableObject {
 
     /// A people list over a store.
     ///
-    /// - Parameter store: the store.
-    public init(store: Store) {
+    /// - Parameters:
+    ///   - store: the store (with the demo schema's full-text index of people).
+    ///   - searchPause: how long typing must pause before the list follows
+    ///     the search field; 150 ms by default.
+    public init(store: Store, searchPause: DispatchTimeInterval = .milliseconds(150)) {
         self.store = store
+        self.searchPause = searchPause
         writes = WriteQueue(store: store)
-        people = ObservableArray(Self.results(store, search: ""))
+        people = ObservableArray(Self.results(store, search: nil))
         writes.failed = { [weak self] error in self?.lastError = error }
         forwardChanges()
-        $searchText
+        searchText
             .dropFirst()
+            .debounce(for: .init(searchPause), scheduler: MainQueue.scheduler)
+            .map { FullTextQuery.prefixes(of: $0) }
             .removeDuplicates()
-            .sink { [weak self] text in
+            .sink { [weak self] query in
                 guard let self else { return }
                 MainActor.assumeIsolated {
-                    self.people = ObservableArray(Self.results(self.store, search: text))
+                    self.people = ObservableArray(Self.results(self.store, search: query))
                     if self.sectionsIfMade != nil {
                         self.objectWillChange.send()
-                        self.sectionsIfMade = ObservableSections<String, Item>(Self.sectioned(Self.results(self.store, search: text)))
+                        self.sectionsIfMade = ObservableSections<String, Item>(Self.sectioned(Self.results(self.store, search: query)))
                         self.forwardChanges()
                     }
                 }
@@ -115,12 +127,12 @@ public final class PeopleViewModel: ObservableObject {
         results.sectioned { PeopleViewModel.initial(of: $0) }
     }
 
-    static func results(_ store: Store, search: String) -> Results<Person> {
+    /// Everyone by first then last name; with a search, the matches of its
+    /// full-text query, the most relevant first (then by name).
+    static func results(_ store: Store, search: String?) -> Results<Person> {
         let all = store.objects(Person.self).sorted(by: [Ordering("first_name"), Ordering("last_name")])
-        let text = trimmed(search)
-        guard !text.isEmpty else { return all }
-        return all.filter(Column("first_name").contains(text, caseInsensitive: true)
-                          || Column("last_name").contains(text, caseInsensitive: true))
+        guard let search else { return all }
+        return all.searching(search)
     }
 
     /// Adds the person in the form, clearing the form at once (and filling

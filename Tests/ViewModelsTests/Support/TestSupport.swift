@@ -77,3 +77,17 @@ final class ManualClock: Clock, @unchecked Sendable {
         for sleeper in due { sleeper.continuation.resume() }
     }
 }
+
+/// Types `text` into a people list's search field and waits until the list
+/// follows it (after the search's pause), then until the store is settled.
+@MainActor
+func search(_ model: PeopleViewModel, _ text: String, store: Store) async {
+    let replaced = Recorder(model.$people.dropFirst())
+    model.searchText.send(text)
+    for _ in 0..<3_000 where replaced.values.isEmpty {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(10)) { continuation.resume() }
+        }
+    }
+    await settle(store)
+}
