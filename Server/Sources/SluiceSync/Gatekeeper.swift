@@ -39,6 +39,7 @@ final class Gatekeeper: @unchecked Sendable {
     private var unknown: [String: ContinuousClock.Instant] = [:]
     private var bytes = 0
     private var requests = 0
+    private var longPolls = 0
     private let clock = ContinuousClock()
 
     init(_ limits: Limits) {
@@ -77,18 +78,37 @@ final class Gatekeeper: @unchecked Sendable {
     /// Takes a place for a request working on the database, and `bytes` of body; false
     /// (nothing taken) when either is used up.
     func enter(bytes wanted: Int) -> Bool {
-        lock.withLock {
-            guard requests < limits.concurrentRequests, wanted == 0 || bytes + wanted <= limits.inflightBytes else { return false }
+        let depths: (Int, Int)? = lock.withLock {
+            guard requests < limits.concurrentRequests, wanted == 0 || bytes + wanted <= limits.inflightBytes else { return nil }
             requests += 1
             bytes += wanted
-            return true
+            return (requests, bytes)
         }
+        guard let depths else { return false }
+        SyncMetrics.depths(requests: depths.0, bytes: depths.1)
+        return true
     }
 
     func leave(bytes taken: Int) {
-        lock.withLock {
+        let depths = lock.withLock {
             requests -= 1
             bytes -= taken
+            return (requests, bytes)
         }
+        SyncMetrics.depths(requests: depths.0, bytes: depths.1)
+    }
+
+    /// Counts a long poll waiting (they take no place: a gauge of them only).
+    func enterLongPoll() {
+        SyncMetrics.longPolls(lock.withLock { longPolls += 1; return longPolls })
+    }
+
+    func leaveLongPoll() {
+        SyncMetrics.longPolls(lock.withLock { longPolls -= 1; return longPolls })
+    }
+
+    /// Whether the instance is at its limit of requests or body bytes in flight.
+    var isSaturated: Bool {
+        lock.withLock { requests >= limits.concurrentRequests || bytes >= limits.inflightBytes }
     }
 }

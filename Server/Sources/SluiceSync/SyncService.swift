@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import Prometheus
 @_spi(SluiceInternal) import SluiceSyncProtocol
 
 /// The sync service's HTTP API over ``SyncStorage``. It keeps nothing between requests
@@ -17,7 +18,15 @@ import NIOCore
 /// - `GET /v1/pull?since=N[&limit=M]` → ``PullResponse``.
 /// - `GET /v1/wait?since=N[&timeout=S]` → `{"head":H}` as soon as the head passes `N`, or
 ///   after `S` seconds (at most 30): the live channel, as a long poll.
-/// - `GET /v1/health` → `ok`, without a token.
+/// - `GET /v1/health` → `ok` when PostgreSQL answers, else 503 (`unavailable`), without a
+///   token: liveness as a load balancer checks it.
+/// - `GET /v1/ready` → `ready` when PostgreSQL answers, the service's tables are there and
+///   the instance is below its limits, else 503 saying which is not: readiness.
+/// - `GET /metrics` → the Prometheus text format of ``SyncMetrics`` (with
+///   ``Configuration/metrics`` set), without a token.
+///
+/// Every request is timed, counted and logged with its id (``RequestRecorder``), which
+/// comes back as `X-Request-Id`; a refused request says its error code in `Sluice-Error`.
 ///
 /// Every other request needs `Authorization: Bearer <token>`: 401 without a live one.
 /// Pushed changes are checked against the registered ``SyncSchema`` (types, NOT NULL,
@@ -58,6 +67,12 @@ public struct SyncService: Sendable {
         /// further ahead is stored with the service's clock (and the answer says so).
         public var maximumClockSkew: Duration = .seconds(60)
 
+        /// The registry `/metrics` exports (the one the process's metrics factory writes
+        /// to); nil: no `/metrics` route.
+        public var metrics: PrometheusCollectorRegistry?
+        /// How long the health and readiness checks wait for PostgreSQL.
+        public var healthDeadline: Duration = .seconds(2)
+
         /// A configuration with the default limits.
         public init(schema: SyncSchema) { self.schema = schema }
     }
@@ -90,7 +105,15 @@ public struct SyncService: Sendable {
     /// The routes.
     public func router() -> Router<SyncRequestContext> {
         let router = Router(context: SyncRequestContext.self)
-        router.get("v1/health") { _, _ in "ok" }
+        router.add(middleware: RequestRecorder())
+        router.get("v1/health") { _, context in await self.health(context) }
+        router.get("v1/ready") { _, context in await self.ready(context) }
+        if let registry = configuration.metrics {
+            router.get("metrics") { _, _ in
+                Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                         body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+            }
+        }
         router.post("v1/push") { request, context in
             // A push writes as many rows as it carries: two seconds more per megabyte of body.
             let length = request.headers[.contentLength].flatMap { Int($0) }
@@ -155,7 +178,8 @@ public struct SyncService: Sendable {
             guard longPoll || gate.enter(bytes: bytes) else {
                 return Self.error(.serviceUnavailable, "saturated", "the service is at its limit of requests or body bytes in flight; retry")
             }
-            defer { if !longPoll { gate.leave(bytes: bytes) } }
+            if longPoll { gate.enterLongPoll() }
+            defer { if longPoll { gate.leaveLongPoll() } else { gate.leave(bytes: bytes) } }
             let input = try await read()
             let deadline = (deadline ?? configuration.databaseDeadline) + (longPoll ? .seconds(Self.longestWait) : .zero)
             let caller = Caller(space: space, token: token)
@@ -165,9 +189,35 @@ public struct SyncService: Sendable {
         } catch let error as SyncErrorBody {
             return Self.error(.badRequest, error.error, error.message)
         } catch {
-            storage.logger.error("request failed: \(String(reflecting: error))")
+            context.logger.error("request failed", metadata: ["reason": "\(String(reflecting: error))"])
             return Self.error(.serviceUnavailable, "unavailable", "the service could not reach its database; retry")
         }
+    }
+
+    /// Liveness: PostgreSQL answers within ``Configuration/healthDeadline``.
+    private func health(_ context: SyncRequestContext) async -> Response {
+        do {
+            try await Self.withDeadline(configuration.healthDeadline) { [storage] in try await storage.ping() }
+            return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ok")))
+        } catch {
+            context.logger.warning("health: PostgreSQL does not answer", metadata: ["reason": "\(String(reflecting: error))"])
+            return Self.error(.serviceUnavailable, "unavailable", "PostgreSQL does not answer")
+        }
+    }
+
+    /// Readiness: PostgreSQL answers, the service's tables are there, and the instance is
+    /// below its limits of requests and body bytes in flight.
+    private func ready(_ context: SyncRequestContext) async -> Response {
+        do {
+            try await Self.withDeadline(configuration.healthDeadline) { [storage] in try await storage.checkTables() }
+        } catch {
+            context.logger.warning("ready: PostgreSQL or the service's tables are not there", metadata: ["reason": "\(String(reflecting: error))"])
+            return Self.error(.serviceUnavailable, "unavailable", "PostgreSQL does not answer, or the service's tables are missing")
+        }
+        guard !gate.isSaturated else {
+            return Self.error(.serviceUnavailable, "saturated", "the instance is at its limit of requests or body bytes in flight")
+        }
+        return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ready")))
     }
 
     private func push(_ buffer: ByteBuffer, caller: Caller) async throws -> Response {
@@ -199,7 +249,9 @@ public struct SyncService: Sendable {
             }
         }
         switch try await storage.push(push, space: caller.space, token: caller.token, policy: policy) {
-        case .success(let response): return try Self.json(response)
+        case .success(let response):
+            SyncMetrics.pushed(transactions: push.transactions.count, changes: push.transactions.reduce(0) { $0 + $1.changes.count })
+            return try Self.json(response)
         case .failure(let error) where ["behind", "identity_conflict", "replay"].contains(error.error): return Self.error(.conflict, error.error, error.message)
         case .failure(let error): return Self.error(.badRequest, error.error, error.message)
         }
@@ -209,6 +261,7 @@ public struct SyncService: Sendable {
         let since = try Self.integer(request, "since") ?? 0
         let limit = min(max(try Self.integer(request, "limit") ?? Int64(configuration.pullLimit), 1), Int64(configuration.pullLimit))
         let body = try await storage.pull(space: space, since: since, limit: Int(limit), maximumBytes: configuration.pullBytes)
+        SyncMetrics.pulled(bytes: body.count)
         return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
@@ -287,7 +340,7 @@ public struct SyncService: Sendable {
     /// An error response; 429 and 503 say when to retry (`Retry-After: 1`).
     static func error(_ status: HTTPResponse.Status, _ code: String, _ message: String) -> Response {
         let data = (try? JSONEncoder().encode(SyncErrorBody(error: code, message: message))) ?? Data()
-        var headers: HTTPFields = [.contentType: "application/json"]
+        var headers: HTTPFields = [.contentType: "application/json", SyncMetrics.errorHeader: code]
         if status == .tooManyRequests || status == .serviceUnavailable { headers[.retryAfter] = "1" }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }

@@ -2,8 +2,10 @@ import ArgumentParser
 import Foundation
 import Hummingbird
 import Logging
+import Metrics
 import NIOSSL
 import PostgresNIO
+import Prometheus
 import SluiceDemo
 import SluiceSync
 import SluiceSyncClient
@@ -158,6 +160,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "With --throwaway-postgres: the space the printed token opens.")
     var space = "dev"
 
+    @Option(help: ArgumentHelp("Least level logged on standard error: trace, debug, info (a line per request, with its id), notice, warning, error or critical.", valueName: "level"))
+    var logLevel = "warning"
+
     func validate() throws {
         guard maxBodyBytes > 0 else { throw ValidationError("--max-body-bytes: must be at least 1") }
         guard maxPushTransactions > 0 else { throw ValidationError("--max-push-transactions: must be at least 1") }
@@ -166,6 +171,9 @@ struct Serve: AsyncParsableCommand {
         guard maxClockSkew >= 0 else { throw ValidationError("--max-clock-skew: must be 0 or more") }
         guard maxInflightBytes >= maxBodyBytes else { throw ValidationError("--max-inflight-bytes: must be at least --max-body-bytes (\(maxBodyBytes))") }
         guard maxConcurrentRequests > 0 else { throw ValidationError("--max-concurrent-requests: must be at least 1") }
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level: must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), not '\(logLevel)'")
+        }
     }
 
     func run() async throws {
@@ -194,9 +202,15 @@ struct Serve: AsyncParsableCommand {
         settings.maximumInflightBytes = maxInflightBytes
         settings.maximumConcurrentRequests = maxConcurrentRequests
         var logger = Logger(label: "sluice-sync")
-        logger.logLevel = .warning
-        let client = PostgresClient(configuration: try database.configuration(), backgroundLogger: logger)
-        let storage = SyncStorage(client: client, logger: logger)
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .warning
+        // The process's metrics go to a Prometheus registry that /metrics exports.
+        let registry = PrometheusCollectorRegistry()
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+        settings.metrics = registry
+        var databaseLogger = logger
+        databaseLogger.logLevel = max(logger.logLevel, .warning)
+        let client = PostgresClient(configuration: try database.configuration(), backgroundLogger: databaseLogger)
+        let storage = SyncStorage(client: client, logger: databaseLogger)
         let service = try SyncService(storage: storage, configuration: settings)
         let host = host
         var app = Application(

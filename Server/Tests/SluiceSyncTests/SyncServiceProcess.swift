@@ -8,14 +8,15 @@ final class SyncServiceProcess: @unchecked Sendable {
     let url: URL
     let postgres: String
 
-    /// Starts a service on `port` (0: any free port; the URL says which).
-    init(postgres: String, port: Int = 0, extraArguments: [String] = []) throws {
+    /// Starts a service on `port` (0: any free port; the URL says which); its log (standard
+    /// error) goes to `log` when given.
+    init(postgres: String, port: Int = 0, extraArguments: [String] = [], log: FileHandle? = nil) throws {
         self.postgres = postgres
         process.executableURL = CommandRunner.executable(named: "sluice-sync")
         process.arguments = ["serve", "--postgres", postgres, "--port", String(port)] + extraArguments
         let output = Pipe()
         process.standardOutput = output
-        process.standardError = FileHandle.standardError
+        process.standardError = log ?? FileHandle.standardError
         try process.run()
         // The first line says where it listens.
         var buffer = Data()
