@@ -152,6 +152,24 @@ public actor SyncClient {
         }
     }
 
+    /// Shares this client's space with a user (this client's token must be an owner's):
+    /// one call, answered with a token for the member's devices.
+    ///
+    /// ```swift
+    /// let token = try await client.share(with: "bob@example.com", as: .viewer)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - user: the user's name in the space (1 to 64 letters, digits, `.`, `_`, `-`, `@`).
+    ///   - role: what the member may do; a viewer's pushes are refused (403 `forbidden`).
+    ///   - tables: for an editor, the only tables it may write; nil for all.
+    /// - Returns: a bearer token that opens the space as the member.
+    /// - Throws: `SyncClientError.rejected` (403 `forbidden` when this token is not an
+    ///   owner's, 400 `invalid` for a bad name or table), or `.offline`.
+    public func share(with user: String, as role: SyncRole, tables: [String]? = nil) async throws -> String {
+        try await transport.share(ShareRequest(user: user, role: role, tables: tables)).token
+    }
+
     /// Local transactions not pushed yet.
     ///
     /// - Returns: how many local transactions wait to be pushed.
@@ -216,6 +234,11 @@ public actor SyncClient {
                 let outcome: SyncTransport.PushOutcome
                 do {
                     outcome = try await transport.push(push.request)
+                } catch SyncClientError.rejected(let status, let body) where status == 403 {
+                    // This member may not write this (a viewer, or a table it may not
+                    // write): its changes stay queued, and what others wrote still comes in.
+                    report.pulled += try await pullAll()
+                    throw SyncClientError.rejected(status: status, body)
                 } catch SyncClientError.rejected(let status, let body) where status == 413 {
                     // Over the service's limits: send half as much at a time. A single
                     // transaction, or row of the upload, over them cannot be split: the

@@ -73,6 +73,17 @@ struct SyncTransport: Sendable {
         return try decode(PullResponse.self, data)
     }
 
+    /// Shares the space with a user (an owner's token); the member's new token.
+    func share(_ share: ShareRequest) async throws -> ShareResponse {
+        var request = URLRequest(url: server.appendingPathComponent("v1/members"))
+        request.httpMethod = "POST"
+        request.httpBody = try JSONEncoder().encode(share)
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        let (status, data) = try await send(request)
+        try check(status, data)
+        return try decode(ShareResponse.self, data)
+    }
+
     /// Waits until the head passes `since` (or `timeout` seconds); returns the head.
     func wait(since: Int64, timeout: Int) async throws -> Int64 {
         var components = URLComponents(url: server.appendingPathComponent("v1/wait"), resolvingAgainstBaseURL: false)

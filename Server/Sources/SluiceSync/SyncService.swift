@@ -18,6 +18,10 @@ import Prometheus
 /// - `GET /v1/pull?since=N[&limit=M]` → ``PullResponse``.
 /// - `GET /v1/wait?since=N[&timeout=S]` → `{"head":H}` as soon as the head passes `N`, or
 ///   after `S` seconds (at most 30): the live channel, as a long poll.
+/// - `POST /v1/members` (JSON ``ShareRequest``, an owner's token) → ``ShareResponse``: shares
+///   the space with a user as `owner`, `editor` (of every table or some) or `viewer`, with a
+///   new token for the member. A viewer's push, or an editor's that writes a table it may
+///   not, is refused with 403 `forbidden` and nothing of it applied.
 /// - `GET /v1/health` → `ok` when PostgreSQL answers, else 503 (`unavailable`), without a
 ///   token: liveness as a load balancer checks it.
 /// - `GET /v1/ready` → `ready` when PostgreSQL answers, the service's tables are there and
@@ -129,6 +133,14 @@ public struct SyncService: Sendable {
                 try await self.push(body, caller: caller)
             })
         }
+        router.post("v1/members") { request, context in
+            await self.respond(request, context, bytes: 64 << 10, read: {
+                var request = request
+                return try await request.collectBody(upTo: 64 << 10)
+            }, { caller, body in
+                try await self.share(body, caller: caller)
+            })
+        }
         router.get("v1/pull") { request, context in await self.respond(request, context) { space in try await self.pull(request, space: space) } }
         router.get("v1/wait") { request, context in
             await self.respond(request, context, longPoll: true) { space in try await self.wait(request, space: space) }
@@ -136,10 +148,11 @@ public struct SyncService: Sendable {
         return router
     }
 
-    /// Who is asking: the space a live token opens, and the token.
+    /// Who is asking: what a live token opens (the space, the member, its rights), and the token.
     struct Caller: Sendable {
-        var space: Int64
+        var access: SyncStorage.Access
         var token: String
+        var space: Int64 { access.space }
     }
 
     /// Authenticates and rate-limits, then runs `body`; turns errors into JSON responses.
@@ -171,9 +184,9 @@ public struct SyncService: Sendable {
             // Every PostgreSQL call, the token's lookup included, answers 503 by its deadline
             // (after a PostgreSQL restart a query on the client's pool has hung for longer than
             // a device waits for its answer).
-            let found = try await Self.withDeadline(configuration.databaseDeadline, { [storage] in try await storage.space(forToken: token) })
-            gate.looked(up: token, from: address, space: found)
-            guard let space = found else { return Self.error(.unauthorized, "unauthorized", "the token is unknown or revoked") }
+            let found = try await Self.withDeadline(configuration.databaseDeadline, { [storage] in try await storage.access(forToken: token) })
+            gate.looked(up: token, from: address, space: found?.space)
+            guard let access = found else { return Self.error(.unauthorized, "unauthorized", "the token is unknown or revoked") }
             // Long polls wait without working on the database: they take no place.
             guard longPoll || gate.enter(bytes: bytes) else {
                 return Self.error(.serviceUnavailable, "saturated", "the service is at its limit of requests or body bytes in flight; retry")
@@ -182,7 +195,7 @@ public struct SyncService: Sendable {
             defer { if longPoll { gate.leaveLongPoll() } else { gate.leave(bytes: bytes) } }
             let input = try await read()
             let deadline = (deadline ?? configuration.databaseDeadline) + (longPoll ? .seconds(Self.longestWait) : .zero)
-            let caller = Caller(space: space, token: token)
+            let caller = Caller(access: access, token: token)
             return try await Self.withDeadline(deadline) { try await body(caller, input) }
         } catch is NIOTooManyBytesError {
             return Self.error(.contentTooLarge, "too_large", "the body is larger than \(configuration.maximumBodyBytes) bytes")
@@ -194,39 +207,8 @@ public struct SyncService: Sendable {
         }
     }
 
-    /// Liveness: PostgreSQL answers within ``Configuration/healthDeadline``.
-    private func health(_ context: SyncRequestContext) async -> Response {
-        do {
-            try await Self.withDeadline(configuration.healthDeadline) { [storage] in try await storage.ping() }
-            return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ok")))
-        } catch {
-            context.logger.warning("health: PostgreSQL does not answer", metadata: ["reason": "\(String(reflecting: error))"])
-            return Self.error(.serviceUnavailable, "unavailable", "PostgreSQL does not answer")
-        }
-    }
-
-    /// Readiness: PostgreSQL answers, the service's tables are there, and the instance is
-    /// below its limits of requests and body bytes in flight.
-    private func ready(_ context: SyncRequestContext) async -> Response {
-        do {
-            try await Self.withDeadline(configuration.healthDeadline) { [storage] in try await storage.checkTables() }
-        } catch {
-            context.logger.warning("ready: PostgreSQL or the service's tables are not there", metadata: ["reason": "\(String(reflecting: error))"])
-            return Self.error(.serviceUnavailable, "unavailable", "PostgreSQL does not answer, or the service's tables are missing")
-        }
-        guard !gate.isSaturated else {
-            return Self.error(.serviceUnavailable, "saturated", "the instance is at its limit of requests or body bytes in flight")
-        }
-        return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ready")))
-    }
-
     private func push(_ buffer: ByteBuffer, caller: Caller) async throws -> Response {
-        var push: PushRequest
-        do {
-            push = try JSONDecoder().decode(PushRequest.self, from: Data(buffer.readableBytesView))
-        } catch {
-            throw SyncErrorBody(error: "invalid", message: "the body is not a push: \(Self.describe(error))")
-        }
+        var push = try Self.decode(PushRequest.self, buffer, as: "a push")
         guard Self.isValidDevice(push.device) else {
             throw SyncErrorBody(error: "invalid", message: "device ids have 1 to 64 letters, digits, '.', '_' or '-'")
         }
@@ -247,6 +229,9 @@ public struct SyncService: Sendable {
                     throw SyncErrorBody(error: error.error, message: "transaction \(index) (local \(transaction.local)): \(error.message)")
                 }
             }
+        }
+        if let refusal = caller.access.refusal(of: push) {
+            return Self.error(.forbidden, "forbidden", refusal)
         }
         switch try await storage.push(push, space: caller.space, token: caller.token, policy: policy) {
         case .success(let response):
@@ -332,7 +317,16 @@ public struct SyncService: Sendable {
         return value
     }
 
-    private static func json(_ value: some Encodable) throws -> Response {
+    /// A JSON body; `invalid` naming what is wrong and where when it is not `what`.
+    static func decode<T: Decodable>(_ type: T.Type, _ buffer: ByteBuffer, as what: String) throws -> T {
+        do {
+            return try JSONDecoder().decode(type, from: Data(buffer.readableBytesView))
+        } catch {
+            throw SyncErrorBody(error: "invalid", message: "the body is not \(what): \(describe(error))")
+        }
+    }
+
+    static func json(_ value: some Encodable) throws -> Response {
         let data = try JSONEncoder().encode(value)
         return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }

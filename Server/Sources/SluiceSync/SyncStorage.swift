@@ -7,7 +7,10 @@ import SluiceSyncProtocol
 /// reads and writes them per request, so any number of instances can serve one database.
 ///
 /// - `sluice_space`: one row per user space, with its history's head.
-/// - `sluice_token`: SHA-256 of each bearer token, the space it opens, when it was revoked.
+/// - `sluice_token`: SHA-256 of each bearer token, the space it opens, when it was revoked,
+///   and the member it opens it as (none: the owner).
+/// - `sluice_member`: each member of a space, its role, and for an editor the tables it may
+///   write (JSON; none: all).
 /// - `sluice_txn`: the history: per space, each transaction at its sequence, with the
 ///   device that pushed it, the device's own number for it (unique: a retried push
 ///   appends nothing twice), its clock, and its changes as JSON.
@@ -74,6 +77,14 @@ public struct SyncStorage: Sendable {
         "ALTER TABLE sluice_txn ADD COLUMN IF NOT EXISTS sent BIGINT",
         // Replays are found by clock (see ``push(_:space:token:policy:)``).
         "CREATE INDEX IF NOT EXISTS sluice_txn_clock ON sluice_txn (space_id, clock)",
+        // Members and their roles (see SyncStorage+Members.swift); a token without a member
+        // is its space's owner's (the tokens from before members were).
+        """
+        CREATE TABLE IF NOT EXISTS sluice_member (
+            space_id BIGINT NOT NULL REFERENCES sluice_space (id), name TEXT NOT NULL, role TEXT NOT NULL,
+            tables TEXT, PRIMARY KEY (space_id, name))
+        """,
+        "ALTER TABLE sluice_token ADD COLUMN IF NOT EXISTS member TEXT",
     ]
 
     // MARK: - Tokens
@@ -81,9 +92,7 @@ public struct SyncStorage: Sendable {
     /// Creates the space when it is new and a token for it; returns the token (only its
     /// hash is stored).
     public func addToken(space: String) async throws -> String {
-        var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        let token = "slt_" + bytes.map { String(format: "%02x", $0) }.joined()
+        let token = Self.newToken()
         try await client.withTransaction(logger: logger) { connection in
             try await connection.query("INSERT INTO sluice_space (name) VALUES (\(space)) ON CONFLICT (name) DO NOTHING", logger: logger)
             try await connection.query("""
@@ -104,16 +113,6 @@ public struct SyncStorage: Sendable {
         var count = 0
         for try await _ in rows.decode(Int64.self) { count += 1 }
         return count > 0
-    }
-
-    /// The space a live token opens, or nil.
-    func space(forToken token: String) async throws -> Int64? {
-        let rows = try await client.query("""
-            SELECT space_id FROM sluice_token
-            WHERE hash = encode(sha256(convert_to(\(token), 'UTF8')), 'hex') AND revoked_at IS NULL
-            """, logger: logger)
-        for try await id in rows.decode(Int64.self) { return id }
-        return nil
     }
 
     // MARK: - History

@@ -17,7 +17,7 @@ struct SluiceSyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sluice-sync",
         abstract: "The Sluice sync service: devices push and pull their change logs through it; PostgreSQL keeps the history.",
-        subcommands: [Serve.self, TokenCommand.self]
+        subcommands: [Serve.self, TokenCommand.self, ShareCommand.self, MemberCommand.self]
     )
 }
 

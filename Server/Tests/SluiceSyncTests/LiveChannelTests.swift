@@ -71,7 +71,7 @@ struct LiveChannelTests {
         let storage = SyncStorage(client: client)
         try await storage.prepare()
         let token = try await storage.addToken(space: "live")
-        let space = try #require(try await storage.space(forToken: token))
+        let space = try #require(try await storage.access(forToken: token)?.space)
 
         // Two instances' signals, each with its own listener on the one database.
         let signals = [HeadSignal(), HeadSignal()]

@@ -1,0 +1,114 @@
+import Foundation
+import PostgresNIO
+import SluiceSyncProtocol
+
+/// Members of a space and their roles: who a token opens the space as, and what it may do.
+extension SyncStorage {
+    /// What a live token opens: the space, as which member, with which rights.
+    public struct Access: Sendable, Equatable {
+        /// The space's id.
+        public var space: Int64
+        /// The member (nil: a token from `token add` without one, the owner's).
+        public var member: String?
+        /// What it may do.
+        public var role: SyncRole
+        /// For an editor, the only tables it may write (nil: all).
+        public var tables: Set<String>?
+
+        /// Why this access may not push these changes (nil when it may): a viewer pushes
+        /// nothing; an editor limited to some tables writes only those.
+        ///
+        /// - Parameter push: the push.
+        /// - Returns: the refusal's message, or nil.
+        public func refusal(of push: PushRequest) -> String? {
+            let who = member.map { "member '\($0)'" } ?? "this token"
+            if role == .viewer { return "\(who) is a viewer of this space: it may read, not write; nothing was applied" }
+            guard let tables else { return nil }
+            for (index, transaction) in push.transactions.enumerated() {
+                for change in transaction.changes where !tables.contains(change.table) {
+                    return "\(who) may write \(tables.sorted().joined(separator: ", ")) only: transaction \(index) (local \(transaction.local)) "
+                        + "changes \(change.table); nothing was applied"
+                }
+            }
+            return nil
+        }
+    }
+
+    /// A new bearer token: `slt_` and 64 hex digits of the system's random generator.
+    static func newToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        return "slt_" + bytes.map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// What a live token opens, or nil (unknown, revoked, or its member was removed).
+    func access(forToken token: String) async throws -> Access? {
+        let rows = try await client.query("""
+            SELECT t.space_id, t.member, m.role, m.tables FROM sluice_token AS t
+            LEFT JOIN sluice_member AS m ON m.space_id = t.space_id AND m.name = t.member
+            WHERE t.hash = encode(sha256(convert_to(\(token), 'UTF8')), 'hex') AND t.revoked_at IS NULL
+            """, logger: logger)
+        for try await (space, member, role, tables) in rows.decode((Int64, String?, String?, String?).self) {
+            guard let member else { return Access(space: space, member: nil, role: .owner, tables: nil) }
+            guard let role = role.flatMap(SyncRole.init(rawValue:)) else { return nil }   // removed
+            let names = tables.flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) }
+            return Access(space: space, member: member, role: role, tables: names.map(Set.init))
+        }
+        return nil
+    }
+
+    /// Shares a space with a user (or changes what the member may do) and makes a token
+    /// for it; the space is created when it is new.
+    ///
+    /// - Parameters:
+    ///   - space: the space's name.
+    ///   - request: the user, role and tables.
+    /// - Returns: the member's new token (only its hash is stored).
+    public func share(space: String, _ request: ShareRequest) async throws -> String {
+        try await client.query("INSERT INTO sluice_space (name) VALUES (\(space)) ON CONFLICT (name) DO NOTHING", logger: logger)
+        let rows = try await client.query("SELECT id FROM sluice_space WHERE name = \(space)", logger: logger)
+        for try await id in rows.decode(Int64.self) { return try await share(spaceID: id, request) }
+        throw SyncErrorBody(error: "invalid", message: "no space named '\(space)'")
+    }
+
+    /// ``share(space:_:)`` by the space's id.
+    func share(spaceID: Int64, _ request: ShareRequest) async throws -> String {
+        let token = Self.newToken()
+        let tables: String? = request.role == .editor ? request.tables.map { String(decoding: (try? JSONEncoder().encode($0)) ?? Data("[]".utf8), as: UTF8.self) } : nil
+        let role = request.role.rawValue
+        let user = request.user
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("""
+                INSERT INTO sluice_member (space_id, name, role, tables) VALUES (\(spaceID), \(user), \(role), \(tables))
+                ON CONFLICT (space_id, name) DO UPDATE SET role = excluded.role, tables = excluded.tables
+                """, logger: logger)
+            try await connection.query("""
+                INSERT INTO sluice_token (hash, space_id, member)
+                VALUES (encode(sha256(convert_to(\(token), 'UTF8')), 'hex'), \(spaceID), \(user))
+                """, logger: logger)
+        }
+        return token
+    }
+
+    /// Removes a member from a space: its tokens open nothing from then on.
+    ///
+    /// - Parameters:
+    ///   - space: the space's name.
+    ///   - user: the member's name.
+    /// - Returns: whether it was a member.
+    public func removeMember(space: String, user: String) async throws -> Bool {
+        try await client.withTransaction(logger: logger) { connection in
+            let rows = try await connection.query("""
+                DELETE FROM sluice_member WHERE name = \(user) AND space_id = (SELECT id FROM sluice_space WHERE name = \(space))
+                RETURNING space_id
+                """, logger: logger)
+            var removed: Int64?
+            for try await id in rows.decode(Int64.self) { removed = id }
+            guard let removed else { return false }
+            try await connection.query("""
+                UPDATE sluice_token SET revoked_at = now() WHERE space_id = \(removed) AND member = \(user) AND revoked_at IS NULL
+                """, logger: logger)
+            return true
+        }
+    }
+}
