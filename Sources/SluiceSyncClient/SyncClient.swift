@@ -122,12 +122,13 @@ public actor SyncClient {
     /// - Parameters:
     ///   - store: the store to sync.
     ///   - server: the service's base URL.
-    ///   - token: the bearer token the service issued for this user and space.
+    ///   - token: the bearer the service issued for this user and space (`sluice-sync token
+    ///     add`, `share`), or a JWT the app's backend signed (`serve --jwt-secret-file`).
     ///   - configuration: the synced tables and how conflicts are settled.
     public init(store: Store, server: URL, token: String, configuration: SyncConfiguration) throws {
         self.store = store
         engine = SyncEngine(configuration: configuration)
-        transport = SyncTransport(server: server, token: token)
+        transport = SyncTransport(server: server, token: token, space: configuration.space)
         let engine = engine
         let file = store.path
         let state = try store.write { db in try engine.prepare(db, file: file) }

@@ -65,6 +65,10 @@ public struct SyncConfiguration: Sendable {
     /// part the service took if interrupted); halved, as ``pushBatchSize``, on a 413.
     public var uploadBatchRows = 10_000
 
+    /// The space to sync, sent as the `Sluice-Space` header: needed when the bearer is a
+    /// JWT that opens several spaces (a token opens one; nil then).
+    public var space: String?
+
     /// A configuration for `tables`, last writer wins everywhere, deletes win.
     ///
     /// - Parameter tables: the tables to sync.

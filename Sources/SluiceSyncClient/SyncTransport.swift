@@ -39,9 +39,13 @@ struct SyncTransport: Sendable {
     let token: String
     let session: URLSession
 
-    init(server: URL, token: String, timeout: TimeInterval = 30) {
+    /// The space named in `Sluice-Space` (a JWT's bearer may open several).
+    let space: String?
+
+    init(server: URL, token: String, space: String? = nil, timeout: TimeInterval = 30) {
         self.server = server
         self.token = token
+        self.space = space
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = timeout
         session = URLSession(configuration: configuration)
@@ -100,6 +104,7 @@ struct SyncTransport: Sendable {
     private func send(_ request: URLRequest) async throws -> (Int, Data) {
         var request = request
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        if let space { request.setValue(space, forHTTPHeaderField: "Sluice-Space") }
         do {
             let (data, response) = try await data(for: request)
             guard let http = response as? HTTPURLResponse else { throw SyncClientError.protocolViolation("not an HTTP response") }

@@ -74,6 +74,8 @@ public struct SyncService: Sendable {
         /// The registry `/metrics` exports (the one the process's metrics factory writes
         /// to); nil: no `/metrics` route.
         public var metrics: PrometheusCollectorRegistry?
+        /// JWTs an app's backend issues, accepted beside tokens (nil: tokens only).
+        public var jwt: JWTAuthentication?
         /// How long the health and readiness checks wait for PostgreSQL.
         public var healthDeadline: Duration = .seconds(2)
 
@@ -168,8 +170,12 @@ public struct SyncService: Sendable {
                                           deadline: Duration? = nil, read: () async throws -> Input,
                                           _ body: @escaping @Sendable (Caller, Input) async throws -> Response) async -> Response {
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
-              case let token = String(header.dropFirst("Bearer ".count)), !token.isEmpty, token.utf8.count <= 200 else {
+              case let token = String(header.dropFirst("Bearer ".count)), !token.isEmpty,
+              token.utf8.count <= (configuration.jwt == nil ? 200 : 8_192) else {
             return Self.error(.unauthorized, "unauthorized", "a bearer token is required (Authorization: Bearer <token>)")
+        }
+        if let jwt = configuration.jwt, JWTAuthentication.isJWT(token) {
+            return await respond(request, context, jwt: jwt, bearer: token, longPoll: longPoll, bytes: bytes, deadline: deadline, read: read, body)
         }
         do {
             let address = context.remoteAddress?.ipAddress ?? ""
@@ -187,21 +193,39 @@ public struct SyncService: Sendable {
             let found = try await Self.withDeadline(configuration.databaseDeadline, { [storage] in try await storage.access(forToken: token) })
             gate.looked(up: token, from: address, space: found?.space)
             guard let access = found else { return Self.error(.unauthorized, "unauthorized", "the token is unknown or revoked") }
-            // Long polls wait without working on the database: they take no place.
-            guard longPoll || gate.enter(bytes: bytes) else {
-                return Self.error(.serviceUnavailable, "saturated", "the service is at its limit of requests or body bytes in flight; retry")
-            }
-            if longPoll { gate.enterLongPoll() }
-            defer { if longPoll { gate.leaveLongPoll() } else { gate.leave(bytes: bytes) } }
-            let input = try await read()
-            let deadline = (deadline ?? configuration.databaseDeadline) + (longPoll ? .seconds(Self.longestWait) : .zero)
-            let caller = Caller(access: access, token: token)
-            return try await Self.withDeadline(deadline) { try await body(caller, input) }
-        } catch is NIOTooManyBytesError {
-            return Self.error(.contentTooLarge, "too_large", "the body is larger than \(configuration.maximumBodyBytes) bytes")
-        } catch let error as SyncErrorBody {
-            return Self.error(.badRequest, error.error, error.message)
+            return try await run(Caller(access: access, token: token), longPoll: longPoll, bytes: bytes, deadline: deadline, read: read, body)
         } catch {
+            return answer(error, context)
+        }
+    }
+
+    /// Takes a place and `bytes` of the body budget (long polls take none), reads the
+    /// input, and runs `body` under the database deadline.
+    func run<Input: Sendable>(_ caller: Caller, longPoll: Bool, bytes: Int, deadline: Duration?, read: () async throws -> Input,
+                              _ body: @escaping @Sendable (Caller, Input) async throws -> Response) async throws -> Response {
+        // Long polls wait without working on the database: they take no place.
+        guard longPoll || gate.enter(bytes: bytes) else {
+            return Self.error(.serviceUnavailable, "saturated", "the service is at its limit of requests or body bytes in flight; retry")
+        }
+        if longPoll { gate.enterLongPoll() }
+        defer { if longPoll { gate.leaveLongPoll() } else { gate.leave(bytes: bytes) } }
+        let input = try await read()
+        let deadline = (deadline ?? configuration.databaseDeadline) + (longPoll ? .seconds(Self.longestWait) : .zero)
+        return try await Self.withDeadline(deadline) { try await body(caller, input) }
+    }
+
+    /// The response to a request's error.
+    func answer(_ error: any Error, _ context: SyncRequestContext) -> Response {
+        switch error {
+        case is NIOTooManyBytesError:
+            return Self.error(.contentTooLarge, "too_large", "the body is larger than \(configuration.maximumBodyBytes) bytes")
+        case let error as SyncErrorBody where error.error == "unauthorized":
+            return Self.error(.unauthorized, error.error, error.message)
+        case let error as SyncErrorBody where error.error == "forbidden":
+            return Self.error(.forbidden, error.error, error.message)
+        case let error as SyncErrorBody:
+            return Self.error(.badRequest, error.error, error.message)
+        default:
             context.logger.error("request failed", metadata: ["reason": "\(String(reflecting: error))"])
             return Self.error(.serviceUnavailable, "unavailable", "the service could not reach its database; retry")
         }

@@ -65,10 +65,15 @@ extension SyncStorage {
     ///   - request: the user, role and tables.
     /// - Returns: the member's new token (only its hash is stored).
     public func share(space: String, _ request: ShareRequest) async throws -> String {
-        try await client.query("INSERT INTO sluice_space (name) VALUES (\(space)) ON CONFLICT (name) DO NOTHING", logger: logger)
-        let rows = try await client.query("SELECT id FROM sluice_space WHERE name = \(space)", logger: logger)
-        for try await id in rows.decode(Int64.self) { return try await share(spaceID: id, request) }
-        throw SyncErrorBody(error: "invalid", message: "no space named '\(space)'")
+        try await share(spaceID: try await spaceID(named: space), request)
+    }
+
+    /// The id of the space named `name`, created when it is new (a JWT's space).
+    func spaceID(named name: String) async throws -> Int64 {
+        try await client.query("INSERT INTO sluice_space (name) VALUES (\(name)) ON CONFLICT (name) DO NOTHING", logger: logger)
+        let rows = try await client.query("SELECT id FROM sluice_space WHERE name = \(name)", logger: logger)
+        for try await id in rows.decode(Int64.self) { return id }
+        throw SyncErrorBody(error: "invalid", message: "no space named '\(name)'")
     }
 
     /// ``share(space:_:)`` by the space's id.

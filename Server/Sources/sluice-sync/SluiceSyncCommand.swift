@@ -160,6 +160,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "With --throwaway-postgres: the space the printed token opens.")
     var space = "dev"
 
+    @Option(help: ArgumentHelp("Accept JWTs an app's backend signs (HS256) with the secret in this file, beside tokens; claims: sub, exp, spaces {name: owner|editor|viewer}, tables {name: [table]}.", valueName: "file"))
+    var jwtSecretFile: String?
+
+    @Option(help: ArgumentHelp("With --jwt-secret-file: the issuer (iss) a JWT must name.", valueName: "issuer"))
+    var jwtIssuer: String?
+
     @Option(help: ArgumentHelp("Least level logged on standard error: trace, debug, info (a line per request, with its id), notice, warning, error or critical.", valueName: "level"))
     var logLevel = "warning"
 
@@ -207,6 +213,14 @@ struct Serve: AsyncParsableCommand {
         let registry = PrometheusCollectorRegistry()
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
         settings.metrics = registry
+        if let jwtSecretFile {
+            let secret: String
+            do { secret = try String(contentsOfFile: jwtSecretFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines) } catch {
+                throw ValidationError("--jwt-secret-file: cannot read \(jwtSecretFile): \(error.localizedDescription)")
+            }
+            guard secret.utf8.count >= 32 else { throw ValidationError("--jwt-secret-file: the secret has \(secret.utf8.count) bytes; use 32 or more") }
+            settings.jwt = await JWTAuthentication(secret: secret, issuer: jwtIssuer)
+        }
         var databaseLogger = logger
         databaseLogger.logLevel = max(logger.logLevel, .warning)
         let client = PostgresClient(configuration: try database.configuration(), backgroundLogger: databaseLogger)

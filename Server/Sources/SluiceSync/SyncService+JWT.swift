@@ -1,0 +1,36 @@
+import HTTPTypes
+import Hummingbird
+import SluiceSyncProtocol
+
+/// Requests whose bearer is a JWT (``JWTAuthentication``): checked without PostgreSQL, then
+/// run as the member and role its claims name in the space the request names.
+extension SyncService {
+    /// The request header that names the space a JWT's request is for (a JWT may open several).
+    // (A valid field name: the initializer never returns nil for it.)
+    static let spaceHeader = HTTPField.Name("Sluice-Space")!
+
+    func respond<Input: Sendable>(_ request: Request, _ context: SyncRequestContext, jwt: JWTAuthentication, bearer: String, longPoll: Bool,
+                                  bytes: Int, deadline: Duration?, read: () async throws -> Input,
+                                  _ body: @escaping @Sendable (Caller, Input) async throws -> Response) async -> Response {
+        do {
+            if case .limited = gate.admit(token: bearer, address: context.remoteAddress?.ipAddress ?? "") {
+                return Self.error(.tooManyRequests, "rate_limited", "too many requests (\(Int(configuration.requestsPerSecond)) per second per token); retry later")
+            }
+            let claims = try await jwt.verify(bearer)
+            let member = claims.sub.value
+            guard let name = request.headers[Self.spaceHeader] ?? (claims.spaces.count == 1 ? claims.spaces.keys.first : nil) else {
+                throw SyncErrorBody(error: "invalid", message: "the JWT of '\(member)' opens \(claims.spaces.count) spaces: name one in the Sluice-Space header")
+            }
+            guard !name.isEmpty, name.utf8.count <= 100 else { throw SyncErrorBody(error: "invalid", message: "space names have 1 to 100 bytes") }
+            guard let role = claims.spaces[name] else {
+                throw SyncErrorBody(error: "forbidden", message: "the JWT of '\(member)' does not open space '\(name)'")
+            }
+            let space = try await Self.withDeadline(configuration.databaseDeadline) { [storage] in try await storage.spaceID(named: name) }
+            let access = SyncStorage.Access(space: space, member: member, role: role, tables: role == .editor ? claims.tables?[name].map(Set.init) : nil)
+            // The member owns the devices it pushes under, whichever of its JWTs it sends.
+            return try await run(Caller(access: access, token: "jwt:" + member), longPoll: longPoll, bytes: bytes, deadline: deadline, read: read, body)
+        } catch {
+            return answer(error, context)
+        }
+    }
+}
