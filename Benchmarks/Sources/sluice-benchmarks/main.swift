@@ -1,6 +1,6 @@
 import Foundation
 
-// Usage: swift run -c release --package-path Benchmarks sluice-benchmarks [--quick] [--only=records|live|log|scale|features|sync|sync-crowd|wakeups|search|log-bulk|log-fallback[,...]]
+// Usage: swift run -c release --package-path Benchmarks sluice-benchmarks [--quick] [--only=records|live|log|scale|features|sync|sync-crowd|sync-scale|wakeups|search|log-bulk|log-fallback[,...]]
 // [--chart=PATH]: an SVG of the chart's rows (the README's: --only=records,live --chart=Benchmarks/chart.svg)
 // (sync needs the release sluice-sync: swift build -c release --package-path Server --product sluice-sync)
 // Development aids: --compare-fetch[=rounds] (raw, @Table and Codable fetches of the same rows in turn,
@@ -53,6 +53,9 @@ do {
     }
     if only == "sync-crowd" {
         for line in try await SyncBenchmark.runCrowd(quick: quick) { harness.noteLine(line) }
+    }
+    if only == "sync-scale" {
+        for line in try await SyncScaleBenchmark.run(quick: quick) { harness.noteLine(line) }
     }
     if runs("wakeups") {
         try WakeUpBenchmark.run(&harness, quick: quick)
