@@ -131,9 +131,9 @@ enum SyncBenchmark {
     /// service on one PostgreSQL), each inserting a person and then updating it, syncing
     /// after every commit, all at once. Returns the p50 and p99 of commit → synced, how many
     /// pushes the service sent back to be rebased, and how long the commits took in all.
-    static func crowdedSpace(binary: String, postgres: String, servers: [URL], devices: Int, commits: Int) async throws
+    static func crowdedSpace(binary: String, postgres: String, servers: [URL], devices: Int, commits: Int, space: String = "crowd") async throws
         -> (p50: Double, p90: Double, p99: Double, join: Double, slowestJoin: Double, behind: Int, syncs: Int, commits: Int, wall: Double) {
-        let token = try Cluster.output(binary, ["token", "add", "--postgres", postgres, "--space", "crowd"]).split(separator: "\n").last.map(String.init) ?? ""
+        let token = try Cluster.output(binary, ["token", "add", "--postgres", postgres, "--space", space]).split(separator: "\n").last.map(String.init) ?? ""
         let configuration = SyncConfiguration(tables: DemoSchema.syncedTables)
         var members: [(Store, SyncClient, String)] = []
         for index in 0..<devices {

@@ -13,14 +13,16 @@ enum SyncScaleBenchmark {
     static func run(quick: Bool) async throws -> [String] {
         let binary = try SyncBenchmark.serviceBinary()
         var lines: [String] = []
+        let postgres = try SyncBenchmark.Cluster.database()
         for count in [1, 2] {
-            let postgres = try SyncBenchmark.Cluster.database()
             var services: [(pid_t, URL)] = []
             for _ in 0..<count { services.append(try SyncBenchmark.startService(binary, postgres: postgres)) }
             defer { for (pid, _) in services { kill(pid, SIGKILL); var status: Int32 = 0; waitpid(pid, &status, 0) } }
             let servers = services.map(\.1)
-            let crowd = try await SyncBenchmark.crowdedSpace(binary: binary, postgres: postgres, servers: servers, devices: 30, commits: quick ? 8 : 20)
-            let propagation = try await crossInstanceLatency(binary: binary, postgres: postgres, from: servers[0], to: servers[servers.count - 1], samples: quick ? 9 : 21)
+            let crowd = try await SyncBenchmark.crowdedSpace(binary: binary, postgres: postgres, servers: servers, devices: 30, commits: quick ? 8 : 20,
+                                                           space: "crowd-\(count)")
+            let propagation = try await crossInstanceLatency(binary: binary, postgres: postgres, space: "relay-\(count)", from: servers[0],
+                                                             to: servers[servers.count - 1], samples: quick ? 9 : 21)
             let pushes = Double(crowd.syncs) / crowd.wall
             let line = "| **sync, scaled out:** \(count) instance\(count == 1 ? "" : "s") of `sluice-sync` on one PostgreSQL, 30 devices spread over them, "
                 + "each committing and syncing \(crowd.commits) times at once: pushes/s / p50 / p99 of commit → pushed and pulled; a commit on A → B "
@@ -34,8 +36,8 @@ enum SyncScaleBenchmark {
 
     /// The median time from a commit on a device following `from` to its row on a device
     /// following `to`.
-    static func crossInstanceLatency(binary: String, postgres: String, from: URL, to: URL, samples: Int) async throws -> Double {
-        let token = try SyncBenchmark.Cluster.output(binary, ["token", "add", "--postgres", postgres, "--space", "relay"]).split(separator: "\n").last.map(String.init) ?? ""
+    static func crossInstanceLatency(binary: String, postgres: String, space: String, from: URL, to: URL, samples: Int) async throws -> Double {
+        let token = try SyncBenchmark.Cluster.output(binary, ["token", "add", "--postgres", postgres, "--space", space]).split(separator: "\n").last.map(String.init) ?? ""
         let configuration = SyncConfiguration(tables: DemoSchema.syncedTables)
         let pathA = freshDatabasePath("relay-a"), pathB = freshDatabasePath("relay-b")
         defer { removeDatabase(at: pathA); removeDatabase(at: pathB) }

@@ -8,7 +8,8 @@ import Foundation
 public final class ThrowawayPostgres: Sendable {
     /// The superuser, `sluice`.
     public let user = "sluice"
-    public let host = "127.0.0.1"
+    /// The address it listens on (loopback unless given).
+    public let host: String
     public let port: Int
     /// The folder holding the data, the log and the socket.
     public let directory: String
@@ -19,20 +20,29 @@ public final class ThrowawayPostgres: Sendable {
     public func url(database: String = "postgres") -> String { "postgres://\(user)@\(host):\(port)/\(database)" }
 
     /// Creates and starts a server. `durable` false turns fsync off (faster; a crash of the
-    /// machine may corrupt it: fine for a throwaway).
-    public init(durable: Bool = true, maximumConnections: Int = 100) throws {
+    /// machine may corrupt it: fine for a throwaway). With `namespace`, the server runs in
+    /// that network namespace (`ip netns exec`), listening on `host` there.
+    public init(durable: Bool = true, maximumConnections: Int = 100, host: String = "127.0.0.1", namespace: String? = nil) throws {
+        self.host = host
         let binaries = try Self.binaries()
         directory = "/tmp/sluice-pg-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let asPostgres = getuid() == 0
         if asPostgres { try Self.run("/bin/chown", ["postgres:postgres", directory]) }
-        let prefix = asPostgres ? ["/usr/sbin/runuser", "-u", "postgres", "--"] : []
+        let prefix = (namespace.map { ["/usr/sbin/ip", "netns", "exec", $0] } ?? []) + (asPostgres ? ["/usr/sbin/runuser", "-u", "postgres", "--"] : [])
         func command(_ tool: String, _ arguments: [String]) throws {
             let full = prefix + ["\(binaries)/\(tool)"] + arguments
             try Self.run(full[0], Array(full.dropFirst()), capture: false)
         }
         do {
             try command("initdb", ["-D", "\(directory)/data", "-U", user, "--auth=trust", "--no-sync", "-E", "UTF8"])
+            if host != "127.0.0.1" {
+                // Listening on another address (a test's private net): trust its subnet too.
+                let rules = try FileHandle(forWritingTo: URL(fileURLWithPath: "\(directory)/data/pg_hba.conf"))
+                try rules.seekToEnd()
+                try rules.write(contentsOf: Data("host all all samenet trust\n".utf8))
+                try rules.close()
+            }
             // A port below Linux's ephemeral range (32768–60999), where every outgoing
             // connection takes one: a random port there was found held by one ("could not
             // bind ... Address already in use"). Another socket may still hold the one

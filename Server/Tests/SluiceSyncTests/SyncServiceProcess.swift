@@ -9,11 +9,18 @@ final class SyncServiceProcess: @unchecked Sendable {
     let postgres: String
 
     /// Starts a service on `port` (0: any free port; the URL says which); its log (standard
-    /// error) goes to `log` when given.
-    init(postgres: String, port: Int = 0, extraArguments: [String] = [], log: FileHandle? = nil) throws {
+    /// error) goes to `log` when given; in `namespace` when given (pass `--host`).
+    init(postgres: String, port: Int = 0, extraArguments: [String] = [], log: FileHandle? = nil, namespace: String? = nil) throws {
         self.postgres = postgres
-        process.executableURL = CommandRunner.executable(named: "sluice-sync")
-        process.arguments = ["serve", "--postgres", postgres, "--port", String(port)] + extraArguments
+        let arguments = ["serve", "--postgres", postgres, "--port", String(port)] + extraArguments
+        if let namespace {
+            // In a network namespace of its own (a host of NetworkLab's).
+            process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+            process.arguments = ["netns", "exec", namespace, CommandRunner.executable(named: "sluice-sync").path] + arguments
+        } else {
+            process.executableURL = CommandRunner.executable(named: "sluice-sync")
+            process.arguments = arguments
+        }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = log ?? FileHandle.standardError
