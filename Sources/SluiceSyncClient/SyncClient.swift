@@ -153,6 +153,15 @@ public actor SyncClient {
         }
     }
 
+    /// Replaces the bearer this client sends (a JWT the app's backend refreshed before it
+    /// expires, or a new token): from the next request on, a running `follow()` included.
+    /// The device keeps its id; a member owns its devices across its JWTs.
+    ///
+    /// - Parameter token: the new token or JWT.
+    public func updateToken(_ token: String) {
+        transport.bearer.current = token
+    }
+
     /// Shares this client's space with a user (this client's token must be an owner's):
     /// one call, answered with a token for the member's devices.
     ///

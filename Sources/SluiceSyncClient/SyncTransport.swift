@@ -36,15 +36,31 @@ struct SyncTransport: Sendable {
     }
 
     let server: URL
-    let token: String
+    /// The bearer, shared by every copy of this transport (a follow loop's too), so that
+    /// a refreshed one is used from the next request on.
+    let bearer: Bearer
     let session: URLSession
+
+    /// The bearer token or JWT requests carry; replaced when the app refreshes it.
+    final class Bearer: @unchecked Sendable {
+        // @unchecked Sendable: `value` is guarded by `lock`.
+        private let lock = NSLock()
+        private var value: String
+
+        init(_ value: String) { self.value = value }
+
+        var current: String {
+            get { lock.withLock { value } }
+            set { lock.withLock { value = newValue } }
+        }
+    }
 
     /// The space named in `Sluice-Space` (a JWT's bearer may open several).
     let space: String?
 
     init(server: URL, token: String, space: String? = nil, timeout: TimeInterval = 30) {
         self.server = server
-        self.token = token
+        bearer = Bearer(token)
         self.space = space
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = timeout
@@ -103,7 +119,7 @@ struct SyncTransport: Sendable {
 
     private func send(_ request: URLRequest) async throws -> (Int, Data) {
         var request = request
-        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        request.setValue("Bearer \(bearer.current)", forHTTPHeaderField: "Authorization")
         if let space { request.setValue(space, forHTTPHeaderField: "Sluice-Space") }
         do {
             let (data, response) = try await data(for: request)

@@ -56,14 +56,24 @@ struct SyncJWTTests {
             #expect(status == 403 && body.message.contains("member 'bob' is a viewer"), "\(body)")
         }
 
-        // A refreshed JWT: the same device, the same id, no identity conflict.
-        let refreshed = try await Self.sign(.init(subject: "alice", expiration: hour.addingTimeInterval(60), spaces: ["team": .editor]))
+        // The JWT expires: 401; the app hands the client a refreshed one, and the same
+        // device goes on under the same id, with no identity conflict.
+        await a.client.updateToken(try await Self.sign(.init(subject: "alice", expiration: Date().addingTimeInterval(-1), spaces: ["team": .editor])))
+        try a.sql("UPDATE person SET city = 'Oslo'")
+        do {
+            _ = try await a.client.sync()
+            Issue.record("an expired JWT was accepted")
+        } catch SyncClientError.unauthorized(let message) {
+            #expect(message.contains("expired"), "\(message)")
+        }
         var configuration = SyncConfiguration(tables: DemoSchema.syncedTables)
         configuration.space = "team"
-        let again = try SyncClient(store: a.store, server: space.service.url, token: refreshed, configuration: configuration)
-        try a.sql("UPDATE person SET city = 'Oslo'")
-        let report = try await again.sync()
+        let device = try SyncClient.savedState(of: a.store, configuration: configuration)?.deviceID
+        await a.client.updateToken(try await Self.sign(.init(subject: "alice", expiration: hour.addingTimeInterval(60), spaces: ["team": .editor])))
+        let report = try await a.client.sync()
         #expect(report.pushed == 1 && !report.reidentified)
+        let after = try SyncClient.savedState(of: a.store, configuration: configuration)?.deviceID
+        #expect(device != nil && after == device, "the same device id")
 
         // Refused, with what is wrong.
         let expired = try await Self.sign(.init(subject: "alice", expiration: Date().addingTimeInterval(-60), spaces: ["team": .editor]))
