@@ -182,6 +182,8 @@ final class DemoApp {
         case "search":
             screen = .people
             peopleModel.searchText.send(argument)
+            // A command is whole text, not typing: show the list of this search.
+            await peopleModel.waitForSearch()
         case "add":
             let names = argument.split(separator: " ", maxSplits: 1).map(String.init)
             peopleModel.firstName = names.first ?? ""

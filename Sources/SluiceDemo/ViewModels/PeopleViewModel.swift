@@ -53,6 +53,17 @@ public final class PeopleViewModel: ObservableObject {
     public let searchText = CurrentValueSubject<String, Never>("")
     /// How long typing must pause before the list follows the search field.
     public let searchPause: DispatchTimeInterval
+    /// The full-text query of the list shown (nil: everyone).
+    private var appliedQuery: String?
+
+    /// Waits until the list follows the search field's current text (after the pause):
+    /// for input that is not typed (a script, a command line), which must not act on the
+    /// list of an older search.
+    public func waitForSearch() async {
+        while FullTextQuery.prefixes(of: searchText.value) != appliedQuery {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
     /// The last error from a write, for an alert.
     @Published public private(set) var lastError: StoreError?
 
@@ -91,6 +102,7 @@ public final class PeopleViewModel: ObservableObject {
             .sink { [weak self] query in
                 guard let self else { return }
                 MainActor.assumeIsolated {
+                    self.appliedQuery = query
                     self.people = ObservableArray(Self.results(self.store, search: query))
                     if self.sectionsIfMade != nil {
                         self.objectWillChange.send()
