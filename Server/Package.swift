@@ -35,6 +35,7 @@ let package = Package(
             name: "SluiceSync",
             dependencies: [
                 .product(name: "SluiceSyncProtocol", package: root),
+                .product(name: "SluiceSyncClient", package: root),
                 .product(name: "Sluice", package: root),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

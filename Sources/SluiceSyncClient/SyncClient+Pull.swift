@@ -7,9 +7,18 @@ extension SyncClient {
     /// Pulls and applies pages until the cursor reaches the head; returns how many
     /// transactions of other devices it applied.
     func pullAll() async throws -> Int {
+        if let subscriptions { return try await pullRows(subscriptions) }
         let engine = engine
         var applied = 0
-        let state = try await store.read { db in try engine.loadState(db) }
+        // A device that synced a subset starts the history again: it lacks the other rows.
+        let state = try await store.write { db in
+            if try engine.appliedSubscriptions(db) != nil, var state = try engine.loadState(db) {
+                state.cursor = 0
+                try engine.save(state, db)
+                try engine.saveAppliedSubscriptions(nil, db)
+            }
+            return try engine.loadState(db)
+        }
         let device = state?.device
         var cursor = state?.cursor ?? 0
         while true {

@@ -97,6 +97,8 @@ public actor SyncClient {
     let store: Store
     let engine: SyncEngine
     let transport: SyncTransport
+    /// What this device syncs of each table (nil: everything; see ``subscribe(_:)``).
+    var subscriptions: [SyncSubscription]?
     /// The latest snapshot.
     public private(set) var snapshot = Snapshot(status: .idle, pendingChangeCount: 0, lastSync: nil, cursor: 0)
 
@@ -129,7 +131,9 @@ public actor SyncClient {
         self.store = store
         engine = SyncEngine(configuration: configuration)
         transport = SyncTransport(server: server, token: token, space: configuration.space)
+        subscriptions = configuration.subscriptions
         let engine = engine
+        try engine.check(configuration.subscriptions)
         let file = store.path
         let state = try store.write { db in try engine.prepare(db, file: file) }
         // Writers that are not Sluice (the sqlite3 shell, another tool) fill the log too, so
@@ -246,7 +250,9 @@ public actor SyncClient {
                     let contiguous = response.appended > 0 && response.head - Int64(response.appended) == push.request.base
                     let head = contiguous ? response.head : nil
                     pull = !contiguous
-                    agreed = contiguous
+                    // A subset device pulls after its push all the same: the rows it wrote
+                    // outside its subscriptions leave it then.
+                    agreed = contiguous && subscriptions == nil
                     try await store.write { db in
                         if let progress = push.upload {
                             try engine.uploaded(progress, head: head, served: response.head, db)

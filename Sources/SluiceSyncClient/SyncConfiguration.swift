@@ -1,4 +1,5 @@
 import Foundation
+import SluiceSyncProtocol
 import Sluice
 
 /// How a device settles a column that it changed and another device changed too, before
@@ -68,6 +69,13 @@ public struct SyncConfiguration: Sendable {
     /// The space to sync, sent as the `Sluice-Space` header: needed when the bearer is a
     /// JWT that opens several spaces (a token opens one; nil then).
     public var space: String?
+
+    /// Partial sync: the rows this device syncs, by table and filter (nil: every row of
+    /// every synced table, and the history of every transaction). With subscriptions the
+    /// device keeps the rows their filters keep, and the rows those point at (whose tables
+    /// must be among `tables`); a row that enters or leaves arrives or goes as an ordinary
+    /// changeset. Change them at run time with ``SyncClient/subscribe(_:)``.
+    public var subscriptions: [SyncSubscription]?
 
     /// A configuration for `tables`, last writer wins everywhere, deletes win.
     ///

@@ -40,20 +40,12 @@ extension SyncEngine {
         let unpushed = try unpushed(state, local: local, db)
         let stamps = try stamp(unpushed, state: &state, db)
         var pending = pendingRows(unpushed, stamps: stamps)
-        // Row ids the unpushed changes name (rows deleted here among them): a pulled new row
-        // must not take one, or it would pass for the row the unpushed change is about.
-        var reserved: [String: Int64] = [:]
-        for (_, changes) in unpushed {
-            for change in changes {
-                reserved[change.table.lowercased()] = max(reserved[change.table.lowercased()] ?? 0, change.rowID, change.oldRowID ?? 0)
-            }
-        }
+        var reserved = Self.reservedRowIDs(unpushed)
         var merged = false
         let resolver = ConflictResolver(configuration: configuration, device: state.device)
         for change in transaction.changes {
-            guard let table = tables[change.table.lowercased()] else {
-                throw StoreError(code: .invalidInput, message: "sync: pulled a change to '\(change.table)', which this device does not sync")
-            }
+            // A table this device does not sync (the space has more than it): not its business.
+            guard let table = tables[change.table.lowercased()] else { continue }
             let name = table.name.lowercased()
             let local = try localID(name, change.id, db)
             switch change.op {
@@ -67,14 +59,7 @@ extension SyncEngine {
                 if let local, try currentRow(table, local, db) != nil {
                     try update(table, local, values, db)
                 } else {
-                    var id = local
-                    if id == nil, let floor = reserved[name] {
-                        let rows = try db.fetchRows(sql: "SELECT max(rowid) FROM \(quoteIdentifier(table.name))")
-                        let highest: Int64 = if case .integer(let value)? = rows.first?[0] { value } else { 0 }
-                        id = max(floor, highest) + 1
-                        reserved[name] = id
-                    }
-                    try insert(table, local: id, values, gid: change.id, db)
+                    try insert(table, local: try newRowID(local, table, reserved: &reserved, db), values, gid: change.id, db)
                 }
             case .update:
                 guard let local else { continue }
@@ -116,17 +101,12 @@ extension SyncEngine {
                     }
                 }
                 if !applied.isEmpty { try update(table, local, applied, db) }
+            case .leave:
+                // Only a subset's rows leave (``applyRows``), never a history's.
+                continue
             case .delete:
-                guard let local, try currentRow(table, local, db) != nil else { continue }
-                let key = RowKey(table: name, rowID: local)
-                if resolver.resolveDelete(ofRowChangedHere: !(pending[key]?.columns.isEmpty ?? true)) == .kept {
-                    // The unpushed update wins: the row stays, and the next push brings it back everywhere.
-                    try db.execute(sql: "INSERT OR IGNORE INTO sluice_sync_resurrect (tbl, local) VALUES (?, ?)", arguments: [.text(name), .integer(local)])
-                    continue
-                }
-                try keepReferences(to: table, local, gid: change.id, pending: pending, db)
-                try db.execute(sql: "DELETE FROM \(quoteIdentifier(table.name)) WHERE rowid = ?", arguments: [.integer(local)])
-                pending[key] = nil
+                guard let local else { continue }
+                try deleteRow(table, local, gid: change.id, pending: &pending, resolver: resolver, db)
             }
         }
         if !merged, !local, try !hasFixUps(db) {
@@ -137,6 +117,45 @@ extension SyncEngine {
         }
         try save(state, db, loaded: loaded)
         return merged
+    }
+
+    /// Row ids the unpushed changes name (rows deleted here among them), per table: a pulled
+    /// new row must not take one, or it would pass for the row the unpushed change is about.
+    static func reservedRowIDs(_ unpushed: [(LoggedTransaction, [LocalChange])]) -> [String: Int64] {
+        var reserved: [String: Int64] = [:]
+        for (_, changes) in unpushed {
+            for change in changes {
+                reserved[change.table.lowercased()] = max(reserved[change.table.lowercased()] ?? 0, change.rowID, change.oldRowID ?? 0)
+            }
+        }
+        return reserved
+    }
+
+    /// The rowid for a pulled row new here: its mapped one, or past every reserved one
+    /// (nil: SQLite picks).
+    func newRowID(_ local: Int64?, _ table: LocalTable, reserved: inout [String: Int64], _ db: Database) throws -> Int64? {
+        let name = table.name.lowercased()
+        guard local == nil, let floor = reserved[name] else { return local }
+        let rows = try db.fetchRows(sql: "SELECT max(rowid) FROM \(quoteIdentifier(table.name))")
+        let highest: Int64 = if case .integer(let value)? = rows.first?[0] { value } else { 0 }
+        let id = max(floor, highest) + 1
+        reserved[name] = id
+        return id
+    }
+
+    /// A pulled delete of the row `local`, settled against its unpushed changes here.
+    func deleteRow(_ table: LocalTable, _ local: Int64, gid: String, pending: inout [RowKey: PendingRow], resolver: ConflictResolver, _ db: Database) throws {
+        guard try currentRow(table, local, db) != nil else { return }
+        let name = table.name.lowercased()
+        let key = RowKey(table: name, rowID: local)
+        if resolver.resolveDelete(ofRowChangedHere: !(pending[key]?.columns.isEmpty ?? true)) == .kept {
+            // The unpushed update wins: the row stays, and the next push brings it back everywhere.
+            try db.execute(sql: "INSERT OR IGNORE INTO sluice_sync_resurrect (tbl, local) VALUES (?, ?)", arguments: [.text(name), .integer(local)])
+            return
+        }
+        try keepReferences(to: table, local, gid: gid, pending: pending, db)
+        try db.execute(sql: "DELETE FROM \(quoteIdentifier(table.name)) WHERE rowid = ?", arguments: [.integer(local)])
+        pending[key] = nil
     }
 
     // MARK: - Quarantine
@@ -243,7 +262,10 @@ extension SyncEngine {
     /// The order matters for speed: the statements built from these values are cached by
     /// their text, and a dictionary's order differs from one instance to the next (with the
     /// demo's 8 person columns, nearly every pulled row made a new statement to prepare).
-    func localValues(_ values: [String: SyncValue], _ table: LocalTable, gid row: String, _ db: Database) throws -> [(String, SQLiteValue)]? {
+    ///
+    /// Without `fixingUp` (a subset's rows), a nullable reference this device cannot resolve
+    /// is NULL here and nothing is recorded to push: the device does not sync every row.
+    func localValues(_ values: [String: SyncValue], _ table: LocalTable, gid row: String, fixingUp: Bool = true, _ db: Database) throws -> [(String, SQLiteValue)]? {
         var result: [(String, SQLiteValue)] = []
         result.reserveCapacity(values.count)
         let ordered = values.map { (position: table.position($0.key), name: $0.key, value: $0.value) }.sorted { $0.position < $1.position }
@@ -267,7 +289,7 @@ extension SyncEngine {
                     return nil
                 } else {
                     result.append((column.name, .null))
-                    try fixUp(table.name.lowercased(), row, column: column.name, db)
+                    if fixingUp { try fixUp(table.name.lowercased(), row, column: column.name, db) }
                 }
             }
         }

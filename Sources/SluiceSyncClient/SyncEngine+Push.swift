@@ -268,19 +268,9 @@ extension SyncEngine {
             if let parent = table.references[name], case .integer(let local) = value {
                 values[column] = .reference(try globalIDCreating(parent, local, db))
             } else {
-                values[column] = Self.syncValue(value)
+                values[column] = SyncValue(value)
             }
         }
         return values
-    }
-
-    static func syncValue(_ value: SQLiteValue) -> SyncValue {
-        switch value {
-        case .null: .null
-        case .integer(let value): .integer(value)
-        case .real(let value): .real(value)
-        case .text(let value): .text(value)
-        case .blob(let value): .blob(value)
-        }
     }
 }

@@ -389,11 +389,6 @@ final class SyncEngine: @unchecked Sendable {
         return rows
     }
 
-    /// The row with this rowid, or nil.
-    func currentRow(_ table: LocalTable, _ local: Int64, _ db: Database) throws -> Row? {
-        try db.fetchRows(sql: "SELECT * FROM \(quoteIdentifier(table.name)) WHERE rowid = ?", arguments: [.integer(local)]).first
-    }
-
     static func hasStateTable(_ db: Database) throws -> Bool {
         try db.tableExists("sluice_sync_state")
     }

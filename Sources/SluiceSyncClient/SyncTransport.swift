@@ -93,15 +93,25 @@ struct SyncTransport: Sendable {
         return try decode(PullResponse.self, data)
     }
 
+    /// One page of a round of a subset's rows.
+    func rows(_ rows: RowsRequest) async throws -> RowsResponse {
+        try await post("v1/rows", rows, answer: RowsResponse.self)
+    }
+
     /// Shares the space with a user (an owner's token); the member's new token.
     func share(_ share: ShareRequest) async throws -> ShareResponse {
-        var request = URLRequest(url: server.appendingPathComponent("v1/members"))
+        try await post("v1/members", share, answer: ShareResponse.self)
+    }
+
+    /// POSTs `body` as JSON; the answer, decoded, or the error it is.
+    private func post<Answer: Decodable>(_ path: String, _ body: some Encodable, answer: Answer.Type) async throws -> Answer {
+        var request = URLRequest(url: server.appendingPathComponent(path))
         request.httpMethod = "POST"
-        request.httpBody = try JSONEncoder().encode(share)
+        request.httpBody = try JSONEncoder().encode(body)
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         let (status, data) = try await send(request)
         try check(status, data)
-        return try decode(ShareResponse.self, data)
+        return try decode(Answer.self, data)
     }
 
     /// Waits until the head passes `since` (or `timeout` seconds); returns the head.

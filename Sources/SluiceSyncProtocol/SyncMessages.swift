@@ -10,6 +10,9 @@ public struct SyncChange: Sendable, Hashable, Codable {
         case update
         /// The row was deleted.
         case delete
+        /// The row left a device's subset (``RowsResponse`` only): it is removed there and
+        /// stays everywhere else.
+        case leave
     }
 
     /// The table, as the registered schema names it.
@@ -20,6 +23,9 @@ public struct SyncChange: Sendable, Hashable, Codable {
     public var op: Operation
     /// Column values (none for a delete); foreign keys as `.reference(globalID)`.
     public var values: [String: SyncValue]?
+    /// When each column's value was written, as raw hybrid logical clocks (a
+    /// ``RowsResponse``'s rows only: a history's changes take their transaction's clock).
+    public var clocks: [String: Int64]?
 
     /// A change.
     ///
@@ -28,11 +34,13 @@ public struct SyncChange: Sendable, Hashable, Codable {
     ///   - id: the row's global id.
     ///   - op: what happened to the row.
     ///   - values: the column values (nil for a delete).
-    public init(table: String, id: String, op: Operation, values: [String: SyncValue]? = nil) {
+    ///   - clocks: when each column's value was written (rows of a ``RowsResponse`` only).
+    public init(table: String, id: String, op: Operation, values: [String: SyncValue]? = nil, clocks: [String: Int64]? = nil) {
         self.table = table
         self.id = id
         self.op = op
         self.values = values
+        self.clocks = clocks
     }
 }
 

@@ -168,7 +168,12 @@ public struct SyncSchema: Sendable, Hashable, Codable {
             throw SyncErrorBody(error: "invalid", message: "\(table.name): a row id must have 1 to \(Self.maximumIDLength) bytes")
         }
         let values = change.values ?? [:]
+        guard change.clocks == nil else {
+            throw SyncErrorBody(error: "invalid", message: "\(table.name) \(change.id): a pushed change carries no clocks (its transaction's clock stands)")
+        }
         switch change.op {
+        case .leave:
+            throw SyncErrorBody(error: "invalid", message: "\(table.name) \(change.id): 'leave' is a row leaving a device's subset, never pushed")
         case .delete:
             guard values.isEmpty else {
                 throw SyncErrorBody(error: "invalid", message: "\(table.name) \(change.id): a delete carries no values")

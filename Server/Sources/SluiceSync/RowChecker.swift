@@ -1,4 +1,5 @@
 import Foundation
+import SluiceSyncClient
 import SluiceSyncProtocol
 import Sluice
 
@@ -83,7 +84,10 @@ final class RowChecker: Sendable {
                     : "INSERT INTO \(quoteIdentifier(table.name)) (\(columns)) VALUES (\(placeholders))"
                 do {
                     try db.savepoint { db in
-                        try db.execute(sql: sql, arguments: pairs.map { Self.value($0.value) })
+                        try db.execute(sql: sql, arguments: pairs.map { pair in
+                            // A reference is checked as a global id by the schema; here it only needs a value.
+                            if case .reference = pair.value { SQLiteValue.integer(1) } else { pair.value.sqliteValue }
+                        })
                         throw Undo()
                     }
                 } catch is Undo {
@@ -95,17 +99,5 @@ final class RowChecker: Sendable {
             return nil
         }
         if let failure { throw failure }
-    }
-
-    private static func value(_ value: SyncValue) -> SQLiteValue {
-        switch value {
-        case .null: .null
-        case .integer(let value): .integer(value)
-        case .real(let value): .real(value)
-        case .text(let value): .text(value)
-        case .blob(let value): .blob(value)
-        // A reference is checked as a global id by the schema; here it only needs a value.
-        case .reference: .integer(1)
-        }
     }
 }

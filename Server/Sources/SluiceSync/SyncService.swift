@@ -143,6 +143,7 @@ public struct SyncService: Sendable {
                 try await self.share(body, caller: caller)
             })
         }
+        router.post("v1/rows") { request, context in await self.rows(request, context) }
         router.get("v1/pull") { request, context in await self.respond(request, context) { space in try await self.pull(request, space: space) } }
         router.get("v1/wait") { request, context in
             await self.respond(request, context, longPoll: true) { space in try await self.wait(request, space: space) }
@@ -166,7 +167,7 @@ public struct SyncService: Sendable {
     /// Authenticates and rate-limits (before any query: ``Gatekeeper``), takes a place and
     /// `bytes` of the body budget, reads what `read` reads (in this task, with no deadline),
     /// then runs `body` with it under the database deadline; turns errors into JSON responses.
-    private func respond<Input: Sendable>(_ request: Request, _ context: SyncRequestContext, longPoll: Bool = false, bytes: Int = 0,
+    func respond<Input: Sendable>(_ request: Request, _ context: SyncRequestContext, longPoll: Bool = false, bytes: Int = 0,
                                           deadline: Duration? = nil, read: () async throws -> Input,
                                           _ body: @escaping @Sendable (Caller, Input) async throws -> Response) async -> Response {
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),

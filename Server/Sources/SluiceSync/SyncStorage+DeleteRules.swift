@@ -21,7 +21,7 @@ extension SyncStorage {
             for change in transaction.changes {
                 let table = change.table.lowercased()
                 switch change.op {
-                case .delete:
+                case .delete, .leave:
                     deleted[table, default: []].insert(change.id)
                 case .insert, .update:
                     guard children.contains(table), change.values?.values.contains(where: { if case .reference = $0 { true } else { false } }) == true else { continue }
@@ -46,7 +46,7 @@ extension SyncStorage {
     /// action itself finds nothing left to do).
     /// `starts`: ``deleteActionStarts(_:rules:)`` of the push's transactions.
     static func deleteActions(from starts: (deleted: [String: Set<String>], written: [String: Set<String>]), rules: [SyncSchema.DeleteRule],
-                              space: Int64, seq: Int64, connection: PostgresConnection, logger: Logger, encoder: JSONEncoder) async throws -> [SyncChange] {
+                              space: Int64, seq: Int64, clock: Int64, connection: PostgresConnection, logger: Logger, encoder: JSONEncoder) async throws -> [SyncChange] {
         var (deleted, written) = starts
         var effects: [SyncChange] = []
         // Each round looks at the rows pointing at what the last one deleted (bounded: a
@@ -83,7 +83,7 @@ extension SyncStorage {
                 }
             }
             if !round.isEmpty {
-                try await fold(round, seq: seq, space: space, connection: connection, logger: logger, encoder: encoder)
+                try await fold(round, seq: seq, clock: clock, space: space, connection: connection, logger: logger, encoder: encoder)
                 effects += round
             }
             deleted = next

@@ -30,7 +30,11 @@ extension SyncStorage {
     /// own (the usual case, and the first upload of a device's rows) PostgreSQL reads the
     /// changes from the row it appends, so they are neither encoded nor sent a second time.
     /// Without, the changes are sent as JSON.
-    static func fold(_ changes: [SyncChange], seq: Int64, space: Int64, connection: PostgresConnection,
+    ///
+    /// Each row also keeps when each of its columns was last written (`clocks`: the
+    /// transaction's clock per column), which a device syncing a subset settles its
+    /// unpushed values against (``RowsResponse``).
+    static func fold(_ changes: [SyncChange], seq: Int64, clock: Int64, space: Int64, connection: PostgresConnection,
                      logger: Logger, encoder: JSONEncoder, recording: Recorded? = nil, movingHead: Bool = false) async throws {
         struct Net { var table: String; var id: String; var op: SyncChange.Operation; var values: [String: SyncValue] }
         var order: [String] = []
@@ -43,6 +47,7 @@ extension SyncStorage {
                 repeated = true
                 switch (existing.op, change.op) {
                 case (_, .delete): existing = Net(table: change.table, id: change.id, op: .delete, values: [:])
+                case (_, .leave): break
                 case (_, .insert): existing = Net(table: change.table, id: change.id, op: .insert, values: values)
                 case (.delete, .update): break
                 case (_, .update): existing.values.merge(values) { $1 }
@@ -53,17 +58,19 @@ extension SyncStorage {
                 net[key] = Net(table: change.table, id: change.id, op: change.op, values: values)
             }
         }
+        // Each written column's clock (only a number is spliced in).
+        let clocks = "(SELECT coalesce(jsonb_object_agg(k, \(clock)::bigint), '{}'::jsonb) FROM jsonb_object_keys(c.v) AS k)"
         // insert: the values replace the row (a delete before it in history is undone);
         // update: merged into a live row (an update of a deleted row changes nothing);
         // delete: marks the row deleted. One statement: the changes are read once, and
         // no two parts touch the same row (one net change per row).
         let apply = """
             , inserted AS (
-                INSERT INTO sluice_row (space_id, tbl, id, vals, deleted, seq)
-                SELECT c.space, c.t, c.id, c.v, false, c.seq FROM c WHERE c.op = 'insert'
-                ON CONFLICT (space_id, tbl, id) DO UPDATE SET vals = excluded.vals, deleted = false, seq = excluded.seq)
+                INSERT INTO sluice_row (space_id, tbl, id, vals, deleted, seq, clocks)
+                SELECT c.space, c.t, c.id, c.v, false, c.seq, \(clocks) FROM c WHERE c.op = 'insert'
+                ON CONFLICT (space_id, tbl, id) DO UPDATE SET vals = excluded.vals, deleted = false, seq = excluded.seq, clocks = excluded.clocks)
             , updated AS (
-                UPDATE sluice_row r SET vals = r.vals || c.v, seq = c.seq FROM c
+                UPDATE sluice_row r SET vals = r.vals || c.v, seq = c.seq, clocks = coalesce(r.clocks, '{}'::jsonb) || \(clocks) FROM c
                 WHERE c.op = 'update' AND r.space_id = c.space AND r.tbl = c.t AND r.id = c.id AND NOT r.deleted)
             , removed AS (
                 UPDATE sluice_row r SET deleted = true, seq = c.seq FROM c

@@ -54,7 +54,7 @@ extension SyncStorage {
                         row[name] = value
                     }
                     current[key] = row
-                case .delete:
+                case .delete, .leave:
                     current[key] = nil
                     continue
                 }
@@ -65,19 +65,26 @@ extension SyncStorage {
         return candidates
     }
 
-    /// The first of `transactions` that another device pushed already, clock and changes
-    /// alike (an old push sent again under a new device id), with that device's id.
+    /// The first of `transactions` that another device pushed already, clock, number and
+    /// changes alike (an old push sent again under a new device id: a copy of a store file
+    /// has the original's log, numbers included), with that device's id.
+    ///
+    /// The number matters: two devices that make the same change in the same millisecond
+    /// (both delete one row) have the same clock and changes, and refusing the second as a
+    /// replay left it refused at every try.
     static func replayed(_ transactions: [SyncTransaction], device: String, space: Int64,
                          connection: PostgresConnection, logger: Logger) async throws -> (local: Int64, device: String)? {
         guard !transactions.isEmpty else { return nil }
         let rows = try await connection.query("""
-            SELECT device, clock, changes FROM sluice_txn
+            SELECT device, clock, local, changes FROM sluice_txn
             WHERE space_id = \(space) AND clock = ANY(\(transactions.map(\.clock.rawValue))) AND device <> \(device)
             """, logger: logger)
         let decoder = JSONDecoder()
-        for try await (other, clock, json) in rows.decode((String, Int64, String).self) {
+        for try await (other, clock, local, json) in rows.decode((String, Int64, Int64, String).self) {
             let changes = try decoder.decode([SyncChange].self, from: Data(json.utf8))
-            if let match = transactions.first(where: { $0.clock.rawValue == clock && $0.changes == changes }) { return (match.local, other) }
+            if let match = transactions.first(where: { $0.clock.rawValue == clock && $0.local == local && $0.changes == changes }) {
+                return (match.local, other)
+            }
         }
         return nil
     }

@@ -85,6 +85,8 @@ public struct SyncStorage: Sendable {
             tables TEXT, PRIMARY KEY (space_id, name))
         """,
         "ALTER TABLE sluice_token ADD COLUMN IF NOT EXISTS member TEXT",
+        // When each column of a row was last written (see SyncStorage+Fold.swift).
+        "ALTER TABLE sluice_row ADD COLUMN IF NOT EXISTS clocks JSONB",
     ]
 
     // MARK: - Tokens
@@ -223,7 +225,7 @@ public struct SyncStorage: Sendable {
                 let sent: Int64? = clock == transaction.clock ? nil : transaction.clock.rawValue
                 if sent != nil { clamped += 1 }
                 let changes = String(decoding: try encoder.encode(transaction.changes), as: UTF8.self)
-                try await Self.fold(transaction.changes, seq: seq, space: space, connection: connection, logger: logger, encoder: encoder,
+                try await Self.fold(transaction.changes, seq: seq, clock: clock.rawValue, space: space, connection: connection, logger: logger, encoder: encoder,
                                     recording: Recorded(device: request.device, local: transaction.local, clock: clock.rawValue, sent: sent, changes: changes),
                                     movingHead: settled && index == fresh.count - 1)
             }
@@ -232,6 +234,7 @@ public struct SyncStorage: Sendable {
             let cursor = seq
             // What the parents' ON DELETE actions leave, as a transaction of the service's own.
             let effects = settled ? [] : try await Self.deleteActions(from: starts, rules: policy.deleteRules, space: space, seq: seq + 1,
+                                                                      clock: HybridClock(date: now).rawValue,
                                                                       connection: connection, logger: logger, encoder: encoder)
             if !effects.isEmpty {
                 seq += 1

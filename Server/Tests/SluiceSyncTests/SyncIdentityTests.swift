@@ -125,8 +125,8 @@ enum SyncRequests {
         try await post(JSONEncoder().encode(push), to: space, token: token)
     }
 
-    static func post(_ body: Data, to space: SyncSpace, token: String?) async throws -> (Int, String) {
-        var request = URLRequest(url: space.service.url.appendingPathComponent("v1/push"))
+    static func post(_ body: Data, to space: SyncSpace, token: String?, path: String = "v1/push") async throws -> (Int, String) {
+        var request = URLRequest(url: space.service.url.appendingPathComponent(path))
         request.httpMethod = "POST"
         request.httpBody = body
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }

@@ -27,6 +27,14 @@ public struct ModelFilter<Root: Model>: Sendable {
         self.filter = .success(filter)
     }
 
+    /// The untyped filter it stands for.
+    ///
+    /// - Returns: the filter, with each key path as its column.
+    /// - Throws: `StoreError` naming a key path that is not a column.
+    public func untyped() throws -> Filter {
+        try filter.get()
+    }
+
     /// Both hold.
     ///
     /// - Parameters:

@@ -1,0 +1,36 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import SluiceSyncProtocol
+
+/// `POST /v1/rows`: the rows of a device's subscriptions (partial sync).
+extension SyncService {
+    /// The largest body of a rows request (its subscriptions).
+    static let largestRowsRequest = 256 << 10
+
+    func rows(_ request: Request, _ context: SyncRequestContext) async -> Response {
+        await respond(request, context, bytes: Self.largestRowsRequest, read: {
+            var request = request
+            return try await request.collectBody(upTo: Self.largestRowsRequest)
+        }, { caller, body in
+            let rows = try Self.decode(RowsRequest.self, body, as: "a rows request")
+            guard !rows.subscriptions.isEmpty else {
+                throw SyncErrorBody(error: "invalid", message: "a rows request names at least one subscription")
+            }
+            guard rows.since >= 0 else { throw SyncErrorBody(error: "invalid", message: "since is 0 or more") }
+            let checked = try rows.subscriptions.map { try SubsetEvaluator.check($0, schema: configuration.schema) }
+            var seen: Set<String> = []
+            for subscription in checked where !seen.insert(subscription.table.name.lowercased()).inserted {
+                throw SyncErrorBody(error: "invalid", message: "two subscriptions to \(subscription.table.name): join their filters with OR")
+            }
+            let limit = min(max(rows.limit ?? Self.rowsPageSize, 1), Self.rowsPageSize)
+            let page = try await storage.rows(space: caller.space, request: rows, subscriptions: checked, schema: configuration.schema, limit: limit)
+            let response = try Self.json(page)
+            SyncMetrics.pulled(bytes: response.body.contentLength ?? 0)
+            return response
+        })
+    }
+
+    /// Rows per page of a rows request (their parents come on top).
+    static let rowsPageSize = 2_000
+}

@@ -1,0 +1,204 @@
+import Foundation
+import SluiceSyncProtocol
+import Sluice
+
+/// Partial sync on the device: a round of rows (``RowsResponse`` pages) applied as one
+/// local transaction, then the rows no subscription keeps removed, in the same transaction
+/// (so live queries see rows enter and leave as one ordinary changeset).
+extension SyncEngine {
+    /// Applies a round's rows (the last word on each row counts), parents before children,
+    /// removes what left, and moves the cursor to `head`. Returns whether merge results
+    /// were recorded (written by ``writeMerges(_:)``).
+    ///
+    /// A `complete` round (pulled from 0: the first, or after the subscriptions changed)
+    /// holds every row the device keeps: the rows here it does not name go too (deleted on
+    /// the service meanwhile, or left).
+    @discardableResult
+    func applyRows(_ changes: [SyncChange], head: Int64, complete: Bool, subscriptions: [SyncSubscription], _ db: Database) throws -> Bool {
+        guard var state = try loadState(db) else { return false }
+        let loaded = state
+        db.transactionAuthor = Self.syncAuthor
+        state.cursor = head
+        var latest: [String: SyncChange] = [:]
+        var keys: [String] = []
+        for change in changes {
+            let key = change.table.lowercased() + "\u{0}" + change.id
+            if latest.updateValue(change, forKey: key) == nil { keys.append(key) }
+        }
+        let rows = keys.compactMap { latest[$0] }
+        if let newest = rows.compactMap({ $0.clocks?.values.max() }).max() {
+            state.clock = state.clock.receiving(HybridClock(rawValue: newest))
+        }
+        let local = try hasLocalTransactions(after: state.pushedToken, db)
+        let unpushed = try unpushed(state, local: local, db)
+        let stamps = try stamp(unpushed, state: &state, db)
+        var pending = pendingRows(unpushed, stamps: stamps)
+        var reserved = Self.reservedRowIDs(unpushed)
+        let resolver = ConflictResolver(configuration: configuration, device: state.device)
+        let position = Dictionary(order.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+        func rank(_ change: SyncChange) -> Int { position[change.table.lowercased()] ?? .max }
+        var merged = false
+        // Rows created or changed, parents first (their references resolve).
+        for change in rows.enumerated().filter({ $0.element.op == .insert }).sorted(by: { (rank($0.element), $0.offset) < (rank($1.element), $1.offset) }) {
+            merged = try upsert(change.element, pending: &pending, reserved: &reserved, resolver: resolver, db) || merged
+        }
+        // Rows deleted or leaving, children first.
+        for change in rows.enumerated().filter({ $0.element.op != .insert }).sorted(by: { (rank($0.element), $0.offset) > (rank($1.element), $1.offset) }) {
+            let change = change.element
+            let table = try syncedTable(change.table)
+            guard let local = try localID(table.name.lowercased(), change.id, db) else { continue }
+            switch change.op {
+            case .delete:
+                try deleteRow(table, local, gid: change.id, pending: &pending, resolver: resolver, db)
+            case .leave:
+                guard pending[RowKey(table: table.name.lowercased(), rowID: local)] == nil else { continue }
+                try db.execute(sql: "DELETE FROM \(quoteIdentifier(table.name)) WHERE rowid = ?", arguments: [.integer(local)])
+                try forget(table.name.lowercased(), local, db)
+            case .insert, .update:
+                continue
+            }
+        }
+        if complete {
+            var named: [String: Set<String>] = [:]
+            for change in rows where change.op == .insert { named[change.table.lowercased(), default: []].insert(change.id) }
+            for name in order.reversed() {
+                guard let table = tables[name] else { continue }
+                for row in try db.fetchRows(sql: "SELECT local, gid FROM sluice_sync_id WHERE tbl = ?", arguments: [.text(name)]) {
+                    guard case .integer(let local)? = row["local"], case .text(let gid)? = row["gid"], !(named[name]?.contains(gid) ?? false),
+                          pending[RowKey(table: name, rowID: local)] == nil, try currentRow(table, local, db) != nil else { continue }
+                    try db.execute(sql: "DELETE FROM \(quoteIdentifier(table.name)) WHERE rowid = ?", arguments: [.integer(local)])
+                    try forget(name, local, db)
+                }
+            }
+        }
+        try removeUnsubscribed(subscriptions, pending: pending, db)
+        if !merged, !local, try !hasFixUps(db) {
+            state.pushed = try db.currentHistoryToken().sequence
+        }
+        try save(state, db, loaded: loaded)
+        return merged
+    }
+
+    /// The synced table a subset's row belongs to.
+    private func syncedTable(_ name: String) throws -> LocalTable {
+        guard let table = tables[name.lowercased()] else {
+            throw StoreError(code: .invalidInput, message: """
+                sync: the subscriptions bring rows of '\(name)' (a table their rows point at), which this device does not sync: add it to the synced tables
+                """)
+        }
+        return table
+    }
+
+    /// A row's current values: created here, or the columns that differ updated, each
+    /// settled against an unpushed value here by the column's policy (with the clock the
+    /// service has for that column).
+    private func upsert(_ change: SyncChange, pending: inout [RowKey: PendingRow], reserved: inout [String: Int64],
+                        resolver: ConflictResolver, _ db: Database) throws -> Bool {
+        let table = try syncedTable(change.table)
+        let name = table.name.lowercased()
+        // A parent this device does not have (deleted here, unpushed): the row waits for the push.
+        guard let values = try localValues(change.values ?? [:], table, gid: change.id, fixingUp: false, db) else { return false }
+        let local = try localID(name, change.id, db)
+        if let local, let current = try currentRow(table, local, db) {
+            let key = RowKey(table: name, rowID: local)
+            var applied: [(String, SQLiteValue)] = []
+            var merged = false
+            for (column, remote) in values where current[column] != remote {
+                let lowered = column.lowercased()
+                let mine = pending[key]?.columns[lowered]
+                // The service's value is the one this device changed from: its own stays.
+                if let mine, mine.base == remote { continue }
+                let clock = HybridClock(rawValue: change.clocks?.first(where: { $0.key.lowercased() == lowered })?.value ?? 0)
+                switch resolver.resolve(table: table.name, column: column, local: mine, remote: remote, from: .init(clock: clock, device: "")) {
+                case .applyRemote:
+                    applied.append((column, remote))
+                    pending[key]?.columns[lowered] = nil
+                case .keepLocal:
+                    break
+                case .merge(let value):
+                    applied.append((column, remote))
+                    pending[key]?.columns[lowered] = nil
+                    try db.execute(sql: "INSERT OR REPLACE INTO sluice_sync_merge (tbl, local, col, value) VALUES (?, ?, ?, ?)",
+                                   arguments: [.text(name), .integer(local), .text(column), value])
+                    merged = true
+                }
+            }
+            try update(table, local, applied, db)
+            return merged
+        }
+        if let local, let deleted = pending[RowKey(table: name, rowID: local)]?.deleted {
+            // Deleted here, unpushed: back only when updates win and the service changed it since.
+            guard resolver.resolveUpdateOfRowDeletedHere() == .kept, values.contains(where: { deleted[$0.0] != $0.1 }) else { return false }
+            pending[RowKey(table: name, rowID: local)] = nil
+        }
+        try insert(table, local: try newRowID(local, table, reserved: &reserved, db), values, gid: change.id, db)
+        return false
+    }
+
+    /// Removes the rows of the synced tables that no subscription keeps and no row here
+    /// points at, children first; rows with unpushed changes stay (their push goes first).
+    func removeUnsubscribed(_ subscriptions: [SyncSubscription], pending: [RowKey: PendingRow], _ db: Database) throws {
+        var filters: [String: Filter?] = [:]
+        for subscription in subscriptions { filters[subscription.table.lowercased()] = try subscription.localFilter() }
+        for name in order.reversed() {
+            guard let table = tables[name] else { continue }
+            if let entry = filters[name], entry == nil { continue }
+            var keep = Set(try filters[name]?.map { try db.rowIDs(table: table.name, filter: $0) } ?? [])
+            for child in tables.values {
+                for (column, target) in child.references where target == name {
+                    guard let column = child.info.column(named: column)?.name else { continue }
+                    for row in try db.fetchRows(sql: "SELECT DISTINCT \(quoteIdentifier(column)) FROM \(quoteIdentifier(child.name)) WHERE \(quoteIdentifier(column)) IS NOT NULL") {
+                        if case .integer(let rowID) = row[0] { keep.insert(rowID) }
+                    }
+                }
+            }
+            let gone = try db.rowIDs(table: table.name).filter { !keep.contains($0) && pending[RowKey(table: name, rowID: $0)] == nil }
+            for rowID in gone {
+                try db.execute(sql: "DELETE FROM \(quoteIdentifier(table.name)) WHERE rowid = ?", arguments: [.integer(rowID)])
+                try forget(name, rowID, db)
+            }
+        }
+    }
+}
+
+extension SyncEngine {
+    /// Refuses subscriptions to tables this device does not sync, twice to one table, or
+    /// with a filter that does not parse.
+    func check(_ subscriptions: [SyncSubscription]?) throws {
+        var seen: Set<String> = []
+        for subscription in subscriptions ?? [] {
+            let name = subscription.table.lowercased()
+            guard configuration.tables.contains(where: { $0.lowercased() == name }) else {
+                throw StoreError(code: .invalidInput, message: "sync: a subscription to '\(subscription.table)', which is not among the synced tables")
+            }
+            guard seen.insert(name).inserted else {
+                throw StoreError(code: .invalidInput, message: "sync: two subscriptions to '\(subscription.table)': join their filters with OR")
+            }
+            _ = try subscription.localFilter()
+        }
+    }
+
+    /// The subscriptions as the state records them (sorted-key JSON).
+    static func subscriptionKey(_ subscriptions: [SyncSubscription]) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return String(decoding: try encoder.encode(subscriptions), as: UTF8.self)
+    }
+
+    /// The subscriptions the rows here were pulled for (nil: none, the whole history).
+    func appliedSubscriptions(_ db: Database) throws -> String? {
+        guard try Self.hasStateTable(db),
+              case .text(let key)? = try db.fetchRows(sql: "SELECT value FROM sluice_sync_state WHERE key = 'subscriptions'").first?[0]
+        else { return nil }
+        return key
+    }
+
+    func saveAppliedSubscriptions(_ key: String?, _ db: Database) throws {
+        guard let key else {
+            try db.execute(sql: "DELETE FROM sluice_sync_state WHERE key = 'subscriptions'")
+            return
+        }
+        try db.execute(sql: "INSERT INTO sluice_sync_state (key, value) VALUES ('subscriptions', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                       arguments: [.text(key)])
+    }
+}
