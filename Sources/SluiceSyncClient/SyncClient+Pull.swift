@@ -4,12 +4,14 @@ import Sluice
 extension SyncClient {
     // MARK: - Pull
 
-    /// Pulls and applies pages until the cursor reaches the head; returns how many
-    /// transactions of other devices it applied.
-    func pullAll() async throws -> Int {
-        if let subscriptions { return try await pullRows(subscriptions) }
+    /// Pulls and applies pages until the cursor reaches the head, counting in `report` the
+    /// transactions of other devices it applied and the rows it took as current values.
+    func pullAll(into report: inout Report) async throws {
+        if let subscriptions {
+            report.rows += try await pullRows(subscriptions)
+            return
+        }
         let engine = engine
-        var applied = 0
         // A device that synced a subset starts the history again: it lacks the other rows.
         let state = try await store.write { db in
             if try engine.appliedSubscriptions(db) != nil, var state = try engine.loadState(db) {
@@ -21,9 +23,28 @@ extension SyncClient {
         }
         let device = state?.device
         var cursor = state?.cursor ?? 0
+        // A new device starts from a snapshot of the rows and the history after it. One it
+        // cannot apply (a value its tables refuse) replays the history instead, where each
+        // transaction it cannot apply is quarantined alone.
+        if cursor == 0, engine.configuration.startsFromSnapshot {
+            do {
+                report.rows += try await pullSnapshot()
+                cursor = try await store.read { db in try engine.loadState(db)?.cursor ?? 0 }
+            } catch let error as StoreError where SyncEngine.isQuarantinable(error) {
+                cursor = 0
+            }
+        }
         while true {
-            let page = try await transport.pull(since: cursor)
-            applied += page.transactions.count(where: { $0.device != device })
+            let page: PullResponse
+            do {
+                page = try await transport.pull(since: cursor, device: device)
+            } catch SyncClientError.rejected(let status, let body) where status == 410 && body.error == "compacted" {
+                // Away longer than the service keeps history: a snapshot, then on from its head.
+                report.rows += try await pullSnapshot()
+                cursor = try await store.read { db in try engine.loadState(db)?.cursor ?? 0 }
+                continue
+            }
+            report.pulled += page.transactions.count(where: { $0.device != device })
             var rest = page.transactions[...]
             while !rest.isEmpty {
                 let done: Int
@@ -39,7 +60,7 @@ extension SyncClient {
             }
             // Each transaction taken (applied, quarantined, or this store's own) moved the
             // cursor to its number.
-            guard let last = page.transactions.last?.seq, last < page.head else { return applied }
+            guard let last = page.transactions.last?.seq, last < page.head else { return }
             cursor = max(cursor, last)
         }
     }

@@ -31,10 +31,21 @@ extension SyncClient {
     /// the rows changed since the first head are pulled again, until a round's pages all
     /// have one head (at most five rounds; the next sync settles what a busy service left).
     func pullRows(_ subscriptions: [SyncSubscription]) async throws -> Int {
+        try await pullRows(subscriptions, snapshot: false)
+    }
+
+    /// A snapshot of every synced table's rows (a complete round), for a device that syncs
+    /// the history: a new one, or one back from beyond the service's horizon.
+    func pullSnapshot() async throws -> Int {
+        try await pullRows(engine.configuration.tables.map { SyncSubscription(table: $0) }, snapshot: true)
+    }
+
+    private func pullRows(_ subscriptions: [SyncSubscription], snapshot: Bool) async throws -> Int {
         let engine = engine
         let wanted = try SyncEngine.subscriptionKey(subscriptions)
-        let (cursor, applied) = try await store.read { db in (try engine.loadState(db)?.cursor ?? 0, try engine.appliedSubscriptions(db)) }
-        var since = applied == wanted ? cursor : 0
+        let (state, applied) = try await store.read { db in (try engine.loadState(db), try engine.appliedSubscriptions(db)) }
+        let (cursor, device) = (state?.cursor ?? 0, state?.device)
+        var since = !snapshot && applied == wanted ? cursor : 0
         let complete = since == 0
         var changes: [SyncChange] = []
         var head = since
@@ -43,7 +54,7 @@ extension SyncClient {
             var first: Int64?
             var last: Int64 = 0
             repeat {
-                let page = try await transport.rows(RowsRequest(since: since, subscriptions: subscriptions, after: after))
+                let page = try await transport.rows(RowsRequest(since: since, subscriptions: subscriptions, after: after, device: device))
                 changes += page.changes
                 first = first ?? page.head
                 last = page.head
@@ -56,7 +67,8 @@ extension SyncClient {
         let rows = changes
         let merged = try await store.write { [head] db in
             let merged = try engine.applyRows(rows, head: head, complete: complete, subscriptions: subscriptions, db)
-            try engine.saveAppliedSubscriptions(wanted, db)
+            // A snapshot is the history's starting point, not a subset.
+            if !snapshot { try engine.saveAppliedSubscriptions(wanted, db) }
             return merged
         }
         if merged { try await store.write { db in try engine.writeMerges(db) } }

@@ -61,6 +61,9 @@ public actor SyncClient {
         /// Whether this device took a new id during the sync (its store is a copy, or
         /// another store pushed under its id); nothing is lost either way.
         public var reidentified = false
+        /// Rows pulled as current values rather than history: a snapshot (a new device, or
+        /// one back from beyond the service's horizon) or a subset's rows.
+        public var rows = 0
     }
 
     /// A store's sync state as saved in the store, read without contacting the service.
@@ -130,7 +133,7 @@ public actor SyncClient {
     public init(store: Store, server: URL, token: String, configuration: SyncConfiguration) throws {
         self.store = store
         engine = SyncEngine(configuration: configuration)
-        transport = SyncTransport(server: server, token: token, space: configuration.space)
+        transport = SyncTransport(server: server, token: token, space: configuration.space, schemaVersion: configuration.schemaVersion)
         subscriptions = configuration.subscriptions
         let engine = engine
         try engine.check(configuration.subscriptions)
@@ -198,7 +201,7 @@ public actor SyncClient {
             var finalDevice: String?
             while true {
                 rounds += 1
-                if pull { report.pulled += try await pullAll() }
+                if pull { try await pullAll(into: &report) }
                 // With nothing left to push, the store and the service agree when nothing
                 // came in since this store last heard from the service; then the same
                 // transaction records the sync as completed.
@@ -224,7 +227,7 @@ public actor SyncClient {
                 } catch SyncClientError.rejected(let status, let body) where status == 403 {
                     // This member may not write this (a viewer, or a table it may not
                     // write): its changes stay queued, and what others wrote still comes in.
-                    report.pulled += try await pullAll()
+                    try await pullAll(into: &report)
                     throw SyncClientError.rejected(status: status, body)
                 } catch SyncClientError.rejected(let status, let body) where status == 413 {
                     // Over the service's limits: send half as much at a time. A single

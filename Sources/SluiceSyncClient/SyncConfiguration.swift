@@ -77,6 +77,17 @@ public struct SyncConfiguration: Sendable {
     /// changeset. Change them at run time with ``SyncClient/subscribe(_:)``.
     public var subscriptions: [SyncSubscription]?
 
+    /// Whether a device that has never pulled starts from a snapshot of the space's rows and
+    /// the history after it (the default), rather than the whole history: a device must when
+    /// the service has pruned its history (see "Sync in production"), and does anyway when it
+    /// is away longer than the service keeps history.
+    public var startsFromSnapshot = true
+
+    /// The registered schema version this app's tables are (sent as `Sluice-Schema-Version`):
+    /// with several versions registered, the device pushes and pulls in its own version's
+    /// names, and never receives tables and columns a later version added (nil: the newest).
+    public var schemaVersion: Int?
+
     /// A configuration for `tables`, last writer wins everywhere, deletes win.
     ///
     /// - Parameter tables: the tables to sync.

@@ -59,11 +59,13 @@ extension SyncEngine {
             }
         }
         if complete {
+            // Before its first upload is over, a device's own rows may not be on the service yet.
+            let uploaded = try hasPushedBefore(db)
             var named: [String: Set<String>] = [:]
             for change in rows where change.op == .insert { named[change.table.lowercased(), default: []].insert(change.id) }
             for name in order.reversed() {
                 guard let table = tables[name] else { continue }
-                for row in try db.fetchRows(sql: "SELECT local, gid FROM sluice_sync_id WHERE tbl = ?", arguments: [.text(name)]) {
+                for row in try db.fetchRows(sql: "SELECT local, gid FROM sluice_sync_id WHERE tbl = ? AND (pulled OR ?)", arguments: [.text(name), .integer(uploaded ? 1 : 0)]) {
                     guard case .integer(let local)? = row["local"], case .text(let gid)? = row["gid"], !(named[name]?.contains(gid) ?? false),
                           pending[RowKey(table: name, rowID: local)] == nil, try currentRow(table, local, db) != nil else { continue }
                     try db.execute(sql: "DELETE FROM \(quoteIdentifier(table.name)) WHERE rowid = ?", arguments: [.integer(local)])

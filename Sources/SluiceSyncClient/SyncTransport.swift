@@ -57,11 +57,14 @@ struct SyncTransport: Sendable {
 
     /// The space named in `Sluice-Space` (a JWT's bearer may open several).
     let space: String?
+    /// The schema version sent as `Sluice-Schema-Version` (nil: none).
+    let schemaVersion: Int?
 
-    init(server: URL, token: String, space: String? = nil, timeout: TimeInterval = 30) {
+    init(server: URL, token: String, space: String? = nil, schemaVersion: Int? = nil, timeout: TimeInterval = 30) {
         self.server = server
         bearer = Bearer(token)
         self.space = space
+        self.schemaVersion = schemaVersion
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = timeout
         session = URLSession(configuration: configuration)
@@ -84,9 +87,10 @@ struct SyncTransport: Sendable {
         return .accepted(try decode(PushResponse.self, data))
     }
 
-    func pull(since: Int64, limit: Int? = nil) async throws -> PullResponse {
+    func pull(since: Int64, limit: Int? = nil, device: String? = nil) async throws -> PullResponse {
         var components = URLComponents(url: server.appendingPathComponent("v1/pull"), resolvingAgainstBaseURL: false)
         components?.queryItems = [URLQueryItem(name: "since", value: String(since))] + (limit.map { [URLQueryItem(name: "limit", value: String($0))] } ?? [])
+            + (device.map { [URLQueryItem(name: "device", value: $0)] } ?? [])
         guard let url = components?.url else { throw SyncClientError.protocolViolation("cannot build a pull URL from \(server)") }
         let (status, data) = try await send(URLRequest(url: url))
         try check(status, data)
@@ -131,6 +135,7 @@ struct SyncTransport: Sendable {
         var request = request
         request.setValue("Bearer \(bearer.current)", forHTTPHeaderField: "Authorization")
         if let space { request.setValue(space, forHTTPHeaderField: "Sluice-Space") }
+        if let schemaVersion { request.setValue(String(schemaVersion), forHTTPHeaderField: "Sluice-Schema-Version") }
         do {
             let (data, response) = try await data(for: request)
             guard let http = response as? HTTPURLResponse else { throw SyncClientError.protocolViolation("not an HTTP response") }

@@ -41,6 +41,8 @@ public struct RowsRequest: Sendable, Hashable, Codable {
     public var after: RowsPosition?
     /// At most this many rows (and the rows they point at).
     public var limit: Int?
+    /// The asking device (its position counts for compaction).
+    public var device: String?
 
     /// A request.
     ///
@@ -49,11 +51,13 @@ public struct RowsRequest: Sendable, Hashable, Codable {
     ///   - subscriptions: what the device syncs.
     ///   - after: where the previous page ended.
     ///   - limit: at most this many rows.
-    public init(since: Int64, subscriptions: [SyncSubscription], after: RowsPosition? = nil, limit: Int? = nil) {
+    ///   - device: the asking device.
+    public init(since: Int64, subscriptions: [SyncSubscription], after: RowsPosition? = nil, limit: Int? = nil, device: String? = nil) {
         self.since = since
         self.subscriptions = subscriptions
         self.after = after
         self.limit = limit
+        self.device = device
     }
 }
 

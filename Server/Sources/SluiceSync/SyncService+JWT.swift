@@ -28,7 +28,7 @@ extension SyncService {
             let space = try await Self.withDeadline(configuration.databaseDeadline) { [storage] in try await storage.spaceID(named: name) }
             let access = SyncStorage.Access(space: space, member: member, role: role, tables: role == .editor ? claims.tables?[name].map(Set.init) : nil)
             // The member owns the devices it pushes under, whichever of its JWTs it sends.
-            return try await run(Caller(access: access, token: "jwt:" + member), longPoll: longPoll, bytes: bytes, deadline: deadline, read: read, body)
+            return try await run(Caller(access: access, token: "jwt:" + member, schemaVersion: Self.schemaVersion(request)), longPoll: longPoll, bytes: bytes, deadline: deadline, read: read, body)
         } catch {
             return answer(error, context)
         }

@@ -23,8 +23,15 @@ extension SyncService {
             for subscription in checked where !seen.insert(subscription.table.name.lowercased()).inserted {
                 throw SyncErrorBody(error: "invalid", message: "two subscriptions to \(subscription.table.name): join their filters with OR")
             }
+            if let device = rows.device {
+                guard Self.isValidDevice(device) else {
+                    throw SyncErrorBody(error: "invalid", message: "device ids have 1 to 64 letters, digits, '.', '_' or '-'")
+                }
+                try await storage.saw(device: device, at: rows.since, space: caller.space, token: caller.token)
+            }
             let limit = min(max(rows.limit ?? Self.rowsPageSize, 1), Self.rowsPageSize)
-            let page = try await storage.rows(space: caller.space, request: rows, subscriptions: checked, schema: configuration.schema, limit: limit)
+            var page = try await storage.rows(space: caller.space, request: rows, subscriptions: checked, schema: configuration.schema, limit: limit)
+            if let changes = downgrading(page.changes, for: caller.schemaVersion) { page.changes = changes }
             let response = try Self.json(page)
             SyncMetrics.pulled(bytes: response.body.contentLength ?? 0)
             return response

@@ -80,7 +80,17 @@ public struct SyncService: Sendable {
         public var healthDeadline: Duration = .seconds(2)
 
         /// A configuration with the default limits.
+        /// The registered schema's versions, when devices of several app versions share
+        /// spaces (nil: one version, `schema`); `schema` is then the newest.
+        public var schemaVersions: SyncSchemaVersions?
+
         public init(schema: SyncSchema) { self.schema = schema }
+
+        /// A configuration for several schema versions; `schema` is the newest.
+        public init(versions: SyncSchemaVersions) {
+            schema = versions.newest
+            schemaVersions = versions
+        }
     }
 
     let storage: SyncStorage
@@ -144,7 +154,7 @@ public struct SyncService: Sendable {
             })
         }
         router.post("v1/rows") { request, context in await self.rows(request, context) }
-        router.get("v1/pull") { request, context in await self.respond(request, context) { space in try await self.pull(request, space: space) } }
+        router.get("v1/pull") { request, context in await self.pull(request, context) }
         router.get("v1/wait") { request, context in
             await self.respond(request, context, longPoll: true) { space in try await self.wait(request, space: space) }
         }
@@ -155,6 +165,8 @@ public struct SyncService: Sendable {
     struct Caller: Sendable {
         var access: SyncStorage.Access
         var token: String
+        /// The schema version the device speaks (`Sluice-Schema-Version`; nil: not said).
+        var schemaVersion: Int?
         var space: Int64 { access.space }
     }
 
@@ -194,7 +206,7 @@ public struct SyncService: Sendable {
             let found = try await Self.withDeadline(configuration.databaseDeadline, { [storage] in try await storage.access(forToken: token) })
             gate.looked(up: token, from: address, space: found?.space)
             guard let access = found else { return Self.error(.unauthorized, "unauthorized", "the token is unknown or revoked") }
-            return try await run(Caller(access: access, token: token), longPoll: longPoll, bytes: bytes, deadline: deadline, read: read, body)
+            return try await run(Caller(access: access, token: token, schemaVersion: Self.schemaVersion(request)), longPoll: longPoll, bytes: bytes, deadline: deadline, read: read, body)
         } catch {
             return answer(error, context)
         }
@@ -249,7 +261,7 @@ public struct SyncService: Sendable {
             previous = transaction.local
             for (position, change) in transaction.changes.enumerated() {
                 do {
-                    push.transactions[index].changes[position] = try configuration.schema.normalized(change)
+                    push.transactions[index].changes[position] = try normalized(change, version: caller.schemaVersion)
                 } catch {
                     throw SyncErrorBody(error: error.error, message: "transaction \(index) (local \(transaction.local)): \(error.message)")
                 }
@@ -265,14 +277,6 @@ public struct SyncService: Sendable {
         case .failure(let error) where ["behind", "identity_conflict", "replay"].contains(error.error): return Self.error(.conflict, error.error, error.message)
         case .failure(let error): return Self.error(.badRequest, error.error, error.message)
         }
-    }
-
-    private func pull(_ request: Request, space: Int64) async throws -> Response {
-        let since = try Self.integer(request, "since") ?? 0
-        let limit = min(max(try Self.integer(request, "limit") ?? Int64(configuration.pullLimit), 1), Int64(configuration.pullLimit))
-        let body = try await storage.pull(space: space, since: since, limit: Int(limit), maximumBytes: configuration.pullBytes)
-        SyncMetrics.pulled(bytes: body.count)
-        return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
     private func wait(_ request: Request, space: Int64) async throws -> Response {
@@ -334,7 +338,7 @@ public struct SyncService: Sendable {
             && device.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0)) }
     }
 
-    private static func integer(_ request: Request, _ name: String) throws -> Int64? {
+    static func integer(_ request: Request, _ name: String) throws -> Int64? {
         guard let text = request.uri.queryParameters.get(name) else { return nil }
         guard let value = Int64(text), value >= 0 else {
             throw SyncErrorBody(error: "invalid", message: "query parameter '\(name)' must be a non-negative integer, not '\(text)'")

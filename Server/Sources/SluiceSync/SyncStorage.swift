@@ -87,6 +87,10 @@ public struct SyncStorage: Sendable {
         "ALTER TABLE sluice_token ADD COLUMN IF NOT EXISTS member TEXT",
         // When each column of a row was last written (see SyncStorage+Fold.swift).
         "ALTER TABLE sluice_row ADD COLUMN IF NOT EXISTS clocks JSONB",
+        // Compaction (see SyncStorage+Compaction.swift).
+        "ALTER TABLE sluice_space ADD COLUMN IF NOT EXISTS pruned BIGINT NOT NULL DEFAULT 0",
+        "ALTER TABLE sluice_device ADD COLUMN IF NOT EXISTS pulled BIGINT NOT NULL DEFAULT 0",
+        "ALTER TABLE sluice_device ADD COLUMN IF NOT EXISTS seen_at TIMESTAMPTZ",
     ]
 
     // MARK: - Tokens
@@ -192,10 +196,13 @@ public struct SyncStorage: Sendable {
                 checked = early.last
             }
             var head: Int64 = 0
-            for try await value in try await connection.query(
-                "SELECT head FROM sluice_space WHERE id = \(space)\(unescaped: fresh.isEmpty ? "" : " FOR NO KEY UPDATE")", logger: logger)
-                .decode(Int64.self) { head = value }
+            var pruned: Int64 = 0
+            for try await (value, through) in try await connection.query(
+                "SELECT head, pruned FROM sluice_space WHERE id = \(space)\(unescaped: fresh.isEmpty ? "" : " FOR NO KEY UPDATE")", logger: logger)
+                .decode((Int64, Int64).self) { (head, pruned) = (value, through) }
             guard !fresh.isEmpty else { return .success(PushResponse(head: head, appended: 0)) }
+            // What came after the base is pruned: nothing left to check the push against.
+            if request.base < pruned { return behind(head) }
             if head != request.base {
                 guard request.base < head, head - request.base <= Self.longestSequencedGap else { return behind(head) }
                 if head > checked {

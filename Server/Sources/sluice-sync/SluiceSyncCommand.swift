@@ -17,7 +17,7 @@ struct SluiceSyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sluice-sync",
         abstract: "The Sluice sync service: devices push and pull their change logs through it; PostgreSQL keeps the history.",
-        subcommands: [Serve.self, TokenCommand.self, ShareCommand.self, MemberCommand.self]
+        subcommands: [Serve.self, TokenCommand.self, ShareCommand.self, MemberCommand.self, CompactCommand.self]
     )
 }
 
@@ -128,7 +128,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Port to listen on (0: any free port; the line 'listening on URL' says which).")
     var port = 8080
 
-    @Option(help: ArgumentHelp("The registered schema as JSON (a SyncSchema); default: the demo domain's person, package, package_content and message.", valueName: "file"))
+    @Option(help: ArgumentHelp("The registered schema as JSON (a SyncSchema, or a SyncSchemaVersions for several app versions); default: the demo domain's person, package, package_content and message.", valueName: "file"))
     var schema: String?
 
     @Option(help: "Largest request body, in bytes.")
@@ -197,9 +197,9 @@ struct Serve: AsyncParsableCommand {
     }
 
     /// Serves until interrupted; with `token`, first makes and prints a token for that space.
-    private func serve(_ registered: SyncSchema, database: DatabaseOptions, token space: String?) async throws {
+    private func serve(_ registered: SyncSchemaVersions, database: DatabaseOptions, token space: String?) async throws {
         try await database.probe()
-        var settings = SyncService.Configuration(schema: registered)
+        var settings = registered.versions.count == 1 ? SyncService.Configuration(schema: registered.newest) : SyncService.Configuration(versions: registered)
         settings.maximumBodyBytes = maxBodyBytes
         settings.maximumPushTransactions = maxPushTransactions
         settings.requestsPerSecond = rateLimit
@@ -250,18 +250,24 @@ struct Serve: AsyncParsableCommand {
         try await app.runService()
     }
 
-    private func loadSchema() throws -> SyncSchema {
+    private func loadSchema() throws -> SyncSchemaVersions {
         if let schema {
             let data: Data
             do { data = try Data(contentsOf: URL(fileURLWithPath: schema)) } catch {
                 throw ValidationError("--schema: cannot read \(schema): \(error.localizedDescription)")
             }
-            do { return try JSONDecoder().decode(SyncSchema.self, from: data) } catch {
-                throw ValidationError("--schema: \(schema) is not a SyncSchema: \(error)")
+            // Several versions ({"versions": [{"version": 1, "schema": ...}, ...]}), or one schema.
+            if let versions = try? JSONDecoder().decode(SyncSchemaVersions.self, from: data) {
+                do { return try SyncSchemaVersions(versions.versions) } catch {
+                    throw ValidationError("--schema: \(schema): \(error.message)")
+                }
+            }
+            do { return try SyncSchemaVersions([.init(version: 1, schema: JSONDecoder().decode(SyncSchema.self, from: data))]) } catch {
+                throw ValidationError("--schema: \(schema) is neither a SyncSchema nor a SyncSchemaVersions: \(error)")
             }
         }
         let store = try Store.inMemory(migrations: DemoSchema.migrations)
-        return try store.read { db in try SyncSchema(db, tables: DemoSchema.syncedTables) }
+        return try SyncSchemaVersions([.init(version: 1, schema: store.read { db in try SyncSchema(db, tables: DemoSchema.syncedTables) })])
     }
 }
 

@@ -7,6 +7,14 @@ import Testing
 /// `sluice sync`, `sluice sync status` and the demo following a service, through the built binary.
 @Suite(.serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
 struct SyncCommandTests {
+    /// A store's people as the CLI prints them, without their local ids (a device that
+    /// starts from a snapshot numbers its rows in its own order), sorted.
+    static func people(_ cli: CommandRunner, _ file: String) throws -> [String] {
+        let json = try cli.run(["query", "person", "--db", file, "--format", "json"]).stdout
+        let rows = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]] ?? []
+        return rows.map { row in row.filter { $0.key != "id" }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",") }.sorted()
+    }
+
     @Test func syncOnceAndStatus() throws {
         let space = try SyncSpace()
         let cli = CommandRunner()
@@ -19,9 +27,9 @@ struct SyncCommandTests {
         #expect(first.stdout.hasPrefix("synced a.sqlite: pushed 1, pulled 0 transactions; cursor 1"), "\(first)")
         // A new device: the file is created with the demo schema and pulls everything; the token from the environment.
         let second = try cli.run(["sync", "--db", "b.sqlite", "--server", server], environment: ["SLUICE_SYNC_TOKEN": space.token])
-        #expect(second.stdout.contains("pushed 0, pulled 1 transaction; cursor 1"), "\(second)")
-        let people = try cli.run(["query", "person", "--db", "a.sqlite", "--format", "json"]).stdout
-        let pulled = try cli.run(["query", "person", "--db", "b.sqlite", "--format", "json"]).stdout
+        #expect(second.stdout.contains("pushed 0, pulled 0 transactions and ") && second.stdout.contains("rows as current values; cursor 1"), "\(second)")
+        let people = try Self.people(cli, "a.sqlite")
+        let pulled = try Self.people(cli, "b.sqlite")
         #expect(!people.isEmpty && pulled == people)
         // Pending until the next sync, then gone. (One statement: the log groups a foreign writer's changes per statement.)
         try SQLiteShell.run(path: cli.path("b.sqlite"), "UPDATE person SET city = 'Tromsø' WHERE id IN (1, 2)")
@@ -30,9 +38,9 @@ struct SyncCommandTests {
         #expect(pending.stdout.contains("cursor 1"))
         #expect(try cli.run(["sync", "--db", "b.sqlite", "--server", server, "--token", space.token]).stdout.contains("pushed 1, pulled 0"))
         #expect(try cli.run(["sync", "--db", "a.sqlite", "--server", server, "--token", space.token]).stdout.contains("pushed 0, pulled 1 transaction; cursor 2"))
-        let onA = try cli.run(["query", "person", "--db", "a.sqlite", "--format", "json"]).stdout
-        let onB = try cli.run(["query", "person", "--db", "b.sqlite", "--format", "json"]).stdout
-        #expect(onA == onB && onA.contains("Tromsø"))
+        let onA = try Self.people(cli, "a.sqlite")
+        let onB = try Self.people(cli, "b.sqlite")
+        #expect(onA == onB && onA.joined().contains("Tromsø"))
         let after = try cli.run(["sync", "status", "--db", "b.sqlite"])
         #expect(after.stdout.contains("pending 0 transactions") && after.stdout.contains("cursor 2") && !after.stdout.contains("last sync never"), "\(after)")
     }
@@ -63,7 +71,7 @@ struct SyncCommandTests {
         let server = space.service.url.absoluteString
         #expect(try cli.run(["tour", "--db", "a.sqlite"]).status == 0)
         #expect(try cli.run(["sync", "--db", "a.sqlite", "--server", server, "--token", space.token]).status == 0)
-        let people = try cli.run(["query", "person", "--db", "a.sqlite", "--format", "json"]).stdout
+        let people = try Self.people(cli, "a.sqlite")
         for applied in 0..<DemoSchema.migrations.count {
             let file = "part\(applied).sqlite"
             do {
@@ -71,10 +79,10 @@ struct SyncCommandTests {
                 try store.migrate(Array(DemoSchema.migrations.prefix(applied)))
             }
             let run = try cli.run(["sync", "--db", file, "--server", server, "--token", space.token])
-            #expect(run.status == 0 && run.stdout.contains("pushed 0, pulled 1 transaction"), "\(applied) applied: \(run)")
+            #expect(run.status == 0 && run.stdout.contains("pushed 0, pulled 0 transactions and "), "\(applied) applied: \(run)")
             let store = try Store(path: cli.path(file))
             #expect(try store.appliedMigrations().map(\.version) == DemoSchema.migrations.map(\.version))
-            #expect(try cli.run(["query", "person", "--db", file, "--format", "json"]).stdout == people)
+            #expect(try Self.people(cli, file) == people)
         }
         try SQLiteShell.run(path: cli.path("notes.sqlite"), "CREATE TABLE note (id INTEGER PRIMARY KEY, text TEXT);")
         let other = try cli.run(["sync", "--db", "notes.sqlite", "--server", server, "--token", space.token])
@@ -117,9 +125,9 @@ struct SyncCommandTests {
         #expect(try cli.run(["tour", "--db", "a.sqlite"]).status == 0)
         #expect(try cli.run(["sync", "--db", "a.sqlite", "--server", url, "--token", token]).status == 0)
         let second = try cli.run(["sync", "--db", "b.sqlite", "--server", url, "--token", token])
-        #expect(second.stdout.contains("pulled 1 transaction"), "\(second)")
-        #expect(try cli.run(["query", "person", "--db", "b.sqlite", "--format", "json"]).stdout
-                == cli.run(["query", "person", "--db", "a.sqlite", "--format", "json"]).stdout)
+        #expect(second.stdout.contains("rows as current values"), "\(second)")
+        let (onA, onB) = (try Self.people(cli, "a.sqlite"), try Self.people(cli, "b.sqlite"))
+        #expect(onA == onB && !onA.isEmpty)
         // Stopped (Ctrl-C), it takes its PostgreSQL with it.
         kill(service.processIdentifier, SIGINT)
         let stopping = Date().addingTimeInterval(30)

@@ -65,7 +65,8 @@ struct SyncNow: AsyncParsableCommand {
         guard follow else {
             do {
                 let report = try await client.sync()
-                print("synced \(options.path): pushed \(report.pushed), pulled \(report.pulled) transaction\(report.pulled == 1 ? "" : "s"); cursor \(report.cursor)")
+                let rows = report.rows > 0 ? " and \(report.rows) row\(report.rows == 1 ? "" : "s") as current values" : ""
+                print("synced \(options.path): pushed \(report.pushed), pulled \(report.pulled) transaction\(report.pulled == 1 ? "" : "s")\(rows); cursor \(report.cursor)")
             } catch let error as SyncClientError {
                 // A database this command created for nothing is not left behind.
                 if created, try SyncClient.savedState(of: store, configuration: SyncStores.configuration)?.lastSync == nil {

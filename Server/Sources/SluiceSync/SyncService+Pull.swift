@@ -1,0 +1,29 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import SluiceSyncProtocol
+
+/// `GET /v1/pull?since=N&limit=M&device=D`: the history after `since`.
+extension SyncService {
+    func pull(_ request: Request, _ context: SyncRequestContext) async -> Response {
+        await respond(request, context, read: {}, { caller, _ in
+            let since = try Self.integer(request, "since") ?? 0
+            let limit = min(max(try Self.integer(request, "limit") ?? Int64(configuration.pullLimit), 1), Int64(configuration.pullLimit))
+            // The device's position, for compaction (older clients send none: they hold nothing back).
+            if let device = request.uri.queryParameters.get("device") {
+                guard Self.isValidDevice(device) else {
+                    throw SyncErrorBody(error: "invalid", message: "device ids have 1 to 64 letters, digits, '.', '_' or '-'")
+                }
+                try await storage.saw(device: device, at: since, space: caller.space, token: caller.token)
+            }
+            let pruned = try await storage.pruned(space: caller.space)
+            guard since >= pruned else {
+                return Self.error(.gone, "compacted", "the history is pruned through \(pruned) and this pull starts at \(since): take a snapshot of the rows (POST /v1/rows with every table), then pull from its head")
+            }
+            let stored = try await storage.pull(space: caller.space, since: since, limit: Int(limit), maximumBytes: configuration.pullBytes)
+            let body = try downgrading(pull: stored, for: caller.schemaVersion)
+            SyncMetrics.pulled(bytes: body.count)
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        })
+    }
+}
