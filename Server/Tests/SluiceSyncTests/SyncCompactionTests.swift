@@ -38,7 +38,7 @@ struct SyncCompactionTests {
         let space = try SyncSpace()
         let writer = try space.device()
         try await Self.history(writer)
-        let replay = try space.device { $0.startsFromSnapshot = false }
+        let replay = try space.device()
         try await replay.client.sync()
         // The whole history gone: the next device can only start from the snapshot.
         _ = try PostgresCluster.run(CommandRunner.executable(named: "sluice-sync").path,
@@ -112,8 +112,8 @@ struct SyncCompactionTests {
         #expect(try a.rows("SELECT city FROM person WHERE first_name = 'p1'") == ["Tromsø"])
         #expect(try a.rows("SELECT count(*) FROM person WHERE first_name = 'offline'") == ["1"])
         #expect(try await b.client.pendingChangeCount() == 0)
-        // A new device after pruning starts from the snapshot, even one told to replay.
-        let late = try space.device { $0.startsFromSnapshot = false }
+        // A new device after pruning starts from the snapshot.
+        let late = try space.device()
         try await late.client.sync()
         #expect(try late.content() == service)
         // An unknown space is an error, not a silent no-op.
