@@ -262,10 +262,7 @@ extension SyncEngine {
     /// The order matters for speed: the statements built from these values are cached by
     /// their text, and a dictionary's order differs from one instance to the next (with the
     /// demo's 8 person columns, nearly every pulled row made a new statement to prepare).
-    ///
-    /// Without `fixingUp` (a subset's rows), a nullable reference this device cannot resolve
-    /// is NULL here and nothing is recorded to push: the device does not sync every row.
-    func localValues(_ values: [String: SyncValue], _ table: LocalTable, gid row: String, fixingUp: Bool = true, _ db: Database) throws -> [(String, SQLiteValue)]? {
+    func localValues(_ values: [String: SyncValue], _ table: LocalTable, gid row: String, _ db: Database) throws -> [(String, SQLiteValue)]? {
         var result: [(String, SQLiteValue)] = []
         result.reserveCapacity(values.count)
         let ordered = values.map { (position: table.position($0.key), name: $0.key, value: $0.value) }.sorted { $0.position < $1.position }
@@ -289,7 +286,7 @@ extension SyncEngine {
                     return nil
                 } else {
                     result.append((column.name, .null))
-                    if fixingUp { try fixUp(table.name.lowercased(), row, column: column.name, db) }
+                    try fixUp(table.name.lowercased(), row, column: column.name, db)
                 }
             }
         }

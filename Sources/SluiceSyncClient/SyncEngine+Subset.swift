@@ -98,8 +98,13 @@ extension SyncEngine {
                         resolver: ConflictResolver, _ db: Database) throws -> Bool {
         let table = try syncedTable(change.table)
         let name = table.name.lowercased()
-        // A parent this device does not have (deleted here, unpushed): the row waits for the push.
-        guard let values = try localValues(change.values ?? [:], table, gid: change.id, fixingUp: false, db) else { return false }
+        // Every parent comes with its rows, so a parent missing here is one this device
+        // deleted (not pushed yet): as with a pulled history, the row goes too, everywhere,
+        // as the parent's cascade takes it on every device (a nullable reference is cleared).
+        guard let values = try localValues(change.values ?? [:], table, gid: change.id, db) else {
+            try fixUp(name, change.id, column: nil, db)
+            return false
+        }
         let local = try localID(name, change.id, db)
         if let local, let current = try currentRow(table, local, db) {
             let key = RowKey(table: name, rowID: local)
