@@ -47,7 +47,7 @@ extension SyncSubscription {
 }
 
 extension SyncValue {
-    /// A stored value, as it travels (a foreign key travels as ``reference(_:)``, which the
+    /// A stored value, as it travels (a foreign key travels as `.reference`, which the
     /// caller makes from the row's global id).
     ///
     /// - Parameter value: the stored value.
