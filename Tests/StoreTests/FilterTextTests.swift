@@ -7,6 +7,9 @@ import SluiceDemo
 /// A filter written back as text (what a sync subscription sends): parsed again with its
 /// arguments, it keeps the same rows, and writing it again gives the same text.
 @Suite struct FilterTextTests {
+    /// One store for every case (the cases only read it).
+    static let shared = Result { try RelationshipTests.store().0 }
+
     static func roundTrip(_ filter: Filter) throws -> Filter {
         let (query, arguments) = filter.queryText()
         let again = try Filter(query, arguments: arguments)
@@ -31,13 +34,13 @@ import SluiceDemo
         ("TRUEPREDICATE AND NOT FALSEPREDICATE", [1, 2, 3]),
     ] as [(String, [Int64])])
     func queryStringsKeepTheirRows(query: String, expected: [Int64]) throws {
-        let (store, _) = try RelationshipTests.store()
+        let store = try Self.shared.get()
         let again = try Self.roundTrip(try Filter(query))
         #expect(try RelationshipTests.ids(store.objects(Package.self).filter(again)) == expected, "\(query) → \(again.queryText().query)")
     }
 
     @Test func filtersBuiltInSwiftKeepTheirValuesAsArguments() throws {
-        let (store, _) = try RelationshipTests.store()
+        let store = try Self.shared.get()
         let filter = Column("recipient.city") == "Oslo" && Column("created_at").beginsWith("2026-01-01 00:00:0", caseInsensitive: true)
             || Column("sender_id").in([1, 2]) && !(Column("created_at") > "2026-01-01 00:00:02")
         let (query, arguments) = filter.queryText()

@@ -18,6 +18,10 @@ extension SyncService {
                 throw SyncErrorBody(error: "invalid", message: "a rows request names at least one subscription")
             }
             guard rows.since >= 0 else { throw SyncErrorBody(error: "invalid", message: "since is 0 or more") }
+            // A page's position names a part of the round: a subscription, then a table its rows point at.
+            if let after = rows.after, after.subscription < 0 || after.subscription >= rows.subscriptions.count + configuration.schema.tables.count {
+                throw SyncErrorBody(error: "invalid", message: "after.subscription \(after.subscription) names no part of this round")
+            }
             let checked = try rows.subscriptions.map { try SubsetEvaluator.check($0, schema: configuration.schema) }
             var seen: Set<String> = []
             for subscription in checked where !seen.insert(subscription.table.name.lowercased()).inserted {

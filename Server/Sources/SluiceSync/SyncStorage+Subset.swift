@@ -49,7 +49,7 @@ extension SyncStorage {
             var sent: Set<String> = []
             var inserted: [SubsetEvaluator.Row] = []
             var next: RowsPosition?
-            var phase = request.after?.subscription ?? 0
+            var phase = max(request.after?.subscription ?? 0, 0)
             var after = request.after?.id ?? ""
             while phase < phases, next == nil {
                 let room = limit - changes.count

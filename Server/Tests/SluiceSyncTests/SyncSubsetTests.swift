@@ -148,6 +148,10 @@ struct SyncSubsetTests {
             let (status, body) = try await SyncRequests.post(JSONEncoder().encode(rows), to: space, token: space.token, path: "v1/rows")
             #expect(status == 400 && body.contains(message), "\(subscription): \(status) \(body)")
         }
+        // A hostile page position: refused, not a trap.
+        let hostile = RowsRequest(since: 0, subscriptions: [Self.oslo], after: RowsPosition(subscription: -1, id: ""))
+        let (status, body) = try await SyncRequests.post(JSONEncoder().encode(hostile), to: space, token: space.token, path: "v1/rows")
+        #expect(status == 400 && body.contains("names no part of this round"), "\(status) \(body)")
         // The client refuses what it can tell itself.
         await #expect(throws: StoreError.self) { try await device.client.subscribe([SyncSubscription(table: "nowhere")]) }
         await #expect(throws: StoreError.self) { try await device.client.subscribe([Self.oslo, Self.oslo]) }
