@@ -85,20 +85,9 @@ extension SyncEngine {
                 }
                 var applied: [(String, SQLiteValue)] = []
                 for (column, remote) in values {
-                    switch resolver.resolve(table: table.name, column: column, local: pending[key]?.columns[column.lowercased()], remote: remote,
-                                            from: .init(clock: transaction.clock, device: transaction.device)) {
-                    case .applyRemote:
-                        applied.append((column, remote))
-                        pending[key]?.columns[column.lowercased()] = nil
-                    case .keepLocal:
-                        break
-                    case .merge(let value):
-                        applied.append((column, remote))
-                        pending[key]?.columns[column.lowercased()] = nil
-                        try db.execute(sql: "INSERT OR REPLACE INTO sluice_sync_merge (tbl, local, col, value) VALUES (?, ?, ?, ?)",
-                                       arguments: [.text(name), .integer(local), .text(column), value])
-                        merged = true
-                    }
+                    let outcome = resolver.resolve(table: table.name, column: column, local: pending[key]?.columns[column.lowercased()], remote: remote,
+                                                   from: .init(clock: transaction.clock, device: transaction.device))
+                    merged = try settle(outcome, column: column, remote: remote, key: key, applied: &applied, pending: &pending, db) || merged
                 }
                 if !applied.isEmpty { try update(table, local, applied, db) }
             case .leave:
@@ -117,6 +106,27 @@ extension SyncEngine {
         }
         try save(state, db, loaded: loaded)
         return merged
+    }
+
+    /// Carries out what the resolver decided for one pulled column of row `key`: the value
+    /// joins `applied` and the unpushed one is dropped, or the unpushed one stays, or a merge
+    /// result is recorded (written by ``writeMerges(_:)``). Returns whether it recorded one.
+    func settle(_ outcome: ConflictResolver.Column, column: String, remote: SQLiteValue, key: RowKey,
+                applied: inout [(String, SQLiteValue)], pending: inout [RowKey: PendingRow], _ db: Database) throws -> Bool {
+        switch outcome {
+        case .keepLocal:
+            return false
+        case .applyRemote:
+            applied.append((column, remote))
+            pending[key]?.columns[column.lowercased()] = nil
+            return false
+        case .merge(let value):
+            applied.append((column, remote))
+            pending[key]?.columns[column.lowercased()] = nil
+            try db.execute(sql: "INSERT OR REPLACE INTO sluice_sync_merge (tbl, local, col, value) VALUES (?, ?, ?, ?)",
+                           arguments: [.text(key.table), .integer(key.rowID), .text(column), value])
+            return true
+        }
     }
 
     /// Row ids the unpushed changes name (rows deleted here among them), per table: a pulled

@@ -116,19 +116,8 @@ extension SyncEngine {
                 // The service's value is the one this device changed from: its own stays.
                 if let mine, mine.base == remote { continue }
                 let clock = HybridClock(rawValue: change.clocks?.first(where: { $0.key.lowercased() == lowered })?.value ?? 0)
-                switch resolver.resolve(table: table.name, column: column, local: mine, remote: remote, from: .init(clock: clock, device: "")) {
-                case .applyRemote:
-                    applied.append((column, remote))
-                    pending[key]?.columns[lowered] = nil
-                case .keepLocal:
-                    break
-                case .merge(let value):
-                    applied.append((column, remote))
-                    pending[key]?.columns[lowered] = nil
-                    try db.execute(sql: "INSERT OR REPLACE INTO sluice_sync_merge (tbl, local, col, value) VALUES (?, ?, ?, ?)",
-                                   arguments: [.text(name), .integer(local), .text(column), value])
-                    merged = true
-                }
+                let outcome = resolver.resolve(table: table.name, column: column, local: mine, remote: remote, from: .init(clock: clock, device: ""))
+                merged = try settle(outcome, column: column, remote: remote, key: key, applied: &applied, pending: &pending, db) || merged
             }
             try update(table, local, applied, db)
             return merged
