@@ -33,6 +33,9 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.0"..<"604.0.0"),
         .package(url: "https://github.com/pointfreeco/swift-macro-testing", from: "0.7.0"),
+        // SHA-256 for attachments' content addresses (CryptoKit on Apple platforms; the
+        // service's JWT package depends on it too).
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         .systemLibrary(
@@ -84,7 +87,7 @@ let package = Package(
         ),
         .executableTarget(name: "sluice", dependencies: ["SluiceCLI"]),
         // What devices and the service exchange: values, clocks, messages, the registered schema.
-        .target(name: "SluiceSyncProtocol"),
+        .target(name: "SluiceSyncProtocol", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "SluiceSyncClient", dependencies: ["Sluice", "SluiceSyncProtocol"]),
         .target(name: "SluiceTestSupport", dependencies: ["Sluice", "CSQLite"], path: "Tests/Support"),
         // A writer process for the reliability tests (killed at random points, run side by side).

@@ -27,6 +27,7 @@ let package = Package(
                 .product(name: "Sluice", package: root),
                 .product(name: "SluiceDemo", package: root),
                 .product(name: "SluiceSyncClient", package: root),
+                .product(name: "SluiceSyncProtocol", package: root),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

@@ -64,6 +64,8 @@ public actor SyncClient {
         /// Rows pulled as current values rather than history: a snapshot (a new device, or
         /// one back from beyond the service's horizon) or a subset's rows.
         public var rows = 0
+        /// Chunks of attachments uploaded, and fetched (a cut transfer sends only the rest).
+        public var chunksUploaded = 0, chunksFetched = 0
     }
 
     /// A store's sync state as saved in the store, read without contacting the service.
@@ -223,6 +225,7 @@ public actor SyncClient {
                 agreed = false
                 let outcome: SyncTransport.PushOutcome
                 do {
+                    try await upload(push.attachments, into: &report)
                     outcome = try await transport.push(push.request)
                 } catch SyncClientError.rejected(let status, let body) where status == 403 {
                     // This member may not write this (a viewer, or a table it may not
@@ -277,6 +280,7 @@ public actor SyncClient {
                     }
                 }
             }
+            try await fetchAttachments(eagerOnly: true, rows: nil, into: &report)
             snapshot.lastSync = Date()
             await publish(.idle)
             report.cursor = snapshot.cursor

@@ -85,6 +85,18 @@ public struct SyncConfiguration: Sendable {
     /// device ending without a row the service has: not settled yet.)
     public var startsFromSnapshot = false
 
+    /// Blob columns whose values travel out of line, as `"table.column"` (nullable BLOB
+    /// columns; register the service's schema with the same list): pushes and pulls carry
+    /// their SHA-256 and size, and the bytes go to and from the service in chunks, once per
+    /// content, resumed after a cut. A pulled attachment's column is NULL until its bytes
+    /// are here (``PendingAttachment``).
+    public var attachments: [String] = []
+
+    /// When the bytes of pulled attachments are fetched: in every sync (the default), or when
+    /// the app asks (``SyncClient/fetchAttachments(table:rowIDs:)``). A subscription may say
+    /// otherwise for its rows (`SyncSubscription.fetchingAttachments(_:)`).
+    public var attachmentFetch: AttachmentFetch = .eager
+
     /// The registered schema version this app's tables are (sent as `Sluice-Schema-Version`):
     /// with several versions registered, the device pushes and pulls in its own version's
     /// names, and never receives tables and columns a later version added (nil: the newest).

@@ -115,6 +115,7 @@ extension SyncEngine {
                 applied: inout [(String, SQLiteValue)], pending: inout [RowKey: PendingRow], _ db: Database) throws -> Bool {
         switch outcome {
         case .keepLocal:
+            try keptLocal(key, column: column, db)
             return false
         case .applyRemote:
             applied.append((column, remote))
@@ -280,7 +281,11 @@ extension SyncEngine {
             guard let column = table.info.column(named: name) else {
                 throw StoreError(code: .unknownColumn, message: "sync: pulled a value for \(table.name).\(name), a column this device does not have")
             }
+            if !table.attachments.isEmpty {
+                if case .attachment = value {} else { try pulledPlainValue(table, column: column.name, gid: row, db) }
+            }
             switch value {
+            case .attachment(let attachment): result.append((column.name, try localAttachment(attachment, table, column: column.name, gid: row, db)))
             case .null: result.append((column.name, .null))
             case .integer(let value): result.append((column.name, .integer(value)))
             case .real(let value): result.append((column.name, .real(value)))

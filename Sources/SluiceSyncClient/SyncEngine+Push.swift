@@ -14,6 +14,8 @@ extension SyncEngine {
         var fixUps: Bool
         /// For a part of the first upload: where the upload stands once it is accepted.
         var upload: UploadProgress?
+        /// The attachments it names, by hash, with their bytes: uploaded before it is sent.
+        var attachments: [String: AttachmentUpload] = [:]
     }
 
     /// What is next to push (nil when there is nothing): while the store's first upload
@@ -36,8 +38,10 @@ extension SyncEngine {
                 let local = Self.uploadLocal(progress.part)
                 let clock = try stamp(local, at: Date(), state: &state, db)
                 try save(state, db)
-                let part = SyncTransaction(device: state.device, local: local, clock: clock, changes: changes)
-                return Push(request: PushRequest(device: state.device, base: state.cursor, transactions: [part]), last: nil, fixUps: false, upload: next)
+                var parts = [SyncTransaction(device: state.device, local: local, clock: clock, changes: changes)]
+                let attachments = try moveAttachmentsOutOfLine(&parts, db)
+                return Push(request: PushRequest(device: state.device, base: state.cursor, transactions: parts), last: nil, fixUps: false,
+                            upload: next, attachments: attachments)
             }
             // Every row is on the service: the log after the upload's start follows.
             try db.execute(sql: "INSERT INTO sluice_sync_state (key, value) VALUES ('uploaded', 1) ON CONFLICT (key) DO NOTHING")
@@ -108,8 +112,9 @@ extension SyncEngine {
             return nil
         }
         transactions[transactions.count - 1].changes += fixUps
+        let attachments = try moveAttachmentsOutOfLine(&transactions, db)
         return Push(request: PushRequest(device: state.device, base: state.cursor, transactions: transactions), last: last,
-                    fixUps: !fixUps.isEmpty, upload: nil)
+                    fixUps: !fixUps.isEmpty, upload: nil, attachments: attachments)
     }
 
     /// The recorded fix-ups as changes: updates (NULLs, and references kept from a parent's

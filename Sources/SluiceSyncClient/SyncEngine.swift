@@ -91,6 +91,8 @@ final class SyncEngine: @unchecked Sendable {
         var keyColumn: String?
         /// Foreign key columns (lowercased) → the synced table they point at.
         var references: [String: String]
+        /// Attachment columns (lowercased).
+        var attachments: Set<String> = []
         var name: String { info.name }
 
         /// Where a column named `name` (as a device sends it) sits in the table: its index,
@@ -137,7 +139,7 @@ final class SyncEngine: @unchecked Sendable {
                 clock INTEGER NOT NULL, changes TEXT NOT NULL, error TEXT NOT NULL, at INTEGER NOT NULL);
             CREATE TABLE IF NOT EXISTS sluice_sync_merge (tbl TEXT NOT NULL, local INTEGER NOT NULL, col TEXT NOT NULL, value,
                 PRIMARY KEY (tbl, local, col));
-            """)
+            """ + Self.attachmentTables)
         // Columns added since the tables were first made.
         for (table, column) in [("sluice_sync_stamp", "acked"), ("sluice_sync_fixup", "ref")]
         where try db.fetchRows(sql: "SELECT 1 FROM pragma_table_info(?) WHERE name = ?", arguments: [.text(table), .text(column)]).isEmpty {
@@ -170,6 +172,7 @@ final class SyncEngine: @unchecked Sendable {
     func loadTables(_ db: Database) throws {
         let infos = try configuration.tables.map { try db.tableInfo($0) }
         let synced = Set(infos.map { $0.name.lowercased() })
+        let attachments = try attachmentColumns(infos)
         var found: [String: LocalTable] = [:]
         for info in infos {
             guard info.kind == .table else {
@@ -180,7 +183,7 @@ final class SyncEngine: @unchecked Sendable {
                 throw StoreError(code: .unsupportedTable, message: "sync: \(info.name) has a primary key that is not an INTEGER PRIMARY KEY")
             }
             found[info.name.lowercased()] = LocalTable(info: info, keyColumn: keyColumn,
-                                                       references: SyncSchema.references(of: info, synced: synced))
+                                                       references: SyncSchema.references(of: info, synced: synced), attachments: attachments[info.name.lowercased()] ?? [])
         }
         tables = found
         // Parents before children, so that a transaction replayed in this order resolves

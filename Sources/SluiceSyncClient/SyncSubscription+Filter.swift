@@ -61,7 +61,8 @@ extension SyncValue {
         }
     }
 
-    /// The value as a store holds it; a reference as its global id's text.
+    /// The value as a store holds it; a reference as its global id's text; an attachment as
+    /// NULL (its bytes are not in the message).
     public var sqliteValue: SQLiteValue {
         switch self {
         case .null: .null
@@ -70,6 +71,7 @@ extension SyncValue {
         case .text(let value): .text(value)
         case .blob(let value): .blob(value)
         case .reference(let gid): .text(gid)
+        case .attachment: .null
         }
     }
 }

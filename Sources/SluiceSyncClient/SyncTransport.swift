@@ -81,6 +81,9 @@ struct SyncTransport: Sendable {
         if status == 409 {
             let body = try? JSONDecoder().decode(SyncErrorBody.self, from: data)
             if let body, body.error == "identity_conflict" { return .identityConflict(body.message) }
+            // An attachment it names is not on the service (uploaded before, then lost): the
+            // next sync uploads it again.
+            if let body, body.error == "attachment_missing" { throw SyncClientError.rejected(status: status, body) }
             return .behind
         }
         try check(status, data)
@@ -131,7 +134,7 @@ struct SyncTransport: Sendable {
         return try decode(Head.self, data).head
     }
 
-    private func send(_ request: URLRequest) async throws -> (Int, Data) {
+    func send(_ request: URLRequest) async throws -> (Int, Data) {
         var request = request
         request.setValue("Bearer \(bearer.current)", forHTTPHeaderField: "Authorization")
         if let space { request.setValue(space, forHTTPHeaderField: "Sluice-Space") }
@@ -173,7 +176,7 @@ struct SyncTransport: Sendable {
         }
     }
 
-    private func check(_ status: Int, _ data: Data) throws {
+    func check(_ status: Int, _ data: Data) throws {
         guard !(200..<300).contains(status) else { return }
         let body = (try? JSONDecoder().decode(SyncErrorBody.self, from: data))
             ?? SyncErrorBody(error: "http_\(status)", message: String(decoding: data.prefix(500), as: UTF8.self))
@@ -184,7 +187,7 @@ struct SyncTransport: Sendable {
         }
     }
 
-    private func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
+    func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
         do {
             return try JSONDecoder().decode(type, from: data)
         } catch {

@@ -36,6 +36,9 @@ public struct SyncSchema: Sendable, Hashable, Codable {
         /// applies `cascade` and `setNull` to every row that points at a deleted row,
         /// whoever deleted it and whenever the reference arrives (nil: nothing).
         public var onDelete: ReferenceAction?
+        /// Whether its blobs travel out of line, as attachments (``SyncAttachment``): its
+        /// values are attachments or NULL, never inline bytes.
+        public var isAttachment: Bool
 
         /// A column.
         ///
@@ -46,14 +49,30 @@ public struct SyncSchema: Sendable, Hashable, Codable {
         ///   - hasDefault: whether an insert may leave it out.
         ///   - references: the synced table a foreign key points at, if any.
         ///   - onDelete: what the foreign key does when the row it points at is deleted.
+        ///   - isAttachment: whether its blobs travel out of line.
         public init(name: String, type: ColumnType, isNullable: Bool, hasDefault: Bool = false, references: String? = nil,
-                    onDelete: ReferenceAction? = nil) {
+                    onDelete: ReferenceAction? = nil, isAttachment: Bool = false) {
             self.name = name
             self.type = type
             self.isNullable = isNullable
             self.hasDefault = hasDefault
             self.references = references
             self.onDelete = onDelete
+            self.isAttachment = isAttachment
+        }
+
+        private enum CodingKeys: String, CodingKey { case name, type, isNullable, hasDefault, references, onDelete, isAttachment }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            name = try container.decode(String.self, forKey: .name)
+            type = try container.decode(ColumnType.self, forKey: .type)
+            isNullable = try container.decode(Bool.self, forKey: .isNullable)
+            hasDefault = try container.decode(Bool.self, forKey: .hasDefault)
+            references = try container.decodeIfPresent(String.self, forKey: .references)
+            onDelete = try container.decodeIfPresent(ReferenceAction.self, forKey: .onDelete)
+            // Schemas registered before attachments were have no such key.
+            isAttachment = try container.decodeIfPresent(Bool.self, forKey: .isAttachment) ?? false
         }
     }
 
@@ -196,7 +215,7 @@ public struct SyncSchema: Sendable, Hashable, Codable {
                 throw SyncErrorBody(error: "invalid", message: "\(table.name) \(change.id): unknown column '\(name)'")
             }
             guard Self.accepts(column, value) else {
-                let wanted = column.references.map { "a reference to \($0)" } ?? column.type.rawValue
+                let wanted = column.isAttachment ? "an attachment (its hash; the bytes go in chunks)" : column.references.map { "a reference to \($0)" } ?? column.type.rawValue
                 throw SyncErrorBody(error: "invalid",
                                     message: "\(table.name).\(column.name) of \(change.id): \(value.typeName) where the schema wants \(wanted)\(column.isNullable ? " or null" : "")")
             }
@@ -209,12 +228,16 @@ public struct SyncSchema: Sendable, Hashable, Codable {
 
     private static func accepts(_ column: Column, _ value: SyncValue) -> Bool {
         if case .null = value { return column.isNullable }
+        if column.isAttachment {
+            if case .attachment = value { return true }
+            return false
+        }
         if column.references != nil {
             if case .reference(let id) = value { return !id.isEmpty && id.utf8.count <= maximumIDLength }
             return false
         }
         switch (column.type, value) {
-        case (_, .reference): return false
+        case (_, .reference), (_, .attachment): return false
         case (.any, _): return true
         case (.integer, .integer), (.integer, .real), (.real, .integer), (.real, .real): return true
         case (.numeric, .integer), (.numeric, .real), (.numeric, .text): return true

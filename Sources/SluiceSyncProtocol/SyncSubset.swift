@@ -16,6 +16,11 @@ public struct SyncSubscription: Sendable, Hashable, Codable {
     public var filter: String?
     /// The values of `$0`, `$1`, ... in the filter.
     public var arguments: [SyncValue]?
+    /// When the device fetches the bytes of its rows' attachments (nil: as
+    /// `SyncConfiguration.attachmentFetch` says). The device's own business: not sent.
+    public var attachments: AttachmentFetch?
+
+    private enum CodingKeys: String, CodingKey { case table, filter, arguments }
 
     /// A subscription.
     ///
@@ -27,6 +32,16 @@ public struct SyncSubscription: Sendable, Hashable, Codable {
         self.table = table
         self.filter = filter
         self.arguments = arguments
+    }
+
+    /// This subscription, its rows' attachments fetched as `fetch` says.
+    ///
+    /// - Parameter fetch: eagerly (in every sync) or lazily (when the app asks).
+    /// - Returns: the subscription.
+    public func fetchingAttachments(_ fetch: AttachmentFetch) -> SyncSubscription {
+        var copy = self
+        copy.attachments = fetch
+        return copy
     }
 }
 

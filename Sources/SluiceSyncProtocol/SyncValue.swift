@@ -5,7 +5,9 @@ import Foundation
 /// In JSON a value is `null` or a one-key object that names its storage class, so
 /// that an integer and a real that happens to be whole never get confused:
 /// `{"i":42}`, `{"r":1.5}`, `{"t":"Oslo"}`, `{"b":"<base64>"}`, and
-/// `{"ref":"<global id>"}` for a foreign key that points at a synced row.
+/// `{"ref":"<global id>"}` for a foreign key that points at a synced row, and
+/// `{"att":{"sha256":"<hex>","size":<bytes>}}` for a blob in an attachment column (its bytes
+/// travel out of line, see ``SyncAttachment``).
 public enum SyncValue: Sendable, Hashable, Codable {
     /// SQL NULL.
     case null
@@ -19,8 +21,10 @@ public enum SyncValue: Sendable, Hashable, Codable {
     case blob(Data)
     /// A foreign key, as the global id of the row it points at.
     case reference(String)
+    /// The content address of a blob in an attachment column.
+    case attachment(SyncAttachment)
 
-    private enum Key: String, CodingKey { case i, r, t, b, ref }
+    private enum Key: String, CodingKey { case i, r, t, b, ref, att }
 
     public init(from decoder: any Decoder) throws {
         if let single = try? decoder.singleValueContainer(), single.decodeNil() {
@@ -30,7 +34,7 @@ public enum SyncValue: Sendable, Hashable, Codable {
         let container = try decoder.container(keyedBy: Key.self)
         guard container.allKeys.count == 1, let key = container.allKeys.first else {
             throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
-                                                    debugDescription: "a value is null or an object with exactly one of i, r, t, b, ref"))
+                                                    debugDescription: "a value is null or an object with exactly one of i, r, t, b, ref, att"))
         }
         switch key {
         case .i: self = .integer(try container.decode(Int64.self, forKey: .i))
@@ -43,6 +47,7 @@ public enum SyncValue: Sendable, Hashable, Codable {
             }
             self = .blob(data)
         case .ref: self = .reference(try container.decode(String.self, forKey: .ref))
+        case .att: self = .attachment(try container.decode(SyncAttachment.self, forKey: .att))
         }
     }
 
@@ -60,6 +65,7 @@ public enum SyncValue: Sendable, Hashable, Codable {
         case .text(let value): try container.encode(value, forKey: .t)
         case .blob(let value): try container.encode(value.base64EncodedString(), forKey: .b)
         case .reference(let value): try container.encode(value, forKey: .ref)
+        case .attachment(let value): try container.encode(value, forKey: .att)
         }
     }
 
@@ -72,6 +78,7 @@ public enum SyncValue: Sendable, Hashable, Codable {
         case .text: "text"
         case .blob: "blob"
         case .reference: "reference"
+        case .attachment: "attachment"
         }
     }
 }

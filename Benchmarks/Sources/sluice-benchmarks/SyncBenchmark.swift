@@ -85,8 +85,15 @@ enum SyncBenchmark {
         } catch {
             crowd = "| **sync:** 30 devices on one space | | failed: \(error) | | p99 ≤ 500 ms, none sent back | MISSED |"
         }
+        let attachments: String
+        do {
+            attachments = try await SyncAttachmentBenchmark.line(binary: binary, postgres: postgres, quick: quick)
+        } catch {
+            attachments = "| **sync:** an attachment | | failed: \(error) | | | MISSED |"
+        }
         let lines = [
             crowd,
+            attachments,
             "| **sync:** a commit on device A → the changeset on device B (service and PostgreSQL on loopback; median of \(latencies.count)) | | \(Harness.format(latency)) | | ≤ 100 ms | \(latency <= 0.1 ? "ok" : "MISSED") |",
             "| **sync:** initial sync of \(count) people to an empty device | | \(Harness.format(initial)) (\(Int(Double(count) / initial)) rows/s) | | ≤ 10 s at 100,000 | \(initial <= 10 * Double(count) / 100_000 ? "ok" : "MISSED") |",
             "| **sync:** push of a store's \(count) existing people (first sync) / of 100 logged transactions × 100 updates | | \(Harness.format(push)) (\(Int(Double(count) / push)) rows/s) / \(Harness.format(logged)) (\(Int(10_000 / logged)) rows/s) | | rows per second | |",
@@ -198,7 +205,7 @@ enum SyncBenchmark {
     }
 
     /// Starts `sluice-sync serve --port 0`; returns its pid and URL.
-    static func startService(_ binary: String, postgres: String) throws -> (pid_t, URL) {
+    static func startService(_ binary: String, postgres: String, extra: [String] = []) throws -> (pid_t, URL) {
         var pipe: [Int32] = [0, 0]
         guard Glibc.pipe(&pipe) == 0 else { throw Failure(description: "pipe failed") }
         var actions = posix_spawn_file_actions_t()
@@ -206,7 +213,7 @@ enum SyncBenchmark {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, pipe[1], 1)
         posix_spawn_file_actions_addclose(&actions, pipe[0])
-        let arguments = [binary, "serve", "--postgres", postgres, "--port", "0", "--rate-limit", "10000"]
+        let arguments = [binary, "serve", "--postgres", postgres, "--port", "0", "--rate-limit", "10000"] + extra
         let argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0

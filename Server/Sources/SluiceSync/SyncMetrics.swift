@@ -37,6 +37,8 @@ enum SyncMetrics {
         case "/v1/health": "health"
         case "/v1/ready": "ready"
         case "/metrics": "metrics"
+        case "/v1/rows": "rows"
+        case let path where path.hasPrefix("/v1/attachments/"): "attachments"
         default: "other"
         }
     }
@@ -50,6 +52,11 @@ enum SyncMetrics {
     static func pushed(transactions: Int, changes: Int) {
         Counter(label: "sluice_sync_pushed_transactions_total").increment(by: transactions)
         Counter(label: "sluice_sync_pushed_changes_total").increment(by: changes)
+    }
+
+    static func attachmentChunk(received: Int = 0, sent: Int = 0) {
+        if received > 0 { Counter(label: "sluice_sync_attachment_bytes_received_total").increment(by: received) }
+        if sent > 0 { Counter(label: "sluice_sync_attachment_bytes_sent_total").increment(by: sent) }
     }
 
     static func pulled(bytes: Int) {

@@ -44,6 +44,8 @@ public struct SyncService: Sendable {
         public var schema: SyncSchema
         /// Largest accepted request body.
         public var maximumBodyBytes: Int = 64 << 20
+        /// Largest attachment a space takes (its bytes go in chunks, whatever the body limit).
+        public var largestAttachment: Int64 = 1 << 30
         /// Requests per second per token (on average), and how many at once.
         public var requestsPerSecond: Double = 200
         /// The bucket size of the rate limit.
@@ -154,6 +156,7 @@ public struct SyncService: Sendable {
             })
         }
         router.post("v1/rows") { request, context in await self.rows(request, context) }
+        addAttachmentRoutes(to: router)
         router.get("v1/pull") { request, context in await self.pull(request, context) }
         router.get("v1/wait") { request, context in
             await self.respond(request, context, longPoll: true) { space in try await self.wait(request, space: space) }
@@ -241,41 +244,6 @@ public struct SyncService: Sendable {
         default:
             context.logger.error("request failed", metadata: ["reason": "\(String(reflecting: error))"])
             return Self.error(.serviceUnavailable, "unavailable", "the service could not reach its database; retry")
-        }
-    }
-
-    private func push(_ buffer: ByteBuffer, caller: Caller) async throws -> Response {
-        var push = try Self.decode(PushRequest.self, buffer, as: "a push")
-        guard Self.isValidDevice(push.device) else {
-            throw SyncErrorBody(error: "invalid", message: "device ids have 1 to 64 letters, digits, '.', '_' or '-'")
-        }
-        guard push.transactions.count <= configuration.maximumPushTransactions else {
-            // 413, as a body over the size limit: the device splits its push and sends again.
-            return Self.error(.contentTooLarge, "too_large", "more than \(configuration.maximumPushTransactions) transactions in one push")
-        }
-        var previous: Int64 = .min
-        for (index, transaction) in push.transactions.enumerated() {
-            guard transaction.local > previous else {
-                throw SyncErrorBody(error: "invalid", message: "transaction \(index) (local \(transaction.local)): a push's local numbers increase")
-            }
-            previous = transaction.local
-            for (position, change) in transaction.changes.enumerated() {
-                do {
-                    push.transactions[index].changes[position] = try normalized(change, version: caller.schemaVersion)
-                } catch {
-                    throw SyncErrorBody(error: error.error, message: "transaction \(index) (local \(transaction.local)): \(error.message)")
-                }
-            }
-        }
-        if let refusal = caller.access.refusal(of: push) {
-            return Self.error(.forbidden, "forbidden", refusal)
-        }
-        switch try await storage.push(push, space: caller.space, token: caller.token, policy: policy) {
-        case .success(let response):
-            SyncMetrics.pushed(transactions: push.transactions.count, changes: push.transactions.reduce(0) { $0 + $1.changes.count })
-            return try Self.json(response)
-        case .failure(let error) where ["behind", "identity_conflict", "replay"].contains(error.error): return Self.error(.conflict, error.error, error.message)
-        case .failure(let error): return Self.error(.badRequest, error.error, error.message)
         }
     }
 

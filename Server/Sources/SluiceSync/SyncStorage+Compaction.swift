@@ -39,6 +39,9 @@ extension SyncStorage {
         public var prunedThrough: Int64
         /// How many transactions it deleted.
         public var deleted: Int
+        /// How many attachments it deleted (no row or kept transaction names them, and no
+        /// upload or push touched them within the horizon).
+        public var attachmentsDeleted = 0
     }
 
     /// Prunes a space's history up to the lowest position of the devices seen within
@@ -70,8 +73,19 @@ extension SyncStorage {
                     RETURNING 1)
                 SELECT count(*) FROM gone
                 """, logger: logger).decode(Int64.self) { deleted = Int(count) }
-            logger.info("compacted space \(space): history pruned through \(through), \(deleted) transaction(s) deleted")
-            return Compaction(prunedThrough: through, deleted: deleted)
+            var attachments = 0
+            for try await count in try await connection.query("""
+                WITH named AS (
+                    SELECT jsonb_path_query(vals, '$.*.att.sha256') #>> '{}' AS hash FROM sluice_row WHERE space_id = \(id) AND NOT deleted
+                    UNION SELECT jsonb_path_query(changes::jsonb, '$[*].values.*.att.sha256') #>> '{}' FROM sluice_txn WHERE space_id = \(id)),
+                gone AS (
+                    DELETE FROM sluice_attachment a WHERE a.space_id = \(id) AND a.touched_at < now() - make_interval(secs => \(seconds))
+                      AND NOT EXISTS (SELECT 1 FROM named n WHERE n.hash = a.hash)
+                    RETURNING 1)
+                SELECT count(*) FROM gone
+                """, logger: logger).decode(Int64.self) { attachments = Int(count) }
+            logger.info("compacted space \(space): history pruned through \(through), \(deleted) transaction(s) and \(attachments) attachment(s) deleted")
+            return Compaction(prunedThrough: through, deleted: deleted, attachmentsDeleted: attachments)
         }
     }
 }

@@ -18,6 +18,8 @@ import SluiceSyncProtocol
 ///   initial sync could start from, and what tests compare devices with).
 /// - `sluice_device`: each device id of a space, with the hash of the token that first
 ///   pushed under it: a device id belongs to that token.
+/// - `sluice_attachment`, `sluice_attachment_chunk`: attachments' bytes per space, by
+///   SHA-256, in chunks (``SyncAttachment``).
 public struct SyncStorage: Sendable {
     let client: PostgresClient
     let logger: Logger
@@ -91,6 +93,17 @@ public struct SyncStorage: Sendable {
         "ALTER TABLE sluice_space ADD COLUMN IF NOT EXISTS pruned BIGINT NOT NULL DEFAULT 0",
         "ALTER TABLE sluice_device ADD COLUMN IF NOT EXISTS pulled BIGINT NOT NULL DEFAULT 0",
         "ALTER TABLE sluice_device ADD COLUMN IF NOT EXISTS seen_at TIMESTAMPTZ",
+        // Attachments (see SyncStorage+Attachments.swift).
+        """
+        CREATE TABLE IF NOT EXISTS sluice_attachment (
+            space_id BIGINT NOT NULL REFERENCES sluice_space (id), hash TEXT NOT NULL, size BIGINT NOT NULL,
+            complete BOOLEAN NOT NULL DEFAULT false, touched_at TIMESTAMPTZ NOT NULL DEFAULT now(), PRIMARY KEY (space_id, hash))
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS sluice_attachment_chunk (
+            space_id BIGINT NOT NULL, hash TEXT NOT NULL, idx INTEGER NOT NULL, data BYTEA NOT NULL,
+            PRIMARY KEY (space_id, hash, idx), FOREIGN KEY (space_id, hash) REFERENCES sluice_attachment ON DELETE CASCADE)
+        """,
     ]
 
     // MARK: - Tokens

@@ -27,6 +27,6 @@ struct CompactCommand: AsyncParsableCommand {
     func run() async throws {
         let (space, horizon) = (space, Duration.seconds(horizonDays * 86_400))
         let done = try await database.withStorage { storage in try await storage.compact(space: space, horizon: horizon) }
-        print("space '\(space)': history pruned through \(done.prunedThrough); \(done.deleted) transaction(s) deleted")
+        print("space '\(space)': history pruned through \(done.prunedThrough); \(done.deleted) transaction(s) and \(done.attachmentsDeleted) attachment(s) deleted")
     }
 }

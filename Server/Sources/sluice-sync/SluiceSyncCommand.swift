@@ -152,6 +152,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Requests working on PostgreSQL at once (long polls aside); past it, 503 with Retry-After.")
     var maxConcurrentRequests = 256
 
+    @Option(help: "Largest attachment a space takes, in bytes (uploaded in chunks of 256 KiB, whatever --max-body-bytes says).")
+    var maxAttachmentBytes: Int64 = 1 << 30
+
     @Flag(help: ArgumentHelp(
         "Development: start a throwaway PostgreSQL from the system's binaries (Debian's postgresql package, or initdb on the PATH) in a temporary folder, and make a token for --space; both are gone when the service stops.",
         discussion: "Takes the place of --postgres."))
@@ -177,6 +180,9 @@ struct Serve: AsyncParsableCommand {
         guard maxClockSkew >= 0 else { throw ValidationError("--max-clock-skew: must be 0 or more") }
         guard maxInflightBytes >= maxBodyBytes else { throw ValidationError("--max-inflight-bytes: must be at least --max-body-bytes (\(maxBodyBytes))") }
         guard maxConcurrentRequests > 0 else { throw ValidationError("--max-concurrent-requests: must be at least 1") }
+        guard (0...SyncAttachment.largestSize).contains(maxAttachmentBytes) else {
+            throw ValidationError("--max-attachment-bytes: 0 to \(SyncAttachment.largestSize), not \(maxAttachmentBytes)")
+        }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level: must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), not '\(logLevel)'")
         }
@@ -201,6 +207,7 @@ struct Serve: AsyncParsableCommand {
         try await database.probe()
         var settings = registered.versions.count == 1 ? SyncService.Configuration(schema: registered.newest) : SyncService.Configuration(versions: registered)
         settings.maximumBodyBytes = maxBodyBytes
+        settings.largestAttachment = maxAttachmentBytes
         settings.maximumPushTransactions = maxPushTransactions
         settings.requestsPerSecond = rateLimit
         settings.burst = rateLimit * 2

@@ -17,6 +17,9 @@ final class DroppingProxy: @unchecked Sendable {
     private var droppedCount = 0
     private var garblesLeft = 0
     private var pushSkips: Int?
+    /// Bytes still let through each way before the connection is cut (nil: no cut set).
+    private var upstreamLeft: Int?
+    private var downstreamLeft: Int?
 
     init(upstream: URL) throws {
         upstreamPort = UInt16(upstream.port ?? 80)
@@ -62,6 +65,27 @@ final class DroppingProxy: @unchecked Sendable {
     /// answers pass): the service took that push, the device never hears it did.
     func dropPushResponse(skipping: Int) { lock.withLock { pushSkips = skipping } }
 
+    /// Cuts the connection carrying the device's requests once `bytes` more bytes have gone
+    /// to the service (mid-upload), once.
+    func cutUpload(after bytes: Int) { lock.withLock { upstreamLeft = bytes } }
+
+    /// Cuts the connection carrying the service's answers once `bytes` more bytes have come
+    /// to the device (mid-download), once.
+    func cutDownload(after bytes: Int) { lock.withLock { downstreamLeft = bytes } }
+
+    /// How many of `count` bytes going one way pass before a cut set with ``cutUpload(after:)``
+    /// or ``cutDownload(after:)`` (fewer than `count`: cut after them).
+    private func allowance(_ count: Int, upstream: Bool) -> Int {
+        lock.withLock {
+            guard let left = upstream ? upstreamLeft : downstreamLeft else { return count }
+            let passing = min(left, count)
+            let next: Int? = passing < count ? nil : left - passing
+            if upstream { upstreamLeft = next } else { downstreamLeft = next }
+            if passing < count { droppedCount += 1 }
+            return passing
+        }
+    }
+
     /// How many responses were cut.
     var dropped: Int { lock.withLock { droppedCount } }
 
@@ -87,8 +111,8 @@ final class DroppingProxy: @unchecked Sendable {
         let finished = DispatchGroup()
         finished.enter()
         finished.enter()
-        Thread { Self.pump(from: client, to: server, cut: nil); finished.leave() }.start()
-        Thread { [weak self] in Self.pump(from: server, to: client, cut: self); finished.leave() }.start()
+        Thread { [weak self] in Self.pump(from: client, to: server, proxy: self, upstream: true); finished.leave() }.start()
+        Thread { [weak self] in Self.pump(from: server, to: client, proxy: self, upstream: false); finished.leave() }.start()
         finished.notify(queue: .global()) {
             close(client)
             close(server)
@@ -117,21 +141,22 @@ final class DroppingProxy: @unchecked Sendable {
         }
     }
 
-    private static func pump(from source: Int32, to target: Int32, cut: DroppingProxy?) {
+    private static func pump(from source: Int32, to target: Int32, proxy: DroppingProxy?, upstream: Bool) {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         outer: while true {
             let count = read(source, &buffer, buffer.count)
             guard count > 0 else { break }
-            let action = cut?.action(buffer[0..<count]) ?? .forward
+            let action = upstream ? .forward : proxy?.action(buffer[0..<count]) ?? .forward
             if action == .cut { break }
-            let chunk = action == .garble ? garbled : Array(buffer[0..<count])
+            let allowed = proxy?.allowance(count, upstream: upstream) ?? count
+            let chunk = action == .garble ? garbled : Array(buffer[0..<allowed])
             var sent = 0
             while sent < chunk.count {
                 let written = chunk.withUnsafeBytes { write(target, $0.baseAddress! + sent, chunk.count - sent) }
                 guard written > 0 else { break outer }
                 sent += written
             }
-            if action == .garble { break }
+            if action == .garble || allowed < count { break }
         }
         shutdown(source, Int32(SHUT_RDWR))
         shutdown(target, Int32(SHUT_RDWR))

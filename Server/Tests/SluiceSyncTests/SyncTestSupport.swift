@@ -124,6 +124,7 @@ enum SyncContent {
                 case .text(let value): (column, render(.text(value)))
                 case .blob(let value): (column, render(.blob(value)))
                 case .reference(let gid): (column, "→" + gid)
+                case .attachment(let attachment): (column, "attachment:\(attachment.hash)")
                 }
             }
             lines.append(line(parts[0], parts[1], values))
