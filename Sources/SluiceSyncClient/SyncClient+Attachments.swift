@@ -54,20 +54,22 @@ extension SyncClient {
                 continue
             }
             let here = try await store.read { db in try engine.fetchedChunks(of: attachment, db) }
+            let transport = transport
             var missing = false
-            for index in 0..<attachment.chunkCount where !here.contains(index) {
-                let bytes: Data
-                do {
-                    bytes = try await transport.download(attachment, chunk: index)
-                } catch SyncClientError.rejected(let status, _) where status == 404 {
+            for window in Self.windows((0..<attachment.chunkCount).filter { !here.contains($0) }) {
+                let results = await Self.concurrently(window) { index in try await transport.download(attachment, chunk: index) }
+                // The chunks that came are kept, in one transaction per window: a cut download
+                // goes on from them.
+                let arrived = results.compactMap { index, result in (try? result.get()).map { (index, $0) } }
+                try await store.write { db in for (index, bytes) in arrived { try engine.saveChunk(attachment, index: index, bytes, db) } }
+                report.chunksFetched += arrived.count
+                if let failure = results.lazy.compactMap({ _, result -> (any Error)? in if case .failure(let error) = result { error } else { nil } }).first {
                     // Not on the service (its upload is not over, or it was deleted): it stays
                     // to fetch, and the others come.
+                    guard case SyncClientError.rejected(404, _) = failure else { throw failure }
                     missing = true
                     break
                 }
-                // Each chunk is kept as it comes: a cut download goes on from here.
-                try await store.write { db in try engine.saveChunk(attachment, index: index, bytes, db) }
-                report.chunksFetched += 1
             }
             if missing { continue }
             filled += try await store.write { db in try engine.fill(attachment, db) }
@@ -83,11 +85,38 @@ extension SyncClient {
             guard status?.complete != true else { continue }
             // Chunks of another size's upload (a hostile or broken one) are replaced.
             let there = status?.attachment.size == upload.attachment.size ? Set(status?.chunks ?? []) : []
-            for index in 0..<upload.attachment.chunkCount where !there.contains(index) {
-                let bytes = upload.content.subdata(in: upload.attachment.range(ofChunk: index))
-                _ = try await transport.upload(upload.attachment, chunk: index, bytes)
-                report.chunksUploaded += 1
+            let transport = transport
+            for window in Self.windows((0..<upload.attachment.chunkCount).filter { !there.contains($0) }) {
+                let results = await Self.concurrently(window) { index in
+                    try await transport.upload(upload.attachment, chunk: index, upload.content.subdata(in: upload.attachment.range(ofChunk: index)))
+                }
+                for (_, result) in results {
+                    _ = try result.get()
+                    report.chunksUploaded += 1
+                }
             }
+        }
+    }
+
+    /// Chunks in flight at once, each way.
+    static let chunksInFlight = 4
+
+    /// `indexes` in groups of ``chunksInFlight``.
+    static func windows(_ indexes: [Int]) -> [[Int]] {
+        stride(from: 0, to: indexes.count, by: chunksInFlight).map { Array(indexes[$0..<min($0 + chunksInFlight, indexes.count)]) }
+    }
+
+    /// Runs `body` for each of `indexes` at once; every outcome, in `indexes`' order.
+    static func concurrently<T: Sendable>(_ indexes: [Int], _ body: @escaping @Sendable (Int) async throws -> T) async -> [(Int, Result<T, any Error>)] {
+        await withTaskGroup(of: (Int, Result<T, any Error>).self) { group in
+            for index in indexes {
+                group.addTask {
+                    do { return (index, .success(try await body(index))) } catch { return (index, .failure(error)) }
+                }
+            }
+            var results: [(Int, Result<T, any Error>)] = []
+            for await result in group { results.append(result) }
+            return results.sorted { $0.0 < $1.0 }
         }
     }
 }

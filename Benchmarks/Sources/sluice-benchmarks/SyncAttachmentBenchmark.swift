@@ -15,7 +15,7 @@ enum SyncAttachmentBenchmark {
 
     static func line(binary: String, postgres: String, quick: Bool) async throws -> String {
         let tables = DemoSchema.syncedTables + ["photo"]
-        let schema = try Store.inMemory(migrations: demoTables + [photos]).read { db in
+        let schema = try await Store.inMemory(migrations: demoTables + [photos]).read { db in
             try SyncSchema(db, tables: tables, attachments: ["photo.image"])
         }
         let schemaPath = freshDatabasePath("attachment-schema") + ".json"

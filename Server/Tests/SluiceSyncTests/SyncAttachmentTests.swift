@@ -211,25 +211,28 @@ struct SyncAttachmentTests {
         let image = Self.bytes(5 * SyncAttachment.chunkSize + 1_000, seed: 7)
         try a.sql("INSERT INTO photo (caption, image) VALUES ('big', ?)", [.blob(image)])
 
-        // The link drops in the middle of the third chunk: two are on the service, no push went.
+        // The link drops in the middle of an upload (chunks go four at a time: those on other
+        // connections finish): some chunks are on the service, incomplete; no push went.
         proxy.cutUpload(after: 2 * SyncAttachment.chunkSize + 100_000)
         await #expect(throws: SyncClientError.self) { try await a.client.sync() }
         #expect(proxy.dropped == 1)
-        #expect(try space.psql("SELECT complete, (SELECT count(*) FROM sluice_attachment_chunk) FROM sluice_attachment")
-            .trimmingCharacters(in: .whitespacesAndNewlines) == "f|2")
+        let across = Int(try space.psql("SELECT count(*) FROM sluice_attachment_chunk").trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        #expect((1...5).contains(across), "\(across) of 6 chunks across")
+        #expect(try space.psql("SELECT complete FROM sluice_attachment").trimmingCharacters(in: .whitespacesAndNewlines) == "f")
         #expect(try space.head() == 0)
         let resumed = try await a.client.sync()
-        #expect(resumed.chunksUploaded == 4, "the six chunks less the two across")
+        #expect(resumed.chunksUploaded == 6 - across, "only the chunks not across")
         #expect(resumed.pushed == 1)
 
-        // A download cut in the middle of the third chunk keeps the two that came.
+        // A download cut in the middle keeps the chunks that came.
         let b = try PhotoDevice(space, server: proxy.url)
         proxy.cutDownload(after: 2 * SyncAttachment.chunkSize + 100_000)
         await #expect(throws: SyncClientError.self) { try await b.client.sync() }
         #expect(try b.images() == ["big=-"], "the row is here; its image is not yet")
-        #expect(try b.chunksHere() == 2)
+        let here = try b.chunksHere()
+        #expect((1...5).contains(here), "\(here) of 6 chunks here")
         let fetched = try await b.client.sync()
-        #expect(fetched.chunksFetched == 4)
+        #expect(fetched.chunksFetched == 6 - Int(here))
         #expect(try b.images() == ["big=\(Self.short(image))"])
         #expect(try b.chunksHere() == 0)
     }
