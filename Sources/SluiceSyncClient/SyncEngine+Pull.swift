@@ -43,6 +43,7 @@ extension SyncEngine {
         var reserved = Self.reservedRowIDs(unpushed)
         var merged = false
         let resolver = ConflictResolver(configuration: configuration, device: state.device)
+        let replaced = Self.replaced(transaction.changes)
         for change in transaction.changes {
             // A table this device does not sync (the space has more than it): not its business.
             guard let table = tables[change.table.lowercased()] else { continue }
@@ -94,10 +95,14 @@ extension SyncEngine {
                 // Only a subset's rows leave (``applyRows``), never a history's.
                 continue
             case .delete:
-                guard let local else { continue }
+                // Deleted and inserted again by this transaction (`INSERT OR REPLACE`): one row
+                // whose values change, as the insert writes them. Deleting it here first would
+                // run this device's ON DELETE actions on its own unpushed rows that point at it.
+                guard let local, !replaced.contains("\(name) \(change.id)") else { continue }
                 try deleteRow(table, local, gid: change.id, pending: &pending, resolver: resolver, db)
             }
         }
+        try forgetDeleted(transaction.changes, pending: pending, db)
         if !merged, !local, try !hasFixUps(db) {
             // Nothing local since the last push: what the log holds up to here is pushed or
             // pulled, so later scans can start here. (Not with fix-ups waiting: their
@@ -130,6 +135,17 @@ extension SyncEngine {
         }
     }
 
+    /// The rows (`table id`) a transaction deletes and then inserts again.
+    static func replaced(_ changes: [SyncChange]) -> Set<String> {
+        var deleted: Set<String> = []
+        var replaced: Set<String> = []
+        for change in changes {
+            let key = "\(change.table.lowercased()) \(change.id)"
+            if change.op == .delete { deleted.insert(key) } else if change.op == .insert, deleted.contains(key) { replaced.insert(key) }
+        }
+        return replaced
+    }
+
     /// Row ids the unpushed changes name (rows deleted here among them), per table: a pulled
     /// new row must not take one, or it would pass for the row the unpushed change is about.
     static func reservedRowIDs(_ unpushed: [(LoggedTransaction, [LocalChange])]) -> [String: Int64] {
@@ -156,8 +172,8 @@ extension SyncEngine {
 
     /// A pulled delete of the row `local`, settled against its unpushed changes here.
     func deleteRow(_ table: LocalTable, _ local: Int64, gid: String, pending: inout [RowKey: PendingRow], resolver: ConflictResolver, _ db: Database) throws {
-        guard try currentRow(table, local, db) != nil else { return }
         let name = table.name.lowercased()
+        guard try currentRow(table, local, db) != nil else { return }
         let key = RowKey(table: name, rowID: local)
         if resolver.resolveDelete(ofRowChangedHere: !(pending[key]?.columns.isEmpty ?? true)) == .kept {
             // The unpushed update wins: the row stays, and the next push brings it back everywhere.
@@ -167,6 +183,21 @@ extension SyncEngine {
         try keepReferences(to: table, local, gid: gid, pending: pending, db)
         try db.execute(sql: "DELETE FROM \(quoteIdentifier(table.name)) WHERE rowid = ?", arguments: [.integer(local)])
         pending[key] = nil
+    }
+
+    /// After a pulled transaction or round: the rowids of the rows it deleted that hold no
+    /// row now (the same transaction did not insert the row again) forget their global id, so
+    /// that a row made here next on such a rowid is another row, with another global id. A
+    /// rowid whose row this device deleted and has not pushed keeps it (the delete is pushed
+    /// under it).
+    func forgetDeleted(_ changes: [SyncChange], pending: [RowKey: PendingRow], _ db: Database) throws {
+        for change in changes where change.op == .delete || change.op == .leave {
+            guard let table = tables[change.table.lowercased()] else { continue }
+            let name = table.name.lowercased()
+            guard let local = try localID(name, change.id, db), try currentRow(table, local, db) == nil,
+                  pending[RowKey(table: name, rowID: local)]?.deleted == nil else { continue }
+            try forget(name, local, db)
+        }
     }
 
     // MARK: - Quarantine

@@ -69,25 +69,29 @@ extension SyncEngine {
                                       values: try syncValues(row, table, db)))
             }
             resurrect = []
-            for change in changes {
+            let seq = transaction.token.sequence
+            for (position, change) in changes.enumerated() {
                 guard let table = tables[change.table.lowercased()] else { continue }
                 let name = table.name.lowercased()
                 switch change.operation {
                 case .insert:
                     guard let new = change.new else { continue }
-                    out.append(SyncChange(table: table.name, id: try globalIDCreating(name, change.rowID, db), op: .insert,
-                                          values: try syncValues(new, table, db)))
+                    out.append(SyncChange(table: table.name, id: try globalID(name, change.rowID, at: seq, creating: true, db) ?? "", op: .insert,
+                                          values: try syncValues(new, table, at: seq, db)))
                 case .update:
-                    if let old = change.oldRowID, old != change.rowID, let gid = try globalID(name, old, db) {
+                    if let old = change.oldRowID, old != change.rowID, let gid = try globalID(name, old, at: seq, creating: false, db) {
                         try map(name, local: change.rowID, to: gid, pulled: false, db)
                     }
                     guard let new = change.new else { continue }
-                    let values = try syncValues(new, table, db)
+                    let values = try syncValues(new, table, at: seq, db)
                     guard !values.isEmpty else { continue }
-                    out.append(SyncChange(table: table.name, id: try globalIDCreating(name, change.rowID, db), op: .update, values: values))
+                    out.append(SyncChange(table: table.name, id: try globalID(name, change.rowID, at: seq, creating: true, db) ?? "", op: .update, values: values))
                 case .delete:
-                    guard let gid = try globalID(name, change.rowID, db) else { continue }
+                    guard let gid = try globalID(name, change.rowID, at: seq, creating: false, db) else { continue }
                     out.append(SyncChange(table: table.name, id: gid, op: .delete))
+                    // Not inserted again by the same transaction: the next row on this rowid is another row.
+                    let again = changes[(position + 1)...].contains { $0.operation == .insert && $0.rowID == change.rowID && $0.table.lowercased() == name }
+                    if !again { try retire(name, change.rowID, gid: gid, at: seq, db) }
                 }
             }
             if !out.isEmpty {
@@ -253,6 +257,7 @@ extension SyncEngine {
         try save(state, db)
         if state.pushed >= 1 { try acknowledgeStamps(1...state.pushed, head: served ?? state.cursor, cursor: state.cursor, db) }
         try db.execute(sql: "DELETE FROM sluice_sync_resurrect")
+        try dropRetirements(through: state.pushed, db)
         try db.acknowledgeHistory(HistoryToken(databaseID: state.databaseID, sequence: state.pushed), for: Self.consumer)
     }
 
@@ -263,15 +268,17 @@ extension SyncEngine {
         }
     }
 
-    /// Local values → wire values: the key column left out, foreign keys as global ids.
-    func syncValues(_ row: Row, _ table: LocalTable, _ db: Database) throws -> [String: SyncValue] {
+    /// Local values → wire values: the key column left out, foreign keys as global ids (of
+    /// the rows they pointed at when log sequence `seq` was written; nil: now).
+    func syncValues(_ row: Row, _ table: LocalTable, at seq: Int64? = nil, _ db: Database) throws -> [String: SyncValue] {
         var values: [String: SyncValue] = [:]
         for (index, column) in row.columns.enumerated() {
             let name = column.lowercased()
             if let key = table.keyColumn, key.lowercased() == name { continue }
             let value = row.values[index]
             if let parent = table.references[name], case .integer(let local) = value {
-                values[column] = .reference(try globalIDCreating(parent, local, db))
+                let gid = try seq.map { try globalID(parent, local, at: $0, creating: true, db) } ?? globalIDCreating(parent, local, db)
+                values[column] = .reference(gid ?? "")
             } else {
                 values[column] = SyncValue(value)
             }

@@ -58,6 +58,7 @@ extension SyncEngine {
                 continue
             }
         }
+        try forgetDeleted(rows, pending: pending, db)
         if complete {
             // Before its first upload is over, a device's own rows may not be on the service yet.
             let uploaded = try hasPushedBefore(db)

@@ -139,7 +139,7 @@ final class SyncEngine: @unchecked Sendable {
                 clock INTEGER NOT NULL, changes TEXT NOT NULL, error TEXT NOT NULL, at INTEGER NOT NULL);
             CREATE TABLE IF NOT EXISTS sluice_sync_merge (tbl TEXT NOT NULL, local INTEGER NOT NULL, col TEXT NOT NULL, value,
                 PRIMARY KEY (tbl, local, col));
-            """ + Self.attachmentTables)
+            """ + Self.attachmentTables + Self.retiredTable)
         // Columns added since the tables were first made.
         for (table, column) in [("sluice_sync_stamp", "acked"), ("sluice_sync_fixup", "ref")]
         where try db.fetchRows(sql: "SELECT 1 FROM pragma_table_info(?) WHERE name = ?", arguments: [.text(table), .text(column)]).isEmpty {
@@ -263,6 +263,8 @@ final class SyncEngine: @unchecked Sendable {
         // REPLACE drops the rows that held this local id or this global id (both are unique).
         try db.execute(sql: "INSERT OR REPLACE INTO sluice_sync_id (tbl, local, gid, pulled) VALUES (?, ?, ?, ?)",
                        arguments: [.text(table), .integer(local), .text(gid), .integer(pulled ? 1 : 0)])
+        // A pulled row on this rowid: what the rowid named before is pushed (see SyncEngine+Lifetimes.swift).
+        if pulled { try db.execute(sql: "DELETE FROM sluice_sync_retired WHERE tbl = ? AND local = ?", arguments: [.text(table), .integer(local)]) }
     }
 
     // MARK: - What the device has not pushed

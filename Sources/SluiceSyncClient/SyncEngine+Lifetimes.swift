@@ -1,0 +1,73 @@
+import Foundation
+import Sluice
+
+/// A rowid names one row at a time, not one row for ever: SQLite gives a deleted row's rowid
+/// to the next row inserted when it was the largest, and an app may insert an id it deleted
+/// before. The global id follows the row, not the rowid: a row deleted here in one
+/// transaction and a row inserted on its rowid in a later one are two rows, pushed under two
+/// global ids (a delete and an insert in one transaction, as `INSERT OR REPLACE` does, stay
+/// one row). Pushed under the old id, the new row would bring the deleted one back on every
+/// device, where rows that pointed at it had already let it go.
+///
+/// `sluice_sync_retired` records, per rowid, each local delete not followed by an insert in
+/// its transaction (log sequence `seq`): the global id the row had (`gid`), and the one the
+/// next row on the rowid got (`next`, made when that row's insert is first pushed, at
+/// `reinserted`), so that a push built again (after a failure) names the same rows. Records
+/// go once the transactions they concern are acknowledged.
+extension SyncEngine {
+    static let retiredTable = """
+        CREATE TABLE IF NOT EXISTS sluice_sync_retired (tbl TEXT NOT NULL, local INTEGER NOT NULL, seq INTEGER NOT NULL,
+            gid TEXT NOT NULL, next TEXT, reinserted INTEGER, PRIMARY KEY (tbl, local, seq));
+        """
+
+    struct Retirement {
+        var seq: Int64
+        var gid: String
+        var next: String?
+    }
+
+    private func retirements(_ table: String, _ local: Int64, _ db: Database) throws -> [Retirement] {
+        try db.fetchRows(sql: "SELECT seq, gid, next FROM sluice_sync_retired WHERE tbl = ? AND local = ? ORDER BY seq",
+                         arguments: [.text(table), .integer(local)]).compactMap { row in
+            guard case .integer(let seq)? = row["seq"], case .text(let gid)? = row["gid"] else { return nil }
+            if case .text(let next)? = row["next"] { return Retirement(seq: seq, gid: gid, next: next) }
+            return Retirement(seq: seq, gid: gid, next: nil)
+        }
+    }
+
+    /// The global id of the row that rowid `local` held at log sequence `seq` (a change
+    /// logged then); with `creating`, made for a row that has none yet.
+    func globalID(_ table: String, _ local: Int64, at seq: Int64, creating: Bool, _ db: Database) throws -> String? {
+        let retired = try retirements(table, local, db)
+        guard !retired.isEmpty else { return creating ? try globalIDCreating(table, local, db) : try globalID(table, local, db) }
+        if let last = retired.last(where: { $0.seq < seq }) {
+            if let next = last.next { return next }
+            guard creating else { return nil }
+            // The first row on this rowid after the deleted one: a new row.
+            let next = UUID().uuidString.lowercased()
+            try db.execute(sql: "UPDATE sluice_sync_retired SET next = ?, reinserted = ? WHERE tbl = ? AND local = ? AND seq = ?",
+                           arguments: [.text(next), .integer(seq), .text(table), .integer(local), .integer(last.seq)])
+            try map(table, local: local, to: next, pulled: false, db)
+            return next
+        }
+        return retired.first { $0.seq >= seq }?.gid
+    }
+
+    /// Records that the row `gid` on rowid `local` was deleted at `seq` for good (its
+    /// transaction did not insert the rowid again).
+    func retire(_ table: String, _ local: Int64, gid: String, at seq: Int64, _ db: Database) throws {
+        try db.execute(sql: "INSERT OR IGNORE INTO sluice_sync_retired (tbl, local, seq, gid) VALUES (?, ?, ?, ?)",
+                       arguments: [.text(table), .integer(local), .integer(seq), .text(gid)])
+    }
+
+    /// Drops what no push can need again once the log is pushed through `pushed`: a rowid
+    /// whose row was deleted and not replaced forgets the deleted row's id.
+    func dropRetirements(through pushed: Int64, _ db: Database) throws {
+        for row in try db.fetchRows(sql: "SELECT tbl, local, gid FROM sluice_sync_retired WHERE seq <= ? AND next IS NULL", arguments: [.integer(pushed)]) {
+            guard case .text(let name)? = row["tbl"], case .integer(let local)? = row["local"], case .text(let gid)? = row["gid"],
+                  try globalID(name, local, db) == gid, let table = tables[name], try currentRow(table, local, db) == nil else { continue }
+            try forget(name, local, db)
+        }
+        try db.execute(sql: "DELETE FROM sluice_sync_retired WHERE seq <= ?1 AND (next IS NULL OR reinserted <= ?1)", arguments: [.integer(pushed)])
+    }
+}
