@@ -19,14 +19,14 @@ extension SyncClient {
                 try engine.save(state, db)
                 try engine.saveAppliedSubscriptions(nil, db)
             }
-            return try engine.loadState(db)
+            return (try engine.loadState(db), try engine.tookSnapshot(db))
         }
-        let device = state?.device
-        var cursor = state?.cursor ?? 0
+        let device = state.0?.device
+        var cursor = state.0?.cursor ?? 0
         // A new device starts from a snapshot of the rows and the history after it. One it
         // cannot apply (a value its tables refuse) replays the history instead, where each
         // transaction it cannot apply is quarantined alone.
-        if cursor == 0, engine.configuration.startsFromSnapshot {
+        if cursor == 0, !state.1, engine.configuration.startsFromSnapshot {
             do {
                 report.rows += try await pullSnapshot()
                 cursor = try await store.read { db in try engine.loadState(db)?.cursor ?? 0 }

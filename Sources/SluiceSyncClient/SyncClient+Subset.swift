@@ -69,6 +69,7 @@ extension SyncClient {
             let merged = try engine.applyRows(rows, head: head, complete: complete, subscriptions: subscriptions, db)
             // A snapshot is the history's starting point, not a subset.
             if !snapshot { try engine.saveAppliedSubscriptions(wanted, db) }
+            try engine.recordSnapshot(snapshot, db)
             return merged
         }
         if merged { try await store.write { db in try engine.writeMerges(db) } }

@@ -77,13 +77,12 @@ public struct SyncConfiguration: Sendable {
     /// changeset. Change them at run time with ``SyncClient/subscribe(_:)``.
     public var subscriptions: [SyncSubscription]?
 
-    /// Whether a device that has never pulled starts from a snapshot of the space's rows and
-    /// the history after it even while the service still has the whole history. Off by
-    /// default: a new device replays the history the service keeps, and takes a snapshot
-    /// when the history it needs is pruned (see "Sync in production"), as does a device away
-    /// longer than the service keeps history. (On, the random convergence tests found a
-    /// device ending without a row the service has: not settled yet.)
-    public var startsFromSnapshot = false
+    /// Whether a device that has never pulled starts from a snapshot of the space's rows (one
+    /// local transaction: one changeset) and then pulls the history after it (the default), or
+    /// replays the whole history the service keeps, transaction by transaction (false). Either
+    /// way a device whose history is pruned (see "Sync in production") takes a snapshot, as
+    /// does a device away longer than the service keeps history.
+    public var startsFromSnapshot = true
 
     /// Blob columns whose values travel out of line, as `"table.column"` (nullable BLOB
     /// columns; register the service's schema with the same list): pushes and pulls carry

@@ -60,6 +60,48 @@ extension SyncEngine {
                        arguments: [.text(table), .integer(local), .integer(seq), .text(gid)])
     }
 
+    /// Gives the unpushed transactions' rows their global ids as a push would (a row
+    /// deleted and not inserted again in its transaction ends its id; the next row on its
+    /// rowid gets a new one), before pulled changes are matched to local rows by global id:
+    /// otherwise a pulled change to the deleted row would land on the row now on its rowid.
+    func settleLifetimes(_ unpushed: [(LoggedTransaction, [LocalChange])], _ db: Database) throws {
+        var deleted: Set<RowKey> = []
+        for (_, changes) in unpushed {
+            for change in changes where change.operation == .delete { deleted.insert(RowKey(table: change.table.lowercased(), rowID: change.rowID)) }
+        }
+        guard !deleted.isEmpty else { return }
+        for (transaction, changes) in unpushed {
+            let seq = transaction.token.sequence
+            for (position, change) in changes.enumerated() {
+                let name = change.table.lowercased()
+                guard tables[name] != nil, deleted.contains(RowKey(table: name, rowID: change.rowID)) else { continue }
+                switch change.operation {
+                case .delete:
+                    guard let gid = try globalID(name, change.rowID, at: seq, creating: false, db) else { continue }
+                    if Self.endsRow(changes, at: position) { try retire(name, change.rowID, gid: gid, at: seq, db) }
+                case .insert:
+                    _ = try globalID(name, change.rowID, at: seq, creating: true, db)
+                case .update:
+                    break
+                }
+            }
+        }
+    }
+
+    /// Whether the delete at `position` ends its row: its transaction does not insert the
+    /// rowid again after it (`INSERT OR REPLACE` does).
+    static func endsRow(_ changes: [LocalChange], at position: Int) -> Bool {
+        let delete = changes[position]
+        return !changes[(position + 1)...].contains { $0.operation == .insert && $0.rowID == delete.rowID && $0.table.lowercased() == delete.table.lowercased() }
+    }
+
+    /// Whether this device deleted the row `gid` and has not had the delete acknowledged: a
+    /// pulled insert of it (another device's `INSERT OR REPLACE`, concurrent with the delete)
+    /// loses to the delete, which is pushed.
+    func deletedHere(_ table: String, gid: String, _ db: Database) throws -> Bool {
+        try !db.fetchRows(sql: "SELECT 1 FROM sluice_sync_retired WHERE tbl = ? AND gid = ? LIMIT 1", arguments: [.text(table), .text(gid)]).isEmpty
+    }
+
     /// Drops what no push can need again once the log is pushed through `pushed`: a rowid
     /// whose row was deleted and not replaced forgets the deleted row's id.
     func dropRetirements(through pushed: Int64, _ db: Database) throws {

@@ -90,8 +90,7 @@ extension SyncEngine {
                     guard let gid = try globalID(name, change.rowID, at: seq, creating: false, db) else { continue }
                     out.append(SyncChange(table: table.name, id: gid, op: .delete))
                     // Not inserted again by the same transaction: the next row on this rowid is another row.
-                    let again = changes[(position + 1)...].contains { $0.operation == .insert && $0.rowID == change.rowID && $0.table.lowercased() == name }
-                    if !again { try retire(name, change.rowID, gid: gid, at: seq, db) }
+                    if Self.endsRow(changes, at: position) { try retire(name, change.rowID, gid: gid, at: seq, db) }
                 }
             }
             if !out.isEmpty {

@@ -31,6 +31,7 @@ extension SyncEngine {
         }
         let local = try hasLocalTransactions(after: state.pushedToken, db)
         let unpushed = try unpushed(state, local: local, db)
+        try settleLifetimes(unpushed, db)
         let stamps = try stamp(unpushed, state: &state, db)
         var pending = pendingRows(unpushed, stamps: stamps)
         var reserved = Self.reservedRowIDs(unpushed)
@@ -99,6 +100,7 @@ extension SyncEngine {
                         resolver: ConflictResolver, _ db: Database) throws -> Bool {
         let table = try syncedTable(change.table)
         let name = table.name.lowercased()
+        if try localID(name, change.id, db) == nil, try deletedHere(name, gid: change.id, db) { return false }
         // Every parent comes with its rows, so a parent missing here is one this device
         // deleted (not pushed yet): as with a pulled history, the row goes too, everywhere,
         // as the parent's cascade takes it on every device (a nullable reference is cleared).
@@ -197,5 +199,19 @@ extension SyncEngine {
         }
         try db.execute(sql: "INSERT INTO sluice_sync_state (key, value) VALUES ('subscriptions', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                        arguments: [.text(key)])
+    }
+
+    /// Whether this device started from a snapshot (after which a cursor of 0 means the
+    /// space was empty, and the history from its start follows).
+    func tookSnapshot(_ db: Database) throws -> Bool {
+        try Self.hasStateTable(db) && !db.fetchRows(sql: "SELECT 1 FROM sluice_sync_state WHERE key = 'snapshot'").isEmpty
+    }
+
+    func recordSnapshot(_ taken: Bool, _ db: Database) throws {
+        if taken {
+            try db.execute(sql: "INSERT INTO sluice_sync_state (key, value) VALUES ('snapshot', 1) ON CONFLICT (key) DO NOTHING")
+        } else {
+            try db.execute(sql: "DELETE FROM sluice_sync_state WHERE key = 'snapshot'")
+        }
     }
 }

@@ -103,4 +103,21 @@ struct SyncRowLifetimeTests {
         #expect(try a.content() == b.content())
         #expect(try SyncContent.ofService(space.postgres) == a.content())
     }
+
+    @Test func aDeleteHereWinsOverAReplaceElsewhereAndTheRowOnItsRowidStays() async throws {
+        let (space, a, b) = try await Self.anaOnTwoDevices()
+        // B replaces Ana (one transaction), pushed; A, offline, deletes Ana and makes Bo on her rowid.
+        try b.sql("INSERT OR REPLACE INTO person (id, first_name, last_name) VALUES (1, 'Ana', 'Again')")
+        try await b.client.sync()
+        try a.sql("DELETE FROM person WHERE first_name = 'Ana'")
+        #expect(try a.sql("INSERT INTO person (first_name, last_name) VALUES ('Bo', 'B')") == 1)
+        try await a.client.sync()
+        try await b.client.sync()
+        // The delete wins (as over a concurrent update); Bo is a row of his own everywhere.
+        #expect(try a.rows("SELECT first_name FROM person") == ["Bo"])
+        #expect(try b.rows("SELECT first_name FROM person") == ["Bo"])
+        #expect(try Self.people(space).values.sorted() == ["Bo"])
+        #expect(try a.content() == b.content())
+        #expect(try SyncContent.ofService(space.postgres) == a.content())
+    }
 }
