@@ -78,11 +78,12 @@ public struct SyncConfiguration: Sendable {
     public var subscriptions: [SyncSubscription]?
 
     /// Whether a device that has never pulled starts from a snapshot of the space's rows (one
-    /// local transaction: one changeset) and then pulls the history after it (the default), or
-    /// replays the whole history the service keeps, transaction by transaction (false). Either
-    /// way a device whose history is pruned (see "Sync in production") takes a snapshot, as
-    /// does a device away longer than the service keeps history.
-    public var startsFromSnapshot = true
+    /// local transaction: one changeset) and then pulls the history after it, or replays the
+    /// whole history the service keeps, transaction by transaction (the default: for a space
+    /// whose history is about as long as its rows, the faster; see Benchmarks/README.md).
+    /// Either way a device whose history is pruned (see "Sync in production") takes a
+    /// snapshot, as does a device away longer than the service keeps history.
+    public var startsFromSnapshot = false
 
     /// Blob columns whose values travel out of line, as `"table.column"` (nullable BLOB
     /// columns; register the service's schema with the same list): pushes and pulls carry
