@@ -98,8 +98,20 @@ extension SyncEngine {
     /// Whether this device deleted the row `gid` and has not had the delete acknowledged: a
     /// pulled insert of it (another device's `INSERT OR REPLACE`, concurrent with the delete)
     /// loses to the delete, which is pushed.
-    func deletedHere(_ table: String, gid: String, _ db: Database) throws -> Bool {
-        try !db.fetchRows(sql: "SELECT 1 FROM sluice_sync_retired WHERE tbl = ? AND gid = ? LIMIT 1", arguments: [.text(table), .text(gid)]).isEmpty
+    func deletedHere(_ table: LocalTable, gid: String, _ db: Database) throws -> Bool {
+        let name = table.name.lowercased()
+        guard try !db.fetchRows(sql: "SELECT 1 FROM sluice_sync_retired WHERE tbl = ? AND gid = ? LIMIT 1", arguments: [.text(name), .text(gid)]).isEmpty else {
+            return false
+        }
+        // Its rowid may hold it again (pulled back before this device's push): then it is here.
+        guard let local = try localID(name, gid, db) else { return true }
+        return try currentRow(table, local, db) == nil
+    }
+
+    /// Whether any delete here waits to be acknowledged (pulls check pulled inserts against
+    /// them only then: one query per pulled transaction, not per row).
+    func hasRetirements(_ db: Database) throws -> Bool {
+        try !db.fetchRows(sql: "SELECT 1 FROM sluice_sync_retired LIMIT 1").isEmpty
     }
 
     /// Drops what no push can need again once the log is pushed through `pushed`: a rowid

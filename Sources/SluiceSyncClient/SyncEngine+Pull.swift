@@ -39,6 +39,7 @@ extension SyncEngine {
         let local = try hasLocalTransactions(after: state.pushedToken, db)
         let unpushed = try unpushed(state, local: local, db)
         try settleLifetimes(unpushed, db)
+        let retired = try hasRetirements(db)
         let stamps = try stamp(unpushed, state: &state, db)
         var pending = pendingRows(unpushed, stamps: stamps)
         var reserved = Self.reservedRowIDs(unpushed)
@@ -52,7 +53,7 @@ extension SyncEngine {
             let local = try localID(name, change.id, db)
             switch change.op {
             case .insert:
-                if local == nil, try deletedHere(name, gid: change.id, db) { continue }
+                if retired, try deletedHere(table, gid: change.id, db) { continue }
                 guard let values = try localValues(change.values ?? [:], table, gid: change.id, db) else {
                     // Its parent is gone here (deleted by this device, not pushed yet): the row
                     // goes too, everywhere, as the parent's cascade takes it on every device.
@@ -139,6 +140,7 @@ extension SyncEngine {
 
     /// The rows (`table id`) a transaction deletes and then inserts again.
     static func replaced(_ changes: [SyncChange]) -> Set<String> {
+        guard changes.contains(where: { $0.op == .delete }) else { return [] }
         var deleted: Set<String> = []
         var replaced: Set<String> = []
         for change in changes {

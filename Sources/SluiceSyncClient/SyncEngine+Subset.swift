@@ -32,6 +32,7 @@ extension SyncEngine {
         let local = try hasLocalTransactions(after: state.pushedToken, db)
         let unpushed = try unpushed(state, local: local, db)
         try settleLifetimes(unpushed, db)
+        let retired = try hasRetirements(db)
         let stamps = try stamp(unpushed, state: &state, db)
         var pending = pendingRows(unpushed, stamps: stamps)
         var reserved = Self.reservedRowIDs(unpushed)
@@ -41,7 +42,7 @@ extension SyncEngine {
         var merged = false
         // Rows created or changed, parents first (their references resolve).
         for change in rows.enumerated().filter({ $0.element.op == .insert }).sorted(by: { (rank($0.element), $0.offset) < (rank($1.element), $1.offset) }) {
-            merged = try upsert(change.element, pending: &pending, reserved: &reserved, resolver: resolver, db) || merged
+            merged = try upsert(change.element, pending: &pending, reserved: &reserved, resolver: resolver, retired: retired, db) || merged
         }
         // Rows deleted or leaving, children first.
         for change in rows.enumerated().filter({ $0.element.op != .insert }).sorted(by: { (rank($0.element), $0.offset) > (rank($1.element), $1.offset) }) {
@@ -97,10 +98,10 @@ extension SyncEngine {
     /// settled against an unpushed value here by the column's policy (with the clock the
     /// service has for that column).
     private func upsert(_ change: SyncChange, pending: inout [RowKey: PendingRow], reserved: inout [String: Int64],
-                        resolver: ConflictResolver, _ db: Database) throws -> Bool {
+                        resolver: ConflictResolver, retired: Bool, _ db: Database) throws -> Bool {
         let table = try syncedTable(change.table)
         let name = table.name.lowercased()
-        if try localID(name, change.id, db) == nil, try deletedHere(name, gid: change.id, db) { return false }
+        if retired, try deletedHere(table, gid: change.id, db) { return false }
         // Every parent comes with its rows, so a parent missing here is one this device
         // deleted (not pushed yet): as with a pulled history, the row goes too, everywhere,
         // as the parent's cascade takes it on every device (a nullable reference is cleared).

@@ -263,8 +263,6 @@ final class SyncEngine: @unchecked Sendable {
         // REPLACE drops the rows that held this local id or this global id (both are unique).
         try db.execute(sql: "INSERT OR REPLACE INTO sluice_sync_id (tbl, local, gid, pulled) VALUES (?, ?, ?, ?)",
                        arguments: [.text(table), .integer(local), .text(gid), .integer(pulled ? 1 : 0)])
-        // A pulled row on this rowid: what the rowid named before is pushed (see SyncEngine+Lifetimes.swift).
-        if pulled { try db.execute(sql: "DELETE FROM sluice_sync_retired WHERE tbl = ? AND local = ?", arguments: [.text(table), .integer(local)]) }
     }
 
     // MARK: - What the device has not pushed
