@@ -6,7 +6,7 @@ extension SyncClient {
     // MARK: - Attachments
 
     /// The attachments rows here point at whose bytes are not here yet (their columns are
-    /// NULL): pulled with ``AttachmentFetch/lazy``, or not fetched yet.
+    /// NULL): pulled with `AttachmentFetch.lazy`, or not fetched yet.
     ///
     /// - Returns: one entry per row and column, by table, row and column.
     public func pendingAttachments() async throws -> [PendingAttachment] {
@@ -72,7 +72,11 @@ extension SyncClient {
                 }
             }
             if missing { continue }
-            filled += try await store.write { db in try engine.fill(attachment, db) }
+            guard let count = try await store.write({ db in try engine.fill(attachment, db) }) else {
+                throw SyncClientError.protocolViolation("attachment \(attachment.hash): the bytes the service sent do not match their hash; "
+                                                        + "they were dropped and are fetched again next time")
+            }
+            filled += count
         }
         return filled
     }

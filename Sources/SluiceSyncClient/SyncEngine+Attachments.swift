@@ -246,12 +246,13 @@ extension SyncEngine {
 
     /// Writes a fetched attachment into the rows that wait for it (one transaction, authored
     /// as pulled changes: never pushed back), where the device has not written the column
-    /// since; drops its chunks. Returns how many rows it filled; throws when the chunks do
-    /// not match the hash (they are dropped, and fetched again next time).
-    func fill(_ attachment: SyncAttachment, _ db: Database) throws -> Int {
+    /// since; drops its chunks. Returns how many rows it filled, or nil when the chunks do not
+    /// match the hash: they are dropped (in this transaction, which the caller commits) and
+    /// fetched again next time.
+    func fill(_ attachment: SyncAttachment, _ db: Database) throws -> Int? {
         guard let content = try fetchedContent(of: attachment, db) else {
             try db.execute(sql: "DELETE FROM sluice_sync_chunk WHERE hash = ?", arguments: [.text(attachment.hash)])
-            throw StoreError(code: .invalidInput, message: "sync: attachment \(attachment.hash): the bytes fetched do not match its hash; dropped")
+            return nil
         }
         return try fill(attachment, content: content, db)
     }

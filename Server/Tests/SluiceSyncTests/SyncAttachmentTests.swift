@@ -294,4 +294,25 @@ struct SyncAttachmentTests {
         try await a.client.sync()
         #expect(try a.images() == ["plain=-", "x=\(Self.short(content))"])
     }
+
+    @Test func bytesThatDoNotMatchTheirHashAreRefusedByTheDevice() async throws {
+        let files = TemporaryDatabase()
+        let space = try Self.space(files)
+        let a = try PhotoDevice(space)
+        let image = Self.bytes(SyncAttachment.chunkSize + 10, seed: 10)
+        try a.sql("INSERT INTO photo (caption, image) VALUES ('harbour', ?)", [.blob(image)])
+        try await a.client.sync()
+        // The service's copy of the last chunk is damaged (same length, other bytes).
+        _ = try space.psql("UPDATE sluice_attachment_chunk SET data = decode(repeat('00', 10), 'hex') WHERE idx = 1")
+        let b = try PhotoDevice(space)
+        await #expect(throws: SyncClientError.self) { try await b.client.sync() }
+        #expect(try b.images() == ["harbour=-"], "the damaged bytes never reach the row")
+        #expect(try b.chunksHere() == 0, "and are not kept")
+        #expect(try await b.client.pendingAttachments().count == 1)
+        // Repaired on the service: the next sync fetches the whole attachment again.
+        let chunk = image.subdata(in: SyncAttachment(content: image).range(ofChunk: 1)).map { String(format: "%02x", $0) }.joined()
+        _ = try space.psql("UPDATE sluice_attachment_chunk SET data = decode('\(chunk)', 'hex') WHERE idx = 1")
+        #expect(try await b.client.sync().chunksFetched == 2)
+        #expect(try b.images() == ["harbour=\(Self.short(image))"])
+    }
 }
