@@ -176,8 +176,8 @@ extension SyncEngine {
 
     /// A pulled delete of the row `local`, settled against its unpushed changes here.
     func deleteRow(_ table: LocalTable, _ local: Int64, gid: String, pending: inout [RowKey: PendingRow], resolver: ConflictResolver, _ db: Database) throws {
-        let name = table.name.lowercased()
         guard try currentRow(table, local, db) != nil else { return }
+        let name = table.name.lowercased()
         let key = RowKey(table: name, rowID: local)
         if resolver.resolveDelete(ofRowChangedHere: !(pending[key]?.columns.isEmpty ?? true)) == .kept {
             // The unpushed update wins: the row stays, and the next push brings it back everywhere.
