@@ -59,10 +59,7 @@ extension SyncEngine {
                              message: "sync: pulled an attachment for \(table.name).\(column), which this device does not sync as one (SyncConfiguration.attachments)")
         }
         let name = table.name.lowercased()
-        if let local = try localID(name, gid, db),
-           case .blob(let held)? = try db.fetchRows(sql: "SELECT \(quoteIdentifier(column)) FROM \(quoteIdentifier(table.name)) WHERE rowid = ?",
-                                                     arguments: [.integer(local)]).first?[0],
-           held.count == attachment.size, SyncAttachment.hash(of: held) == attachment.hash {
+        if let held = try bytes(of: attachment, in: table, gid: gid, column: column, db) {
             try forgetAttachment(name, gid: gid, column: column, db)
             return .blob(held)
         }
@@ -120,14 +117,21 @@ extension SyncEngine {
                        arguments: [.text(table), .text(gid), .text(column.lowercased()), .text(attachment.hash)])
     }
 
+    /// The bytes row `gid` holds in `column`, when they are `attachment`'s.
+    private func bytes(of attachment: SyncAttachment, in table: LocalTable, gid: String, column: String, _ db: Database) throws -> Data? {
+        guard let local = try localID(table.name.lowercased(), gid, db),
+              case .blob(let data)? = try db.fetchRows(sql: "SELECT \(quoteIdentifier(column)) FROM \(quoteIdentifier(table.name)) WHERE rowid = ?",
+                                                        arguments: [.integer(local)]).first?[0],
+              data.count == attachment.size, SyncAttachment.hash(of: data) == attachment.hash else { return nil }
+        return data
+    }
+
     /// `attachment`'s bytes from a row here that holds them (records found stale are dropped).
     func heldContent(of attachment: SyncAttachment, _ db: Database) throws -> Data? {
         for row in try db.fetchRows(sql: "SELECT tbl, gid, col FROM sluice_sync_held WHERE hash = ?", arguments: [.text(attachment.hash)]) {
             guard case .text(let name)? = row["tbl"], case .text(let gid)? = row["gid"], case .text(let column)? = row["col"] else { continue }
-            if let table = tables[name], let local = try localID(name, gid, db), let column = table.info.column(named: column)?.name,
-               case .blob(let data)? = try db.fetchRows(sql: "SELECT \(quoteIdentifier(column)) FROM \(quoteIdentifier(table.name)) WHERE rowid = ?",
-                                                         arguments: [.integer(local)]).first?[0],
-               data.count == attachment.size, SyncAttachment.hash(of: data) == attachment.hash {
+            if let table = tables[name], let column = table.info.column(named: column)?.name,
+               let data = try bytes(of: attachment, in: table, gid: gid, column: column, db) {
                 return data
             }
             try db.execute(sql: "DELETE FROM sluice_sync_held WHERE tbl = ? AND gid = ? AND col = ?", arguments: [.text(name), .text(gid), .text(column)])
