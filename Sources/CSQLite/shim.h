@@ -50,6 +50,22 @@ static inline int _sluice_wal_index_change(const volatile void *region, unsigned
     return 0;
 }
 
+/// The wal-index header's `mxFrame` (frames in the WAL) and `szPage` (the
+/// page size; 1 stands for 65536), read as `_sluice_wal_index_change` reads
+/// `iChange`. 0 when both copies agree and the header is initialized.
+static inline int _sluice_wal_index_frames(const volatile void *region, unsigned int *frames, unsigned int *pageSize) {
+    unsigned char first[48], second[48];
+    const volatile unsigned char *bytes = (const volatile unsigned char *)region;
+    for (int i = 0; i < 48; i++) first[i] = bytes[i];
+    __sync_synchronize();
+    for (int i = 0; i < 48; i++) second[i] = bytes[48 + i];
+    if (memcmp(first, second, 48) != 0 || first[12] != 1) return 1;
+    unsigned short size;
+    memcpy(&size, first + 14, 2);
+    *pageSize = size == 1 ? 65536u : (unsigned int)size;
+    memcpy(frames, first + 16, 4);
+    return 0;
+}
 /// The parts of FTS5's `bm25` for the current row, so that a live search
 /// can score rows it did not read again: a blob of 8-byte slots, the
 /// index's row count and token count (int64), the row's token count

@@ -286,6 +286,7 @@ import Testing
             pinned.wait()
         }
         func fileReplaced(_ error: StoreError) {}
+        func filesWritten() {}
     }
 
     /// Another connection's commit that was heard but is not pinned yet

@@ -34,10 +34,12 @@ extension LiveQuery {
         for rows in held { rows.advance(keeping: images, to: pin) }
     }
 
-    /// Reads through `new` what was read through `old`, a read transaction at the same state.
-    func repin(from old: ReadPin, to new: ReadPin) {
-        if statePin === old { statePin = new }
-        for rows in versions.compactMap({ $0.rows }) where rows.currentPin === old {
+    /// Reads through `new` what was read through pins at commit `commit`
+    /// (the same state: the commit counter names it).
+    func repin(at commit: UInt32, to new: ReadPin) {
+        func isAtCommit(_ pin: ReadPin?) -> Bool { pin.map { $0 !== new && $0.commit == commit } ?? false }
+        if isAtCommit(statePin) { statePin = new }
+        for rows in versions.compactMap({ $0.rows }) where isAtCommit(rows.currentPin) {
             rows.advance(keeping: [:], to: new)
         }
     }

@@ -9,13 +9,13 @@ protocol StoreObservation: AnyObject, Sendable {
     /// Applies the changes of one or more commits against a snapshot that
     /// holds them all, and delivers the result unless `silent`.
     func update(_ db: Database, pin: ReadPin, changes: ChangedRows, silent: Bool)
-    /// Reads what was read through `old` through `new` from now on: both
-    /// are read transactions at the same state.
-    func repin(from old: ReadPin, to new: ReadPin)
+    /// Reads what was read through pins at commit `commit` through `new`
+    /// from now on, a read transaction at the same state.
+    func repin(at commit: UInt32, to new: ReadPin)
 }
 
 extension StoreObservation {
-    func repin(from old: ReadPin, to new: ReadPin) {}
+    func repin(at commit: UInt32, to new: ReadPin) {}
 }
 
 /// Runs the store's observations on their own queue, in the order of the
@@ -46,7 +46,7 @@ final class ObservationCenter: @unchecked Sendable {
     // pool's lock; `observations`, `order` and the renewal state are only
     // touched on `queue`.
 
-    private enum Event {
+    enum Event {
         case commit(ChangedRows, silenced: Set<ObjectIdentifier>)
         /// An observation to start at this event's snapshot.
         case start(ObjectIdentifier, StoreObservation)
@@ -82,17 +82,10 @@ final class ObservationCenter: @unchecked Sendable {
     /// the next event on, each reads the change log from where it stood at
     /// its own snapshot (queue only).
     private var joinedAt: [ObjectIdentifier: ChangeLog.Position?] = [:]
-    /// Starts due: the first events often follow a bulk write, whose long
-    /// WAL makes every later commit checkpoint until it restarts.
-    private var eventsSinceRenewal = ObservationCenter.renewalInterval - 1
     /// Attempts in a row that could not pin a snapshot for merged events (queue only).
     private var pinFailures = 0
-    /// Events between attempts to renew the latest pin (each attempt runs
-    /// two passive checkpoints: at every 16th event they doubled a
-    /// single-row change's latency at a million rows); 16 more after an
-    /// attempt that could not renew it.
-    static let renewalInterval = 256
-    static let renewalRetry = 16
+    /// The WAL's upkeep (queue only): see `ObservationCenter+WAL.swift`.
+    var wal = WALUpkeep()
 
     init(commits: ExternalCommits, openConnection: @escaping () throws -> Database) {
         self.commits = commits
@@ -192,7 +185,7 @@ final class ObservationCenter: @unchecked Sendable {
     /// the pool's size when none is free (the queue cannot wait for one);
     /// returns whether it could.
     @discardableResult
-    private func enqueuePinned(_ event: Event) -> Bool {
+    func enqueuePinned(_ event: Event) -> Bool {
         let db = pool.connection(mayWait: false, beyondPool: true)
         let snapshot = pool.withLock { () -> PinnedSnapshot? in
             let snapshot = pool.pin(db)
@@ -241,117 +234,138 @@ final class ObservationCenter: @unchecked Sendable {
 
     // MARK: - The pump (on the queue)
 
+    /// What one pass over the queued events did.
+    enum Batch {
+        /// Nothing was queued.
+        case empty
+        /// Events were applied.
+        case applied
+        /// Events wait for a snapshot that could not be pinned; the pump runs again later.
+        case deferred
+    }
+
     private func pump() {
         while true {
-            let events = pool.withLock {
-                defer {
-                    pending = []
-                    scheduled = false
-                }
-                return pending
-            }
-            guard !events.isEmpty else { return }
-            // Events without a snapshot wait for the next one that has one,
-            // and are applied with it (merged).
-            var waiting = ChangedRows()
-            var waitingSilenced: Set<ObjectIdentifier>?
-            var hasWaiting = false
-            for (offset, event) in events.enumerated() {
-                switch event.event {
-                case .join(let id, let observation, let commit, let position):
-                    // Another connection's commit may have come before the
-                    // join's snapshot unheard (the snapshot counts as heard):
-                    // the others are brought there with the next event, and
-                    // this one reads the log from its own snapshot.
-                    if observations.isEmpty {
-                        commits.startLog(at: position)
-                        appliedCommit = commit
-                    } else if hasWaiting || commit == nil || commit != appliedCommit {
-                        joinedAt[id] = position
-                        waiting.formUnion(.external)
-                        waitingSilenced = []
-                        hasWaiting = true
-                    }
-                    observations[id] = observation
-                    order.append(id)
-                case .start(let id, let observation):
-                    if let snapshot = event.snapshot {
-                        // The pin lives on in the snapshots delivered for this event.
-                        let pin = pool.makePin(snapshot)
-                        pin.withDatabase { db in
-                            // The others are brought to this snapshot first:
-                            // commits queued without one, and any other
-                            // connection's commit not heard yet (the snapshot counts as heard).
-                            if !observations.isEmpty, hasWaiting || snapshot.commit == nil || snapshot.commit != appliedCommit {
-                                var changes = ChangedRows.external
-                                changes.formUnion(waiting)
-                                apply(changes, silenced: [], on: db, pin: pin)
-                            }
-                            hasWaiting = false
-                            waiting = ChangedRows()
-                            waitingSilenced = nil
-                            observations[id] = observation
-                            order.append(id)
-                            observation.start(db, pin: pin)
-                            commits.startLog(at: db, commit: snapshot.commit)
-                        }
-                        latestPin = pin
-                        appliedCommit = snapshot.commit
-                        eventsSinceRenewal += 1
-                    }
-                case .commit(let changes, let silenced):
-                    waiting.formUnion(changes)
-                    waitingSilenced = waitingSilenced.map { $0.intersection(silenced) } ?? silenced
-                    hasWaiting = true
-                    if let snapshot = event.snapshot {
-                        let pin = pool.makePin(snapshot)
-                        pin.withDatabase { db in apply(waiting, silenced: waitingSilenced ?? [], on: db, pin: pin) }
-                        latestPin = pin
-                        appliedCommit = snapshot.commit
-                        eventsSinceRenewal += 1
-                        hasWaiting = false
-                        waiting = ChangedRows()
-                        waitingSilenced = nil
-                    }
-                }
-                if hasWaiting, offset == events.count - 1 {
-                    // Nothing later to merge with: queue what waits again,
-                    // in front, and pin a fresh snapshot behind it (which
-                    // counts as heard: another connection's commit it holds
-                    // is read from the log); when none can be pinned, try
-                    // again later, less and less often (not at once: that would spin).
-                    pool.withLock {
-                        pending.insert(Pending(event: .commit(waiting, silenced: waitingSilenced ?? []), snapshot: nil), at: 0)
-                    }
-                    if !enqueuePinned(.commit(.external, silenced: [])) {
-                        pinFailures += 1
-                        let delay = min(1_000, 10 << min(pinFailures, 7))
-                        queue.asyncAfter(deadline: .now() + .milliseconds(delay)) { self.pump() }
-                        return
-                    }
-                    pinFailures = 0
-                }
-            }
-            if eventsSinceRenewal >= Self.renewalInterval, pool.withLock({ pending.isEmpty }) {
-                eventsSinceRenewal = renewLatestPin() ? 0 : Self.renewalInterval - Self.renewalRetry
+            switch applyQueued() {
+            case .empty:
+                scheduleIdleUpkeep()
+                return
+            case .deferred:
+                return
+            case .applied:
+                keepWALBounded()
             }
         }
     }
 
-    /// Lets the WAL restart while snapshots are held (`SnapshotPool.renew`).
-    ///
-    /// - Returns: whether it was renewed (or there was nothing to renew).
-    private func renewLatestPin() -> Bool {
-        guard let old = latestPin, !observations.isEmpty else { return true }
-        switch pool.renew() {
-        case .unneeded: return true
-        case .failed: return false
-        case .renewed(let new):
-            for id in order { observations[id]?.repin(from: old, to: new) }
-            latestPin = new
-            return true
+    /// Applies the events queued so far, in order (on the queue).
+    func applyQueued() -> Batch {
+        let events = pool.withLock {
+            defer {
+                pending = []
+                scheduled = false
+            }
+            return pending
         }
+        guard !events.isEmpty else { return .empty }
+        wal.eventApplied()
+        // Events without a snapshot wait for the next one that has one,
+        // and are applied with it (merged).
+        var waiting = ChangedRows()
+        var waitingSilenced: Set<ObjectIdentifier>?
+        var hasWaiting = false
+        for (offset, event) in events.enumerated() {
+            switch event.event {
+            case .join(let id, let observation, let commit, let position):
+                // Another connection's commit may have come before the
+                // join's snapshot unheard (the snapshot counts as heard):
+                // the others are brought there with the next event, and
+                // this one reads the log from its own snapshot.
+                if observations.isEmpty {
+                    commits.startLog(at: position)
+                    appliedCommit = commit
+                } else if hasWaiting || commit == nil || commit != appliedCommit {
+                    joinedAt[id] = position
+                    waiting.formUnion(.external)
+                    waitingSilenced = []
+                    hasWaiting = true
+                }
+                observations[id] = observation
+                order.append(id)
+            case .start(let id, let observation):
+                if let snapshot = event.snapshot {
+                    // The pin lives on in the snapshots delivered for this event.
+                    let pin = pool.makePin(snapshot)
+                    pin.withDatabase { db in
+                        // The others are brought to this snapshot first:
+                        // commits queued without one, and any other
+                        // connection's commit not heard yet (the snapshot counts as heard).
+                        if !observations.isEmpty, hasWaiting || snapshot.commit == nil || snapshot.commit != appliedCommit {
+                            var changes = ChangedRows.external
+                            changes.formUnion(waiting)
+                            apply(changes, silenced: [], on: db, pin: pin)
+                        }
+                        hasWaiting = false
+                        waiting = ChangedRows()
+                        waitingSilenced = nil
+                        observations[id] = observation
+                        order.append(id)
+                        observation.start(db, pin: pin)
+                        commits.startLog(at: db, commit: snapshot.commit)
+                    }
+                    latestPin = pin
+                    appliedCommit = snapshot.commit
+                }
+            case .commit(let changes, let silenced):
+                waiting.formUnion(changes)
+                waitingSilenced = waitingSilenced.map { $0.intersection(silenced) } ?? silenced
+                hasWaiting = true
+                if let snapshot = event.snapshot {
+                    let pin = pool.makePin(snapshot)
+                    pin.withDatabase { db in apply(waiting, silenced: waitingSilenced ?? [], on: db, pin: pin) }
+                    latestPin = pin
+                    appliedCommit = snapshot.commit
+                    hasWaiting = false
+                    waiting = ChangedRows()
+                    waitingSilenced = nil
+                }
+            }
+            if hasWaiting, offset == events.count - 1 {
+                // Nothing later to merge with: queue what waits again,
+                // in front, and pin a fresh snapshot behind it (which
+                // counts as heard: another connection's commit it holds
+                // is read from the log); when none can be pinned, try
+                // again later, less and less often (not at once: that would spin).
+                pool.withLock {
+                    pending.insert(Pending(event: .commit(waiting, silenced: waitingSilenced ?? []), snapshot: nil), at: 0)
+                }
+                if !enqueuePinned(.commit(.external, silenced: [])) {
+                    pinFailures += 1
+                    let delay = min(1_000, 10 << min(pinFailures, 7))
+                    queue.asyncAfter(deadline: .now() + .milliseconds(delay)) { self.pump() }
+                    return .deferred
+                }
+                pinFailures = 0
+            }
+        }
+        return .applied
     }
+
+    /// Moves every observation from the pins at the applied commit to
+    /// `new`, a read transaction at the same state (one that holds no WAL
+    /// frames). Several events can pin one commit (this store's and a look
+    /// for other connections' commits), so pins are matched by commit.
+    func repinLatest(to new: ReadPin) {
+        guard let commit = appliedCommit, new.commit == commit else { return }
+        for id in order { observations[id]?.repin(at: commit, to: new) }
+        latestPin = new
+    }
+
+    /// The commit the observations are at (queue only).
+    var appliedState: UInt32? { appliedCommit }
+    var isIdle: Bool { pool.withLock { pending.isEmpty } }
+    var hasObservations: Bool { !observations.isEmpty }
+    var snapshots: SnapshotPool { pool }
 
     /// Applies changes to every observation, against a snapshot that holds
     /// them all; an observation that joined at a snapshot of its own reads
@@ -383,6 +397,10 @@ extension ObservationCenter: CommitListener {
 extension ObservationCenter: ExternalCommitSink {
     func externalCommitNoticed() {
         record(.external, silenced: [], own: nil, external: true)
+    }
+
+    func filesWritten() {
+        queue.async { self.scheduleIdleUpkeep() }
     }
 
     /// Ends every observation with `error` (on the queue, after the

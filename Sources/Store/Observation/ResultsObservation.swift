@@ -103,8 +103,8 @@ final class ResultsObservation<Presenter: ResultsPresenter>: StoreObservation, F
         }
     }
 
-    func repin(from old: ReadPin, to new: ReadPin) {
-        live?.repin(from: old, to: new)
+    func repin(at commit: UInt32, to new: ReadPin) {
+        live?.repin(at: commit, to: new)
     }
 
     func fail(_ error: Error) {

@@ -43,6 +43,11 @@ final class Connection {
     /// Whether the foreign-writer triggers' guard (`sluice_foreign.active`)
     /// reads as NULL here: set on Sluice's writers, which log by themselves.
     var silencesForeignTriggers = false
+    /// When set, decides instead of the busy timeout whether to try again a
+    /// lock another connection holds, and pauses as long as it likes (called
+    /// with the attempts so far): the observation queue's RESTART checkpoint
+    /// re-pins its own snapshots while it waits for readers.
+    var busyOverride: ((Int32) -> Bool)?
 
     init(path: String, mode: OpenMode, busyTimeout: Int32 = 5_000) throws {
         self.path = path
@@ -74,6 +79,7 @@ final class Connection {
         sqlite3_busy_handler(db, { context, attempts in
             guard let context else { return 0 }
             let connection = Unmanaged<Connection>.fromOpaque(context).takeUnretainedValue()
+            if let busyOverride = connection.busyOverride { return busyOverride(attempts) ? 1 : 0 }
             guard Int64(attempts) * Int64(Connection.busyRetryMicroseconds) < Int64(connection.busyTimeout) * 1000 else { return 0 }
             usleep(Connection.busyRetryMicroseconds)
             return 1
@@ -320,3 +326,4 @@ enum TransactionEffect: Equatable {
 // Connections are used only on their store's serial queues.
 @available(*, unavailable)
 extension Connection: Sendable {}
+

@@ -139,10 +139,14 @@ final class SnapshotPool: @unchecked Sendable {
         case failed
         /// A new pin at the same state, holding no WAL frames.
         case renewed(ReadPin)
+        /// A new pin at the same state, taken while another connection's
+        /// checkpoint runs: it holds no frames if that one copied them all.
+        case repinned(ReadPin)
     }
 
-    /// A pin at the same state as the latest event's that holds no WAL
-    /// frames, so writers can restart the WAL (on the observation queue).
+    /// A pin at the same state as the latest event's (commit `applied`)
+    /// that holds no WAL frames, so writers can restart the WAL (on the
+    /// observation queue).
     ///
     /// Snapshots read through the read transaction of the last event, and a
     /// reader holding WAL frames keeps writers from restarting the WAL, so
@@ -151,24 +155,76 @@ final class SnapshotPool: @unchecked Sendable {
     /// proves the latest pin is at the newest commit: a checkpoint cannot go past
     /// a reader's frames), a new read transaction is started (it reads the
     /// database file only), and unless a commit came in between (the commit
-    /// counter and the WAL's size say) it replaces the latest pin.
-    func renew() -> Renewal {
-        if maintenance == nil { maintenance = try? openConnection() }
-        guard let checkpointer = maintenance else { return .failed }
-        func checkpoint() -> (log: Int64, copied: Int64)? {
+    /// counter and the WAL's size say) it replaces the latest pin. When
+    /// another connection's checkpoint is running (it may be waiting for
+    /// this queue's readers to let go), the pin is taken again all the same.
+    func renew(at applied: UInt32?) -> Renewal {
+        guard let checkpointer = maintenanceConnection() else { return .failed }
+        func checkpoint() -> (log: Int64, copied: Int64)?? {
             guard let row = try? checkpointer.fetchRows(sql: "PRAGMA wal_checkpoint(PASSIVE)").first, row.values.count == 3,
-                  case .integer(let log) = row.values[1], case .integer(let copied) = row.values[2], log >= 0 else { return nil }
+                  case .integer(let busy) = row.values[0] else { return nil }
+            guard busy == 0, case .integer(let log) = row.values[1], case .integer(let copied) = row.values[2], log >= 0 else {
+                return .some(nil)
+            }
             return (log, copied)
         }
         let version = counter.read()
-        guard version != nil, let before = checkpoint() else { return .failed }
+        guard version != nil, version == applied, let result = checkpoint() else { return .failed }
+        guard let before = result else {
+            return pinAgain(at: version).map(Renewal.repinned) ?? .failed
+        }
         guard before.log > 0 else { return .unneeded }
         guard before.copied == before.log else { return .failed }
-        let db = connection(mayWait: false)
-        let pinned = withLock { pin(db) }
-        guard let pinned else { return .failed }
-        let new = makePin(pinned)
-        guard let after = checkpoint(), after.log == before.log, pinned.commit == version, counter.read() == version else { return .failed }
+        guard let new = pinAgain(at: version) else { return .failed }
+        guard let after = checkpoint(), let after, after.log == before.log, counter.read() == version else { return .failed }
         return .renewed(new)
+    }
+
+    /// A new pin at commit `version` (nil when a commit landed since, or
+    /// none could be pinned). Started after every frame was copied to the
+    /// database, it reads the database file only.
+    func pinAgain(at version: UInt32?) -> ReadPin? {
+        guard let version else { return nil }
+        let db = connection(mayWait: false, beyondPool: true)
+        guard let pinned = withLock({ pin(db) }) else { return nil }
+        let new = makePin(pinned)
+        return pinned.commit == version ? new : nil
+    }
+
+    /// Restarts the WAL with a RESTART checkpoint, waiting at most `budget`
+    /// (on the observation queue).
+    ///
+    /// The checkpoint holds off writers while it runs (they wait, as for any
+    /// writer), copies every frame once every reader is at the newest
+    /// commit, then waits until no reader holds WAL frames, so that the
+    /// next writer starts the WAL again from its beginning. While it waits,
+    /// `whileWaiting` is called: the observation queue brings its
+    /// observations to the newest commit and moves them to a pin that holds
+    /// no frames (other processes' stores do the same when they fall idle).
+    ///
+    /// - Returns: whether the WAL was restarted.
+    func restart(budget: TimeInterval, whileWaiting: () -> Void) -> Bool {
+        guard let checkpointer = maintenanceConnection() else { return false }
+        let deadline = Date().addingTimeInterval(budget)
+        return withoutActuallyEscaping(whileWaiting) { whileWaiting in
+            // A writer committing back to back leaves the lock free for
+            // microseconds between its transactions: try often, and do the
+            // queue's work every half millisecond or so.
+            checkpointer.connection.busyOverride = { attempts in
+                guard Date() < deadline else { return false }
+                if attempts % 16 == 0 { whileWaiting() }
+                usleep(30)
+                return true
+            }
+            defer { checkpointer.connection.busyOverride = nil }
+            guard let row = try? checkpointer.fetchRows(sql: "PRAGMA wal_checkpoint(RESTART)").first, row.values.count == 3,
+                  case .integer(let busy) = row.values[0] else { return false }
+            return busy == 0
+        }
+    }
+
+    private func maintenanceConnection() -> Database? {
+        if maintenance == nil { maintenance = try? openConnection() }
+        return maintenance
     }
 }

@@ -73,6 +73,21 @@ final class CommitCounter: @unchecked Sendable {
         }
     }
 
+    /// The bytes of the WAL's frames (its size since it last restarted), or
+    /// nil when the file is not in WAL mode or the wal-index could not be read.
+    func walBytes() -> Int64? {
+        guard read() != nil else { return nil }
+        return lock.withLock {
+            guard let region else { return nil }
+            var frames: UInt32 = 0
+            var pageSize: UInt32 = 0
+            for _ in 0..<3 where _sluice_wal_index_frames(region, &frames, &pageSize) == 0 {
+                return Int64(frames) * Int64(pageSize + 24)
+            }
+            return nil
+        }
+    }
+
     private static func change(_ region: UnsafeRawPointer) -> UInt32? {
         var change: UInt32 = 0
         for _ in 0..<3 where _sluice_wal_index_change(region, &change) == 0 {

@@ -8,6 +8,9 @@ protocol ExternalCommitSink: AnyObject, Sendable {
     func externalCommitNoticed()
     /// The file at the store's path is no longer the one it opened.
     func fileReplaced(_ error: StoreError)
+    /// The database's files were written (a commit, or a checkpoint that
+    /// may be waiting for this store's readers to let go of the WAL).
+    func filesWritten()
 }
 
 /// The one owner of "another connection committed", for one store.
@@ -147,6 +150,7 @@ final class ExternalCommits: @unchecked Sendable {
             recheckGeneration += 1
             check()
             recheck(recheckGeneration, attempt: 0)
+            state.withLock { $0.watching ? $0.sink : nil }?.filesWritten()
         case .replaced:
             checkReplaced()
         }

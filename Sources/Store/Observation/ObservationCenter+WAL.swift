@@ -1,0 +1,137 @@
+import Dispatch
+import Foundation
+
+/// What the observation queue keeps to bound the WAL while snapshots are
+/// held (queue only).
+struct WALUpkeep {
+    /// Past this many bytes of WAL, the queue tries to renew its latest pin
+    /// (a passive checkpoint and a new read transaction at the same state),
+    /// every `renewalRetry` events while it cannot.
+    static let renewalBytes: Int64 = 2 << 20
+    static let renewalRetry = 16
+    /// Past this many bytes, it restarts the WAL itself (a RESTART
+    /// checkpoint, which holds off writers for its length); after one that
+    /// did not succeed, not before the WAL grew by `restartStep` more.
+    static let restartBytes: Int64 = 3 << 20
+    static let restartStep: Int64 = 1 << 20
+    /// How long a RESTART checkpoint waits, at most, for readers to let go.
+    static let restartBudget: TimeInterval = 0.1
+    /// Once the queue falls idle, it moves its latest pin to one that holds
+    /// no WAL frames after these pauses (then stops: nothing runs while
+    /// nothing is committed). A checkpoint by another connection, and
+    /// another store's restart, wait for that.
+    static let idleDelays: [Int] = [2, 10, 50, 250]
+
+    /// Whether the latest pin was renewed since the last event (it holds no frames).
+    var clean = false
+    /// Events since the last attempt to renew.
+    var eventsSinceAttempt = WALUpkeep.renewalRetry
+    /// The WAL size at which the next restart is tried.
+    var restartFloor = WALUpkeep.restartBytes
+    /// Counts events, so that an idle timer knows whether one came since it was set.
+    var generation = 0
+    /// Whether a restart is running (its waits apply events too).
+    var restarting = false
+
+    mutating func eventApplied() {
+        clean = false
+        eventsSinceAttempt += 1
+        generation &+= 1
+    }
+}
+
+/// The WAL's upkeep: pinned snapshots never let it grow without bound.
+///
+/// A read transaction that holds WAL frames keeps checkpoints from copying
+/// the frames after it and writers from starting the WAL again ("checkpoint
+/// starvation"), and the observation queue always holds one: the latest
+/// event's, which delivered snapshots read their elements through. With a
+/// writer committing steadily, the writer's own checkpoints always find
+/// that pin one commit behind, so the WAL never restarts. Three things keep
+/// it bounded:
+///
+/// - past `WALUpkeep.renewalBytes`, the queue renews its latest pin when a
+///   passive checkpoint shows it is at the newest commit;
+/// - past `WALUpkeep.restartBytes`, it runs a RESTART checkpoint, which
+///   holds off writers while it waits: meanwhile the queue applies the
+///   commits it has not applied and moves to a pin that holds no frames;
+/// - when it falls idle, it renews its pin, so that a checkpoint by another
+///   connection (or another store's restart) finds no reader holding frames.
+extension ObservationCenter {
+    /// After a batch of events: renews the latest pin or restarts the WAL
+    /// when the WAL has grown past the bounds.
+    func keepWALBounded() {
+        guard !wal.restarting, hasObservations, let bytes = commits.counter.walBytes() else { return }
+        if bytes < WALUpkeep.renewalBytes {
+            wal.restartFloor = WALUpkeep.restartBytes
+            return
+        }
+        if wal.eventsSinceAttempt >= WALUpkeep.renewalRetry {
+            wal.eventsSinceAttempt = 0
+            if renewLatestPin() { return }
+        }
+        guard bytes >= wal.restartFloor else { return }
+        if restartWAL() {
+            wal.restartFloor = WALUpkeep.restartBytes
+        } else {
+            wal.restartFloor = bytes + WALUpkeep.restartStep
+        }
+    }
+
+    /// Moves the latest pin to one at the same state that holds no WAL
+    /// frames, when a passive checkpoint shows it can (`SnapshotPool.renew`).
+    ///
+    /// - Returns: whether it did (or the WAL is empty); false when there is
+    ///   no latest pin or events wait (their pins hold frames).
+    @discardableResult
+    func renewLatestPin() -> Bool {
+        guard appliedState != nil, hasObservations, isIdle else { return false }
+        switch snapshots.renew(at: appliedState) {
+        case .unneeded:
+            return true
+        case .failed:
+            return false
+        case .renewed(let new):
+            repinLatest(to: new)
+            wal.clean = true
+            return true
+        case .repinned(let new):
+            repinLatest(to: new)
+            return false
+        }
+    }
+
+    /// Restarts the WAL (`SnapshotPool.restart`): while the checkpoint holds
+    /// off writers and waits for readers, the commits not applied yet are
+    /// applied (changesets are delivered as usual), then the latest pin is
+    /// moved to one that holds no frames.
+    func restartWAL() -> Bool {
+        wal.restarting = true
+        defer { wal.restarting = false }
+        return snapshots.restart(budget: WALUpkeep.restartBudget) {
+            let commit = appliedState
+            if !isIdle || commits.counter.read() != commit {
+                // One batch per call: until the checkpoint holds off
+                // writers, a writer committing back to back would keep this
+                // busy for good.
+                if isIdle { enqueuePinned(.commit(.external, silenced: [])) }
+                _ = applyQueued()
+                return
+            }
+            if let new = snapshots.pinAgain(at: commit) { repinLatest(to: new) }
+        }
+    }
+
+    /// Once no event is queued: renews the latest pin after a pause, unless
+    /// an event comes first (then the next idle time starts over).
+    func scheduleIdleUpkeep(attempt: Int = 0) {
+        guard !wal.clean, !wal.restarting, attempt < WALUpkeep.idleDelays.count, hasObservations else { return }
+        let generation = wal.generation
+        queue.asyncAfter(deadline: .now() + .milliseconds(WALUpkeep.idleDelays[attempt])) {
+            guard self.wal.generation == generation, !self.wal.clean, self.isIdle, self.hasObservations else { return }
+            guard let bytes = self.commits.counter.walBytes(), bytes > 0 else { return }
+            if !self.renewLatestPin() { self.scheduleIdleUpkeep(attempt: attempt + 1) }
+        }
+    }
+}
+
