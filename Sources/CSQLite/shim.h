@@ -33,37 +33,36 @@ static inline int _sluice_read_database_header(sqlite3 *db, unsigned char *buffe
     return file->pMethods->xRead(file, buffer, count, 0);
 }
 
-/// The wal-index header's `iChange`, read as SQLite's readers read it: the
-/// first copy, a memory barrier, the second copy (a writer writes them in
-/// the other order). 0 when both agree and the header is initialized.
-static inline int _sluice_wal_index_change(const volatile void *region, unsigned int *change) {
-    unsigned char first[48], second[48];
+/// Copies the wal-index header as SQLite's readers read it: the first
+/// copy, a memory barrier, the second copy (a writer writes them in the
+/// other order). 0 when both agree and the header is initialized.
+static inline int _sluice_wal_index_header(const volatile void *region, unsigned char header[48]) {
+    unsigned char second[48];
     const volatile unsigned char *bytes = (const volatile unsigned char *)region;
-    for (int i = 0; i < 48; i++) first[i] = bytes[i];
+    for (int i = 0; i < 48; i++) header[i] = bytes[i];
     __sync_synchronize();
     for (int i = 0; i < 48; i++) second[i] = bytes[48 + i];
-    if (memcmp(first, second, 48) != 0 || first[12] != 1) return 1;
+    if (memcmp(header, second, 48) != 0 || header[12] != 1) return 1;
     unsigned int version;
-    memcpy(&version, first, 4);
-    if (version != 3007000) return 1;
-    memcpy(change, first + 8, 4);
+    memcpy(&version, header, 4);
+    return version == 3007000 ? 0 : 1;
+}
+/// The wal-index header's `iChange`. 0 when the header could be read.
+static inline int _sluice_wal_index_change(const volatile void *region, unsigned int *change) {
+    unsigned char header[48];
+    if (_sluice_wal_index_header(region, header) != 0) return 1;
+    memcpy(change, header + 8, 4);
     return 0;
 }
-
 /// The wal-index header's `mxFrame` (frames in the WAL) and `szPage` (the
-/// page size; 1 stands for 65536), read as `_sluice_wal_index_change` reads
-/// `iChange`. 0 when both copies agree and the header is initialized.
+/// page size; 1 stands for 65536). 0 when the header could be read.
 static inline int _sluice_wal_index_frames(const volatile void *region, unsigned int *frames, unsigned int *pageSize) {
-    unsigned char first[48], second[48];
-    const volatile unsigned char *bytes = (const volatile unsigned char *)region;
-    for (int i = 0; i < 48; i++) first[i] = bytes[i];
-    __sync_synchronize();
-    for (int i = 0; i < 48; i++) second[i] = bytes[48 + i];
-    if (memcmp(first, second, 48) != 0 || first[12] != 1) return 1;
+    unsigned char header[48];
+    if (_sluice_wal_index_header(region, header) != 0) return 1;
     unsigned short size;
-    memcpy(&size, first + 14, 2);
+    memcpy(&size, header + 14, 2);
     *pageSize = size == 1 ? 65536u : (unsigned int)size;
-    memcpy(frames, first + 16, 4);
+    memcpy(frames, header + 16, 4);
     return 0;
 }
 /// The parts of FTS5's `bm25` for the current row, so that a live search

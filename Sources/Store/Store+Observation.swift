@@ -33,6 +33,7 @@ extension Store: ObservationHost {
             db.refreshSchemaIfChanged()
             start(db, pin)
         }
+        pin.endEvent()
         return token
     }
 }

@@ -94,7 +94,7 @@ final class SnapshotRows<Element>: @unchecked Sendable {
         // Read without holding the lock: whatever the pin is moved to
         // meanwhile, a row not held when the pin was taken is the same at
         // the pin's state as at this one.
-        let read = try pin.withDatabase { db in try source.read(missing, on: db) }
+        let read = try pin.read { db in try source.read(missing, on: db) }
         lock.withLock {
             if cache.count + read.count > Self.cacheLimit { cache.removeAll(keepingCapacity: true) }
             for (rowID, element) in zip(missing, read) where held[rowID] == nil { cache[rowID] = element }

@@ -313,6 +313,7 @@ final class ObservationCenter: @unchecked Sendable {
                         observation.start(db, pin: pin)
                         commits.startLog(at: db, commit: snapshot.commit)
                     }
+                    pin.endEvent()
                     latestPin = pin
                     appliedCommit = snapshot.commit
                 }
@@ -323,6 +324,7 @@ final class ObservationCenter: @unchecked Sendable {
                 if let snapshot = event.snapshot {
                     let pin = pool.makePin(snapshot)
                     pin.withDatabase { db in apply(waiting, silenced: waitingSilenced ?? [], on: db, pin: pin) }
+                    pin.endEvent()
                     latestPin = pin
                     appliedCommit = snapshot.commit
                     hasWaiting = false

@@ -60,7 +60,10 @@ final class ResultsObservation<Presenter: ResultsPresenter>: StoreObservation, F
     private func begin(_ db: Database, pin: ReadPin) -> Presenter.Change? {
         do {
             let plan = try makePlan(db)
-            let live = try LiveQuery(plan: plan, decode: results.decode, sectionValue: presenter.sectionValue, db: db, pin: pin,
+            // On a rollback-journal file the read transaction ends after
+            // the event: the live query holds its elements.
+            let live = try LiveQuery(plan: plan, decode: results.decode, sectionValue: presenter.sectionValue, db: db,
+                                     pin: pin.transient ? nil : pin,
                                      visit: try presenter.willRead(plan))
             let initial = try presenter.initial(live)
             self.live = live

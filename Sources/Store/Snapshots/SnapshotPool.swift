@@ -6,6 +6,8 @@ import Foundation
 struct PinnedSnapshot {
     let db: Database
     let commit: UInt32?
+    /// The file is in a rollback-journal mode (`ReadPin.transient`).
+    var transient = false
 }
 
 /// The read connections that observation events pin their snapshots on,
@@ -89,11 +91,11 @@ final class SnapshotPool: @unchecked Sendable {
                 return nil
             }
             let after = counter.read()
-            if before == after { return PinnedSnapshot(db: db, commit: before) }
+            if before == after { return PinnedSnapshot(db: db, commit: before, transient: counter.isRollbackJournal) }
             if attempt == 2 { break }
             db.rollback()    // a commit landed meanwhile: again, to know which snapshot this is
         }
-        return PinnedSnapshot(db: db, commit: nil)
+        return PinnedSnapshot(db: db, commit: nil, transient: counter.isRollbackJournal)
     }
 
     /// Returns a pooled connection (call with the lock held).
@@ -115,7 +117,7 @@ final class SnapshotPool: @unchecked Sendable {
     /// The snapshot, as a pin that gives its connection back when the last
     /// holder lets go.
     func makePin(_ snapshot: PinnedSnapshot) -> ReadPin {
-        ReadPin(snapshot.db, commit: snapshot.commit) { [weak self] db in
+        ReadPin(snapshot.db, commit: snapshot.commit, transient: snapshot.transient, counter: counter) { [weak self] db in
             guard let self else { return }
             self.withLock { self.giveBack(db) }
         }

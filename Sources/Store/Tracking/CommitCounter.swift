@@ -27,6 +27,10 @@ final class CommitCounter: @unchecked Sendable {
     private let open: (() -> Connection?)?
     private var connection: Connection?
     private var region: UnsafeRawPointer?
+    /// Whether the last read found the file in WAL mode: a switch makes one
+    /// read say nil, since the two modes' counters cannot be compared.
+    private var lastWAL: Bool?
+    private var switches = 0
 
     /// Reads through `connection`, by a caller that uses it on its queue
     /// and only inside a transaction (the writer's commit hook).
@@ -58,9 +62,13 @@ final class CommitCounter: @unchecked Sendable {
             guard let connection else { return nil }
             var header = [UInt8](repeating: 0, count: 28)
             guard _sluice_read_database_header(connection.handle, &header, Int32(header.count)) == SQLITE_OK else { return nil }
-            guard header[18] == 2 else {
+            let wal = header[18] == 2
+            defer { lastWAL = wal }
+            let switched = lastWAL.map { $0 != wal } ?? false
+            if switched { switches += 1 }
+            guard wal else {
                 // Rollback journal: the change counter, big-endian.
-                return header[24..<28].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+                return switched ? nil : header[24..<28].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
             }
             // WAL: a connection maps the wal-index in its first read transaction.
             if !connection.isInTransaction {
@@ -69,7 +77,23 @@ final class CommitCounter: @unchecked Sendable {
             }
             guard let mapped = _sluice_wal_index(connection.handle) else { return nil }
             region = UnsafeRawPointer(mapped)
-            return Self.change(mapped)
+            return switched ? nil : Self.change(mapped)
+        }
+    }
+
+    /// Counts the switches between WAL and rollback-journal modes this
+    /// counter saw: numbers read in different epochs are not comparable.
+    var epoch: Int { lock.withLock { switches } }
+
+    /// Whether the file is in a rollback-journal mode (its header says it
+    /// is not in WAL mode), read now.
+    var isRollbackJournal: Bool {
+        lock.withLock {
+            if connection == nil, let open { connection = open() }
+            guard let connection else { return false }
+            var header = [UInt8](repeating: 0, count: 20)
+            guard _sluice_read_database_header(connection.handle, &header, Int32(header.count)) == SQLITE_OK else { return false }
+            return header[18] == 1
         }
     }
 

@@ -68,6 +68,9 @@ final class ExternalCommits: @unchecked Sendable {
         var logPosition: ChangeLog.Position?
         /// The file was found replaced: nothing more is reported.
         var replaced = false
+        /// The counter's journal-mode epoch `lastPinned` belongs to
+        /// (`CommitCounter.epoch`: the two modes count apart).
+        var pinnedEpoch = 0
     }
     private let state = Mutex(State())
     private var source: FileEventSource?
@@ -169,11 +172,13 @@ final class ExternalCommits: @unchecked Sendable {
     /// On the queue: reports a commit newer than every pinned snapshot.
     private func check() {
         let now = counter.read()
+        let epoch = counter.epoch
         let sink = state.withLock { state -> ExternalCommitSink? in
             guard state.watching, !state.replaced else { return nil }
             if state.ownPending { return nil }    // its pin looks, then it checks again
             guard let last = state.lastPinned else { return nil }    // the first pin holds it
-            guard let now else { return state.sink }    // cannot tell: the change log will
+            // Cannot tell (or the journal mode switched since the last pin): the change log will.
+            guard let now, epoch == state.pinnedEpoch else { return state.sink }
             guard CommitCounter.newer(now, than: last), state.lastReported.map({ CommitCounter.newer(now, than: $0) }) ?? true else { return nil }
             state.lastReported = now
             return state.sink
@@ -240,7 +245,14 @@ final class ExternalCommits: @unchecked Sendable {
         let (raced, wasFirst) = state.withLock { state -> (Bool, Bool) in
             let wasFirst = state.lastPinned == nil
             let previous = state.lastPinned
-            if let commit, previous.map({ CommitCounter.newer(commit, than: $0) }) ?? true { state.lastPinned = commit }
+            let epoch = counter.epoch
+            if let commit, state.pinnedEpoch != epoch {
+                state.lastPinned = commit
+                state.lastReported = nil
+                state.pinnedEpoch = epoch
+            } else if let commit, previous.map({ CommitCounter.newer(commit, than: $0) }) ?? true {
+                state.lastPinned = commit
+            }
             guard let commit else { return (true, wasFirst) }
             return (own != commit, wasFirst)
         }
