@@ -1,10 +1,13 @@
 import Foundation
 
-// Usage: swift run -c release --package-path Benchmarks sluice-benchmarks [--quick] [--only=records|live|log|scale|features|sync|sync-crowd|sync-scale|wakeups|search|log-bulk|log-fallback[,...]]
+// Usage: swift run -c release --package-path Benchmarks sluice-benchmarks [--quick] [--only=records|live|log|scale|features|sync|sync-crowd|sync-scale|wakeups|search|log-bulk|log-fallback|wal-soak[,...]]
 // [--chart=PATH]: an SVG of the chart's rows (the README's: --only=records,live --chart=Benchmarks/chart.svg)
 // (sync needs the release sluice-sync: swift build -c release --package-path Server --product sluice-sync)
 // Development aids: --compare-fetch[=rounds] (raw, @Table and Codable fetches of the same rows in turn,
 // with what Codable itself costs), --profile-fetch[-table], --profile-log, --profile-update (for a profiler).
+if let watched = CommandLine.arguments.first(where: { $0.hasPrefix("--wal-watcher=") }) {
+    try WALSoakBenchmark.watch(path: String(watched.dropFirst("--wal-watcher=".count)))
+}
 let quick = CommandLine.arguments.contains("--quick")
 var harness = Harness()
 print("Sluice benchmarks (release build; medians of \(quick ? 3 : 7) runs; raw = SQLite C API in the same process)")
@@ -59,6 +62,9 @@ do {
     }
     if runs("wakeups") {
         try WakeUpBenchmark.run(&harness, quick: quick)
+    }
+    if only == "wal-soak" {
+        try WALSoakBenchmark.run(&harness, quick: quick)
     }
     if runs("search") {
         try SearchBenchmark.run(&harness, quick: quick)

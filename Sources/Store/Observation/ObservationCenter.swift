@@ -69,8 +69,8 @@ final class ObservationCenter: @unchecked Sendable {
     let commits: ExternalCommits
     private var pending: [Pending] = []
     private var scheduled = false
-    private var observations: [ObjectIdentifier: StoreObservation] = [:]
-    private var order: [ObjectIdentifier] = []
+    private(set) var observations: [ObjectIdentifier: StoreObservation] = [:]
+    private(set) var order: [ObjectIdentifier] = []
     private let count = Mutex(0)
     /// The pin of the last event applied (queue only), and how many events
     /// were applied since it was last renewed to let the WAL restart.
@@ -103,7 +103,7 @@ final class ObservationCenter: @unchecked Sendable {
     /// Queues a commit with a snapshot of the state it committed: this
     /// store's (`own`: the number `ExternalCommits` gave it, if known), or
     /// another connection's (`changes.readsLog`).
-    private func record(_ changes: ChangedRows, silenced: Set<ObjectIdentifier>, own: UInt32?, external: Bool) {
+    func record(_ changes: ChangedRows, silenced: Set<ObjectIdentifier>, own: UInt32?, external: Bool) {
         guard isObserving, !changes.isEmpty else { return }
         let db = pool.connection(mayWait: !isOnQueue)
         let (schedule, raced) = pool.withLock { () -> (Bool, Bool) in
@@ -388,33 +388,4 @@ final class ObservationCenter: @unchecked Sendable {
             observation.update(db, pin: pin, changes: changes, silent: silenced.contains(id))
         }
     }
-}
-
-extension ObservationCenter: CommitListener {
-    func committed(_ changes: ChangedRows, silenced: Set<ObjectIdentifier>, number: UInt32?) {
-        record(changes, silenced: silenced, own: number, external: false)
-    }
-}
-
-extension ObservationCenter: ExternalCommitSink {
-    func externalCommitNoticed() {
-        record(.external, silenced: [], own: nil, external: true)
-    }
-
-    func filesWritten() {
-        queue.async { self.scheduleIdleUpkeep() }
-    }
-
-    /// Ends every observation with `error` (on the queue, after the
-    /// deliveries queued before it): the store's file was replaced.
-    func fileReplaced(_ error: StoreError) {
-        queue.async {
-            for id in self.order { (self.observations[id] as? FailableObservation)?.fail(error) }
-        }
-    }
-}
-
-/// An observation that can report that it cannot run.
-protocol FailableObservation {
-    func fail(_ error: StoreError)
 }
