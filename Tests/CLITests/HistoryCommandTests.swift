@@ -4,6 +4,34 @@ import Testing
 
 /// `sluice history`, `track` and `untrack` through the built binary.
 @Suite struct HistoryCommandTests {
+    /// A file whose change-log pages are damaged is said to be damaged, with
+    /// the table, not to have no change log; the file is left as it was.
+    @Test func historyOfADamagedLogSaysWhatIsDamaged() throws {
+        let cli = CommandRunner()
+        #expect(try cli.run(["seed", "--demo", "--people", "300"]).status == 0)
+        let path = cli.path("sluice.sqlite")
+        let plain = PlainConnection(path: path)
+        try plain.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        let pages = try plain.rows("SELECT name, pageno FROM dbstat WHERE name IN ('sluice_transaction', 'sluice_change') AND pagetype = 'leaf' ORDER BY pageno")
+        let pageSize = Int(try plain.rows("PRAGMA page_size").first.flatMap { Int64(sqliteValue: $0[0]) } ?? 4_096)
+        for (table, offset) in [("sluice_change", 2), ("sluice_transaction", 0)] {
+            let page = try #require(pages.filter { String(sqliteValue: $0[0]) == table }.dropFirst(offset).first.flatMap { Int(sqliteValue: $0[1]) })
+            let copy = cli.path("\(table).sqlite")
+            try? FileManager.default.removeItem(atPath: copy)
+            try FileManager.default.copyItem(atPath: path, toPath: copy)
+            let file = try #require(FileHandle(forUpdatingAtPath: copy))
+            try file.seek(toOffset: UInt64((page - 1) * pageSize))
+            file.write(Data(repeating: 0xA5, count: pageSize))
+            try file.close()
+            let before = try Data(contentsOf: URL(fileURLWithPath: copy))
+            let history = try cli.run(["history", "--db", copy])
+            #expect(history.status != 0)
+            #expect(history.stderr.contains("change log of") && history.stderr.contains("damaged") && history.stderr.contains(table), "\(history)")
+            #expect(!history.stderr.contains("has no change log"), "\(history)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: copy)) == before)
+        }
+    }
+
     @Test func historyPrintsEveryWritersTransactionsAsJSONLines() throws {
         let cli = CommandRunner()
         #expect(try cli.run(["migrate"]).status == 0)

@@ -7,15 +7,17 @@ struct WALUpkeep {
     /// Past this many bytes of WAL, the queue tries to renew its latest pin
     /// (a passive checkpoint and a new read transaction at the same state),
     /// every `renewalRetry` events while it cannot.
-    static let renewalBytes: Int64 = 2 << 20
+    static let renewalBytes: Int64 = 1 << 20
     static let renewalRetry = 16
     /// Past this many bytes, it restarts the WAL itself (a RESTART
     /// checkpoint, which holds off writers for its length); after one that
     /// did not succeed, not before the WAL grew by `restartStep` more.
-    static let restartBytes: Int64 = 3 << 20
-    static let restartStep: Int64 = 1 << 20
-    /// How long a RESTART checkpoint waits, at most, for readers to let go.
-    static let restartBudget: TimeInterval = 0.1
+    static let restartBytes: Int64 = 2 << 20
+    static let restartStep: Int64 = 512 << 10
+    /// How long a RESTART checkpoint waits, at most, for readers to let go:
+    /// 0.1 s, doubled after each one that could not restart (up to 0.8 s;
+    /// under load, applying the commits not yet applied takes longer).
+    static func restartBudget(failures: Int) -> TimeInterval { 0.1 * Double(1 << min(failures, 3)) }
     /// Once the queue falls idle, it moves its latest pin to one that holds
     /// no WAL frames after these pauses (then stops: nothing runs while
     /// nothing is committed). A checkpoint by another connection, and
@@ -32,6 +34,8 @@ struct WALUpkeep {
     var generation = 0
     /// Whether a restart is running (its waits apply events too).
     var restarting = false
+    /// Restarts in a row that could not restart the WAL.
+    var restartFailures = 0
 
     mutating func eventApplied() {
         clean = false
@@ -50,9 +54,9 @@ struct WALUpkeep {
 /// that pin one commit behind, so the WAL never restarts. Three things keep
 /// it bounded:
 ///
-/// - past `WALUpkeep.renewalBytes`, the queue renews its latest pin when a
+/// - past `WALUpkeep.renewalBytes` (1 MiB), the queue renews its latest pin when a
 ///   passive checkpoint shows it is at the newest commit;
-/// - past `WALUpkeep.restartBytes`, it runs a RESTART checkpoint, which
+/// - past `WALUpkeep.restartBytes` (2 MiB), it runs a RESTART checkpoint, which
 ///   holds off writers while it waits: meanwhile the queue applies the
 ///   commits it has not applied and moves to a pin that holds no frames;
 /// - when it falls idle, it renews its pin, so that a checkpoint by another
@@ -73,8 +77,10 @@ extension ObservationCenter {
         guard bytes >= wal.restartFloor else { return }
         if restartWAL() {
             wal.restartFloor = WALUpkeep.restartBytes
+            wal.restartFailures = 0
         } else {
             wal.restartFloor = bytes + WALUpkeep.restartStep
+            wal.restartFailures += 1
         }
     }
 
@@ -108,7 +114,7 @@ extension ObservationCenter {
     func restartWAL() -> Bool {
         wal.restarting = true
         defer { wal.restarting = false }
-        return snapshots.restart(budget: WALUpkeep.restartBudget) {
+        return snapshots.restart(budget: WALUpkeep.restartBudget(failures: wal.restartFailures)) {
             let commit = appliedState
             if !isIdle || commits.counter.read() != commit {
                 // One batch per call: until the checkpoint holds off

@@ -203,8 +203,20 @@ final class ExternalCommits: @unchecked Sendable {
     /// In the writer's commit hook, while anything is observed: notes the
     /// counter (the commit about to be made gets the next number) and holds
     /// events until `ownCommitEnded`.
+    ///
+    /// Another connection's commit that is not pinned yet is pinned here
+    /// first: the writer holds the write lock, so a snapshot taken now is
+    /// exactly that commit, and this one then gets a changeset of its own
+    /// (before, a second store's commit heard late was merged with this one's).
     func ownCommitBegins() {
         let base = counter.read()
+        let unheard = state.withLock { state -> ExternalCommitSink? in
+            guard state.watching, !state.replaced, let base, let last = state.lastPinned, state.pinnedEpoch == counter.epoch,
+                  CommitCounter.newer(base, than: last) else { return nil }
+            state.lastReported = base
+            return state.sink
+        }
+        unheard?.externalCommitNoticed()
         state.withLock { state in
             state.ownBase = base
             state.ownPending = true

@@ -136,10 +136,28 @@ public struct RowChange: Sendable, Hashable {
 extension ChangeLog {
     /// The token of everything committed on `db`'s snapshot.
     static func currentToken(_ db: Database) throws -> HistoryToken {
-        guard let id = try databaseID(db), let position = position(db) else {
+        guard try exists(db) else {
             throw StoreError(code: .notFound, message: "\(db.connection.path) has no change log (it was opened with logsChanges off, or never by a Sluice writer)")
         }
-        return HistoryToken(databaseID: id, sequence: position.sequence)
+        // The log's tables are there: a read that fails now says what is damaged.
+        let id = try readingLog(db, table: "sluice_log_state") { try databaseID(db) }
+        let sequence = try readingLog(db, table: "sluice_transaction") { try db.connection.scalarInt(sql: "SELECT max(seq) FROM sluice_transaction") }
+        _ = try readingLog(db, table: "sluice_change") { try db.connection.scalarInt(sql: "SELECT max(id) FROM sluice_change") }
+        guard let id else {
+            throw StoreError(code: .corrupt, message: "the change log of \(db.connection.path) is damaged: sluice_log_state has no database_id")
+        }
+        return HistoryToken(databaseID: id, sequence: sequence ?? 0)
+    }
+
+    /// Runs a read of one of the log's tables; an error names the file and the table.
+    static func readingLog<T>(_ db: Database, table: String, _ read: () throws -> T) throws -> T {
+        do {
+            return try read()
+        } catch var error as StoreError {
+            error.message = "the change log of \(db.connection.path) cannot be read (table \(table)): \(error.message)"
+                + (error.code == .corrupt || error.code == .notADatabase ? "; the file is damaged (PRAGMA integrity_check says where)" : "")
+            throw error
+        }
     }
 
     /// Checks that `token` belongs to this database and that the log still
@@ -180,8 +198,18 @@ extension ChangeLog {
         }
         var sql = "SELECT seq, at, author FROM sluice_transaction WHERE seq > ? AND seq < ? ORDER BY seq"
         if let limit { sql += " LIMIT \(max(0, limit))" }
-        let headers = try db.fetchRows(sql: sql, arguments: [.integer(token.sequence), .integer(end)])
+        let headers = try readingLog(db, table: "sluice_transaction") {
+            try db.fetchRows(sql: sql, arguments: [.integer(token.sequence), .integer(end)])
+        }
         guard let first = headers.first, let last = headers.last else { return [] }
+        return try readingLog(db, table: "sluice_change, transactions \(first[0]) to \(last[0])") {
+            try read(headers, first: first, last: last, token: token, tables: tables, db)
+        }
+    }
+
+    /// The changes of the transactions `headers` (`first` to `last`), as logged transactions.
+    private static func read(_ headers: [Row], first: Row, last: Row, token: HistoryToken,
+                             tables: Set<String>?, _ db: Database) throws -> [LoggedTransaction] {
         let statement = try db.cachedStatement(sql: """
             SELECT seq, tbl, op, row_id, old_row_id, key, old, new FROM sluice_change WHERE \(ChangeLog.changesInRange) ORDER BY id
             """)
