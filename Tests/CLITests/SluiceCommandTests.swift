@@ -216,6 +216,19 @@ import Testing
         #expect(try Self.expectFailure(cli, ["seed", "fk.json"]).contains("fk.json:package row 2: FOREIGN KEY constraint failed: the row references a person that does not exist"))
     }
 
+    /// A row that pointed nowhere before the seed (left by the shell with
+    /// foreign keys off) is not the file's fault: a valid file goes in, and
+    /// a file with its own broken reference is refused for that row.
+    @Test func anOrphanLeftBeforeIsNotBlamedOnTheFile() throws {
+        let cli = try Self.seeded()
+        try WatchCommandTests.shell(cli, "PRAGMA foreign_keys = OFF; INSERT INTO package (recipient_id, created_at) VALUES (424242, 'orphan');")
+        try cli.write("valid.json", #"{"package": [{"recipient_id": 1, "created_at": "x"}]}"#)
+        let valid = try cli.run(["seed", "valid.json"])
+        #expect(valid.status == 0 && valid.stdout.contains("seeded 1 package row from valid.json"), "\(valid)")
+        try cli.write("fk.json", #"{"package": [{"recipient_id": 1, "created_at": "x"}, {"recipient_id": 99, "created_at": "y"}]}"#)
+        #expect(try Self.expectFailure(cli, ["seed", "fk.json"]).contains("fk.json:package row 2: FOREIGN KEY constraint failed"))
+    }
+
     @Test func badWhereAndOrderShowACaret() throws {
         let cli = try Self.seeded()
         let syntax = try Self.expectFailure(cli, ["query", "person", "--where", "age >> 3"])

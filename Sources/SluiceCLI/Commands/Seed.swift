@@ -155,9 +155,12 @@ struct Seed: ParsableCommand {
                 }
                 counts.append((info.name, entries.count))
             }
-            if let violation = try tx.foreignKeyViolations().first {
-                let location = locations[violation.table]?[violation.rowID]
-                throw InputError(file: file, location: location ?? "\(violation.table) rowid \(violation.rowID)",
+            // Only the rows this file wrote: a row that already pointed
+            // nowhere (left by a writer with foreign keys off) is not the file's.
+            let violations = try tx.foreignKeyViolations()
+            if let violation = violations.first(where: { locations[$0.table]?[$0.rowID] != nil }),
+               let location = locations[violation.table]?[violation.rowID] {
+                throw InputError(file: file, location: location,
                                  message: "FOREIGN KEY constraint failed: the row references a \(violation.parent) that does not exist")
             }
             return counts
