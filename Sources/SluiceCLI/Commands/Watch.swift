@@ -116,28 +116,35 @@ final class ChangePrinter: @unchecked Sendable {
 
     /// Prints one change: the first rows, then each changeset.
     func print(_ change: CollectionChange<Row>) {
-        let text: String
+        let out = OutputBuffer()
         switch (format, change) {
         case (.json, .initial(let rows)):
-            text = #"{"kind":"initial","rows":["# + rows.map(JSONRows.object).joined(separator: ",") + "]}"
+            out.append(#"{"kind":"initial","rows":["#)
+            out.appendList(rows, JSONRows.object)
+            out.append("]}")
         case (.json, .update(let rows, let deletions, let insertions, let modifications)):
             let numbers = { (values: [Int]) in "[" + values.map(String.init).joined(separator: ",") + "]" }
-            text = #"{"kind":"update","deletions":"# + numbers(deletions)
-                + #","insertions":"# + numbers(insertions)
-                + #","modifications":"# + numbers(modifications)
-                + #","modificationsNew":"# + numbers(change.modificationsNew)
-                + #","moves":["# + change.moves.map { "[\($0.from),\($0.to)]" }.joined(separator: ",") + "]"
-                + #","deleted":["# + deletions.map(deletedKey).joined(separator: ",") + "]"
-                + #","inserted":["# + insertions.map { JSONRows.object(rows[$0]) }.joined(separator: ",") + "]"
-                + #","modified":["# + change.modificationsNew.map { JSONRows.object(rows[$0]) }.joined(separator: ",") + "]}"
+            out.append(#"{"kind":"update","deletions":"# + numbers(deletions))
+            out.append(#","insertions":"# + numbers(insertions))
+            out.append(#","modifications":"# + numbers(modifications))
+            out.append(#","modificationsNew":"# + numbers(change.modificationsNew))
+            out.append(#","moves":["# + change.moves.map { "[\($0.from),\($0.to)]" }.joined(separator: ",") + "]")
+            out.append(#","deleted":["#)
+            out.appendList(deletions, deletedKey)
+            out.append(#"],"inserted":["#)
+            out.appendList(insertions) { JSONRows.object(rows[$0]) }
+            out.append(#"],"modified":["#)
+            out.appendList(change.modificationsNew) { JSONRows.object(rows[$0]) }
+            out.append("]}")
         case (.table, .initial(let rows)):
-            text = "initial".bold + "\n" + TableRenderer.render(Array(rows), columns: columns)
+            out.append("initial".bold + "\n" + TableRenderer.render(Array(rows), columns: columns))
         case (.table, .update(let rows, let deletions, let insertions, _)):
-            text = tableUpdate(change, rows: rows, deletions: deletions, insertions: insertions, moves: change.moves)
+            out.append(tableUpdate(change, rows: rows, deletions: deletions, insertions: insertions, moves: change.moves))
         case (_, .error):
             return
         }
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        out.append("\n")
+        out.flush()
         change.apply(to: &previous)
     }
 

@@ -44,6 +44,19 @@ final class OutputBuffer {
         FileHandle.standardOutput.write(Data(bytes))
         bytes.removeAll(keepingCapacity: true)
     }
+
+    /// Appends `items`, formatted one at a time and separated by commas:
+    /// a change of 200,000 rows is written as it is formatted, not built as
+    /// one string first (its pieces, the joined string and its bytes each
+    /// held the whole line at once).
+    func appendList<C: Collection>(_ items: C, _ format: (C.Element) -> String) {
+        var first = true
+        for item in items {
+            if !first { append(UInt8(ascii: ",")) }
+            first = false
+            append(format(item))
+        }
+    }
 }
 
 /// Writes query rows as they are read, in the `sluice query` formats (for
