@@ -130,6 +130,21 @@ public final class Store: @unchecked Sendable {
                 logWriter = nil
             }
         }
+        if logWriter != nil {
+            // Another writer's ALTER TABLE on a tracked table: its triggers
+            // are installed again with the columns of now.
+            let queue = writerQueue
+            observationCenter.schemaChangedElsewhere = { [weak self] in
+                queue.async { [weak self] in self?.refreshForeignTriggers() }
+            }
+        }
+    }
+
+    /// On the writer's queue: installs again the triggers of tracked tables
+    /// whose columns changed (`ForeignTracking.outdatedTables`).
+    private func refreshForeignTriggers() {
+        guard let writer, (try? ForeignTracking.outdatedTables(writer))?.isEmpty == false else { return }
+        _ = try? writer.inTransaction { try ForeignTracking.refreshOutdated(writer) }
     }
 
     deinit {

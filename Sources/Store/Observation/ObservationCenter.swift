@@ -82,6 +82,10 @@ final class ObservationCenter: @unchecked Sendable {
     /// the next event on, each reads the change log from where it stood at
     /// its own snapshot (queue only).
     private var joinedAt: [ObjectIdentifier: ChangeLog.Position?] = [:]
+    /// Called (on the queue) when a commit another connection made changed
+    /// the schema: the store has its writer install the change log's
+    /// triggers again where they no longer list their tables' columns.
+    var schemaChangedElsewhere: (@Sendable () -> Void)?
     /// Attempts in a row that could not pin a snapshot for merged events (queue only).
     private var pinFailures = 0
     /// The WAL's upkeep (queue only): see `ObservationCenter+WAL.swift`.
@@ -376,6 +380,7 @@ final class ObservationCenter: @unchecked Sendable {
         guard !changes.isEmpty else { return }
         db.refreshSchemaIfChanged()
         let resolved = commits.resolve(changes, at: db, commit: pin.commit)
+        if resolved.schemaChanged { schemaChangedElsewhere?() }
         let joined = joinedAt
         joinedAt = [:]
         for id in order {

@@ -39,16 +39,42 @@ enum ForeignTracking {
         }
     }
 
-    /// Tracked tables whose triggers an earlier version installed (without
-    /// the BEFORE triggers that let them log what REPLACE deletes).
+    /// Tracked tables whose triggers do not log exactly their columns of
+    /// now: installed by an earlier version (without the BEFORE triggers
+    /// that let them log what REPLACE deletes), or before another writer
+    /// added or renamed a column (`ALTER TABLE` by the shell: the triggers
+    /// list the columns of the time, and a rename keeps the old name in
+    /// the log's keys).
     static func outdatedTables(_ db: Database) throws -> [String] {
         let tracked = try trackedTables(db)
         guard !tracked.isEmpty else { return [] }
-        let current = Set(try db.fetchRows(sql: """
-            SELECT lower(tbl_name) FROM sqlite_schema WHERE type = 'trigger' AND name LIKE 'sluice\\_replace\\_%' ESCAPE '\\'
-            GROUP BY lower(tbl_name) HAVING count(*) = 2
-            """).compactMap { String(sqliteValue: $0[0]) })
-        return tracked.filter { !current.contains($0.lowercased()) }
+        var installed: [String: String] = [:]
+        for row in try db.fetchRows(sql: """
+            SELECT lower(name), sql FROM sqlite_schema WHERE type = 'trigger' AND (name LIKE 'sluice\\_log\\_%' ESCAPE '\\' OR name LIKE 'sluice\\_replace\\_%' ESCAPE '\\')
+            """) {
+            if let name = String(sqliteValue: row[0]), let sql = String(sqliteValue: row[1]) { installed[name] = sql }
+        }
+        return try tracked.filter { table in
+            let info = try db.tableInfo(table)
+            let expected = LogTriggers.named(for: info)
+            return expected.contains { name, sql in installed[name.lowercased()].map(normalized) != normalized(sql) }
+        }
+    }
+
+    /// A trigger's SQL as `sqlite_schema` keeps it (without `IF NOT EXISTS`), spaces folded.
+    private static func normalized(_ sql: String) -> String {
+        sql.replacingOccurrences(of: "CREATE TRIGGER IF NOT EXISTS ", with: "CREATE TRIGGER ")
+            .split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
+
+    /// Installs again the triggers of tracked tables that are outdated
+    /// (`outdatedTables`), in the caller's transaction; returns those tables.
+    @discardableResult
+    static func refreshOutdated(_ db: Database) throws -> [String] {
+        let outdated = try outdatedTables(db)
+        guard !outdated.isEmpty else { return [] }
+        try track(outdated, db)
+        return outdated
     }
 
     /// Runs `body` (a migration) with the triggers of tracked tables removed,

@@ -96,6 +96,13 @@ enum LogTriggers {
         return triggers
     }
 
+    /// A foreign writer's triggers of `table` by name, with their SQL.
+    static func named(for table: TableInfo) -> [(name: String, sql: String)] {
+        let names = operations.map { name(table: table.name, operation: $0, temporary: false) }
+            + ["insert", "update"].map { replaceTriggerName(table: table.name, operation: $0) }
+        return Array(zip(names, sql(for: table, temporary: false)))
+    }
+
     /// The name of a foreign writer's BEFORE trigger that keeps the rows an
     /// INSERT or UPDATE (`operation`) may replace.
     static func replaceTriggerName(table: String, operation: String) -> String {

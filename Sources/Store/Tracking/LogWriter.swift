@@ -26,6 +26,9 @@ final class LogWriter: TransactionObserver {
     private(set) var lastSequence: Int64?
     /// The schema generation at which the log's tables were last seen.
     private var logTablesGeneration: Int?
+    /// The schema generation at which the foreign-writer triggers were last
+    /// checked against their tables' columns.
+    private var triggersCheckedGeneration: Int?
 
     /// The temporary triggers, when capturing without the preupdate hook.
     private let triggers: TemporaryLogTriggers?
@@ -68,6 +71,12 @@ final class LogWriter: TransactionObserver {
     // MARK: - TransactionObserver
 
     func databaseWillCommitTransaction(_ db: Database, changes: CapturedChanges) throws {
+        // A schema change (this transaction's, or another writer's seen at
+        // BEGIN) may have left tracked tables with triggers of older columns.
+        if triggersCheckedGeneration != db.schema.generation {
+            if try !ForeignTracking.refreshOutdated(db).isEmpty { db.refreshSchemaIfChanged() }
+            triggersCheckedGeneration = db.schema.generation
+        }
         if let triggers {
             // The triggers wrote the changes; the transaction row gets its author now.
             guard let seq = try triggers.openTransaction(db, logTablesGeneration: &logTablesGeneration) else { return }
