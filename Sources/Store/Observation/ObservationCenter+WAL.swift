@@ -10,26 +10,27 @@ struct WALUpkeep {
     static let renewalBytes: Int64 = 1 << 20
     static let renewalRetry = 16
     /// Past this many bytes, it restarts the WAL itself (a RESTART
-    /// checkpoint, which holds off writers for its length); after one that
-    /// did not succeed, not before the WAL grew by `restartStep` more.
+    /// checkpoint, which holds off writers once it has the write lock);
+    /// after one that did not succeed, again `restartRetry` events later.
     static let restartBytes: Int64 = 2 << 20
-    static let restartStep: Int64 = 512 << 10
-    /// How long a RESTART checkpoint waits, at most, for readers to let go:
-    /// 0.1 s, doubled after each one that could not restart (up to 0.8 s;
-    /// under load, applying the commits not yet applied takes longer).
-    static func restartBudget(failures: Int) -> TimeInterval { 0.1 * Double(1 << min(failures, 3)) }
+    static let restartRetry = 8
+    /// How long a RESTART checkpoint waits, at most, for the write lock and
+    /// for readers to let go: 0.1 s, doubled after each one that could not
+    /// restart (up to 0.4 s; under load, writers committing back to back win
+    /// the lock more often, and applying the commits not yet applied takes longer).
+    static func restartBudget(failures: Int) -> TimeInterval { 0.1 * Double(1 << min(failures, 2)) }
     /// Once the queue falls idle, it moves its latest pin to one that holds
     /// no WAL frames after these pauses (then stops: nothing runs while
     /// nothing is committed). A checkpoint by another connection, and
     /// another store's restart, wait for that.
-    static let idleDelays: [Int] = [2, 10, 50, 250]
+    static let idleDelays: [Int] = [2, 10, 50, 250, 1_000]
 
     /// Whether the latest pin was renewed since the last event (it holds no frames).
     var clean = false
     /// Events since the last attempt to renew.
     var eventsSinceAttempt = WALUpkeep.renewalRetry
-    /// The WAL size at which the next restart is tried.
-    var restartFloor = WALUpkeep.restartBytes
+    /// Events since the last restart that did not succeed.
+    var eventsSinceRestart = WALUpkeep.restartRetry
     /// Counts events, so that an idle timer knows whether one came since it was set.
     var generation = 0
     /// Whether a restart is running (its waits apply events too).
@@ -40,6 +41,7 @@ struct WALUpkeep {
     mutating func eventApplied() {
         clean = false
         eventsSinceAttempt += 1
+        eventsSinceRestart += 1
         generation &+= 1
     }
 }
@@ -66,20 +68,16 @@ extension ObservationCenter {
     /// when the WAL has grown past the bounds.
     func keepWALBounded() {
         guard !wal.restarting, hasObservations, let bytes = commits.counter.walBytes() else { return }
-        if bytes < WALUpkeep.renewalBytes {
-            wal.restartFloor = WALUpkeep.restartBytes
-            return
-        }
+        if bytes < WALUpkeep.renewalBytes { return }
         if wal.eventsSinceAttempt >= WALUpkeep.renewalRetry {
             wal.eventsSinceAttempt = 0
             if renewLatestPin() { return }
         }
-        guard bytes >= wal.restartFloor else { return }
+        guard bytes >= WALUpkeep.restartBytes, wal.eventsSinceRestart >= WALUpkeep.restartRetry else { return }
         if restartWAL() {
-            wal.restartFloor = WALUpkeep.restartBytes
             wal.restartFailures = 0
         } else {
-            wal.restartFloor = bytes + WALUpkeep.restartStep
+            wal.eventsSinceRestart = 0
             wal.restartFailures += 1
         }
     }

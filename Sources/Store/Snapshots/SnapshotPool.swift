@@ -210,12 +210,22 @@ final class SnapshotPool: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(budget)
         return withoutActuallyEscaping(whileWaiting) { whileWaiting in
             // A writer committing back to back leaves the lock free for
-            // microseconds between its transactions: try often, and do the
-            // queue's work every half millisecond or so.
-            checkpointer.connection.busyOverride = { attempts in
+            // microseconds between its transactions: while commits still
+            // land (the checkpoint does not hold off writers yet), only try
+            // again, often; once the counter stands still, do the queue's work.
+            var last = counter.read()
+            var still = 0
+            checkpointer.connection.busyOverride = { _ in
                 guard Date() < deadline else { return false }
-                if attempts % 16 == 0 { whileWaiting() }
-                usleep(30)
+                let now = self.counter.read()
+                if now != last {
+                    last = now
+                    still = 0
+                } else {
+                    still += 1
+                    if still % 8 == 3 { whileWaiting() }
+                }
+                usleep(20)
                 return true
             }
             defer { checkpointer.connection.busyOverride = nil }
