@@ -33,7 +33,10 @@ enum WALSoakBenchmark {
         let store = try Store(path: path, configuration: configuration)
         let token = store.objects(Person.self).filter("age >= 30").sorted(byKeyPath: "last_name")
             .observe(on: DispatchQueue(label: "watcher")) { _ in }
-        withExtendedLifetime(token) { while true { sleep(60) } }
+        while true {
+            sleep(60)
+            withExtendedLifetime(token) {}
+        }
     }
 
     static func run(_ harness: inout Harness, quick: Bool) throws {
