@@ -5,8 +5,9 @@ import Foundation
 /// held (queue only).
 struct WALUpkeep {
     /// Past this many bytes of WAL, the queue tries to renew its latest pin
-    /// (a passive checkpoint and a new read transaction at the same state),
-    /// every `renewalRetry` events while it cannot.
+    /// (a passive checkpoint and a new read transaction at the same state)
+    /// after each batch of events that leaves it caught up, and every
+    /// `renewalRetry` events while it is not.
     static let renewalBytes: Int64 = 1 << 20
     static let renewalRetry = 16
     /// Past this many bytes, it restarts the WAL itself (a RESTART
@@ -16,9 +17,10 @@ struct WALUpkeep {
     static let restartRetry = 8
     /// How long a RESTART checkpoint waits, at most, for the write lock and
     /// for readers to let go: 0.1 s, doubled after each one that could not
-    /// restart (up to 0.4 s; under load, writers committing back to back win
-    /// the lock more often, and applying the commits not yet applied takes longer).
-    static func restartBudget(failures: Int) -> TimeInterval { 0.1 * Double(1 << min(failures, 2)) }
+    /// restart, up to 1.6 s (a slow observer, under load or a sanitizer,
+    /// needs longer to apply the commits it has not applied; writers wait
+    /// that long only while it holds the write lock).
+    static func restartBudget(failures: Int) -> TimeInterval { 0.1 * Double(1 << min(failures, 4)) }
     /// Once the queue falls idle, it moves its latest pin to one that holds
     /// no WAL frames after these pauses (then stops: nothing runs while
     /// nothing is committed). A checkpoint by another connection, and
@@ -69,7 +71,9 @@ extension ObservationCenter {
     func keepWALBounded() {
         guard !wal.restarting, hasObservations, let bytes = commits.counter.walBytes() else { return }
         if bytes < WALUpkeep.renewalBytes { return }
-        if wal.eventsSinceAttempt >= WALUpkeep.renewalRetry {
+        // Caught up (nothing queued): renewing now lets the next writer
+        // restart the WAL; while events wait, every `renewalRetry` events.
+        if isIdle || wal.eventsSinceAttempt >= WALUpkeep.renewalRetry {
             wal.eventsSinceAttempt = 0
             if renewLatestPin() { return }
         }
