@@ -48,7 +48,7 @@ import SluiceDemo
         store.waitForObservers()
         let plain = PlainConnection(path: database.path)
         var largest = 0
-        for round in 0..<2_500 {
+        for round in 0..<2_000 {
             let id = 1 + round * 7 % 1_000
             if round % 2 == 0 {
                 try plain.execute("UPDATE person SET age = \(round % 97) WHERE id = \(id)")
