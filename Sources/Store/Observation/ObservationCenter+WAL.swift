@@ -93,8 +93,8 @@ extension ObservationCenter {
     ///   no latest pin or events wait (their pins hold frames).
     @discardableResult
     func renewLatestPin() -> Bool {
-        guard appliedState != nil, hasObservations, isIdle else { return false }
-        switch snapshots.renew(at: appliedState) {
+        guard appliedCommit != nil, hasObservations, isIdle else { return false }
+        switch pool.renew(at: appliedCommit) {
         case .unneeded:
             return true
         case .failed:
@@ -116,8 +116,8 @@ extension ObservationCenter {
     func restartWAL() -> Bool {
         wal.restarting = true
         defer { wal.restarting = false }
-        return snapshots.restart(budget: WALUpkeep.restartBudget(failures: wal.restartFailures)) {
-            let commit = appliedState
+        return pool.restart(budget: WALUpkeep.restartBudget(failures: wal.restartFailures)) {
+            let commit = appliedCommit
             if !isIdle || commits.counter.read() != commit {
                 // One batch per call: until the checkpoint holds off
                 // writers, a writer committing back to back would keep this
@@ -126,7 +126,7 @@ extension ObservationCenter {
                 _ = applyQueued()
                 return
             }
-            if let new = snapshots.pinAgain(at: commit) { repinLatest(to: new) }
+            if let new = pool.pinAgain(at: commit) { repinLatest(to: new) }
         }
     }
 

@@ -64,7 +64,7 @@ final class ObservationCenter: @unchecked Sendable {
 
     let queue = DispatchQueue(label: "sluice.observation")
     private let queueKey = DispatchSpecificKey<Bool>()
-    private let pool: SnapshotPool
+    let pool: SnapshotPool
     /// Hears other connections' commits, checks this store's, reads the change log.
     let commits: ExternalCommits
     private var pending: [Pending] = []
@@ -72,12 +72,9 @@ final class ObservationCenter: @unchecked Sendable {
     private(set) var observations: [ObjectIdentifier: StoreObservation] = [:]
     private(set) var order: [ObjectIdentifier] = []
     private let count = Mutex(0)
-    /// The pin of the last event applied (queue only), and how many events
-    /// were applied since it was last renewed to let the WAL restart.
-    private weak var latestPin: ReadPin?
     /// The commit counter at the snapshot every observation is at (queue
     /// only; nil when unknown or nothing is observed).
-    private var appliedCommit: UInt32?
+    private(set) var appliedCommit: UInt32?
     /// Observations that joined at a snapshot other than the others': from
     /// the next event on, each reads the change log from where it stood at
     /// its own snapshot (queue only).
@@ -318,7 +315,6 @@ final class ObservationCenter: @unchecked Sendable {
                         commits.startLog(at: db, commit: snapshot.commit)
                     }
                     pin.endEvent()
-                    latestPin = pin
                     appliedCommit = snapshot.commit
                 }
             case .commit(let changes, let silenced):
@@ -329,7 +325,6 @@ final class ObservationCenter: @unchecked Sendable {
                     let pin = pool.makePin(snapshot)
                     pin.withDatabase { db in apply(waiting, silenced: waitingSilenced ?? [], on: db, pin: pin) }
                     pin.endEvent()
-                    latestPin = pin
                     appliedCommit = snapshot.commit
                     hasWaiting = false
                     waiting = ChangedRows()
@@ -364,14 +359,10 @@ final class ObservationCenter: @unchecked Sendable {
     func repinLatest(to new: ReadPin) {
         guard let commit = appliedCommit, new.commit == commit else { return }
         for id in order { observations[id]?.repin(at: commit, to: new) }
-        latestPin = new
     }
 
-    /// The commit the observations are at (queue only).
-    var appliedState: UInt32? { appliedCommit }
     var isIdle: Bool { pool.withLock { pending.isEmpty } }
     var hasObservations: Bool { !observations.isEmpty }
-    var snapshots: SnapshotPool { pool }
 
     /// Applies changes to every observation, against a snapshot that holds
     /// them all; an observation that joined at a snapshot of its own reads

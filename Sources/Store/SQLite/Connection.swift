@@ -326,4 +326,3 @@ enum TransactionEffect: Equatable {
 // Connections are used only on their store's serial queues.
 @available(*, unavailable)
 extension Connection: Sendable {}
-

@@ -85,17 +85,9 @@ final class CommitCounter: @unchecked Sendable {
     /// counter saw: numbers read in different epochs are not comparable.
     var epoch: Int { lock.withLock { switches } }
 
-    /// Whether the file is in a rollback-journal mode (its header says it
-    /// is not in WAL mode), read now.
-    var isRollbackJournal: Bool {
-        lock.withLock {
-            if connection == nil, let open { connection = open() }
-            guard let connection else { return false }
-            var header = [UInt8](repeating: 0, count: 20)
-            guard _sluice_read_database_header(connection.handle, &header, Int32(header.count)) == SQLITE_OK else { return false }
-            return header[18] == 1
-        }
-    }
+    /// Whether the file was in a rollback-journal mode at the last `read()`
+    /// (its header said it was not in WAL mode); false when unknown.
+    var isRollbackJournal: Bool { lock.withLock { lastWAL == false } }
 
     /// The bytes of the WAL's frames (its size since it last restarted), or
     /// nil when the file is not in WAL mode or the wal-index could not be read.

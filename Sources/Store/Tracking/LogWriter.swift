@@ -46,6 +46,8 @@ final class LogWriter: TransactionObserver {
         broker.add(self)
         LogValues.registerObjectFunction(on: db.connection.handle)
         refreshByReferenceTables(db)
+        // The store checked the triggers when it opened (`ChangeLog.isCurrent`).
+        triggersCheckedGeneration = db.schema.generation
     }
 
     func uninstall() {
