@@ -91,6 +91,23 @@ extension Store {
         try write { db in try ChangeLog.sealForeignTransaction(db) }
     }
 
+    /// How many logged transactions of foreign writers (the shell, other
+    /// tools) were closed, and how many of them may hold more than one
+    /// commit: commits that landed with no store of this or another
+    /// process observing the file between them (a live query or a history
+    /// stream open) cannot be told apart, and share one. A foreign commit
+    /// is never split. A transaction known to be one commit carries its
+    /// commit's number in the log, as a Sluice writer's does.
+    ///
+    /// - Throws: `StoreError` when the log cannot be read.
+    public func foreignCommitCounts() throws -> (closed: Int, mayHoldSeveralCommits: Int) {
+        try read { db in
+            guard try ChangeLog.exists(db) else { return (0, 0) }
+            let counts = try ChangeLog.foreignCommitCounts(db)
+            return (counts.sealed, counts.unproven)
+        }
+    }
+
     // MARK: - Foreign writers
 
     /// Installs triggers on `tables` so that writers that are not Sluice
@@ -100,15 +117,16 @@ extension Store {
     /// tracked still work: their observers re-read them after any other
     /// connection's commit.
     ///
-    /// A foreign writer's statements are grouped into logged transactions
-    /// by time (statements less than a millisecond apart share one), and
-    /// with the `sqlite3` shell's default `recursive_triggers = OFF`, rows
-    /// that its `REPLACE` deletes are missing from the log (observers still
-    /// see them gone: a replaced key is re-read). A commit in the same
-    /// millisecond joins the foreign transaction before it, so history hands
-    /// a foreign writer's newest transaction out only once it is closed: a
-    /// writable store closes it when history is read; a read-only one leaves
-    /// it out until a later transaction follows.
+    /// A foreign commit is logged whole, never split; commits that no
+    /// store of this process saw apart (no live query or history stream
+    /// was open between them) share a logged transaction
+    /// (`foreignCommitCounts()` counts them). A foreign writer's newest
+    /// logged transaction stays open to its next commit, so history hands
+    /// it out only once it is closed: a writable store closes it when
+    /// history is read and before each of its own writes; a read-only one
+    /// leaves it out until a later transaction follows. With the `sqlite3`
+    /// shell's default `recursive_triggers = OFF`, rows that its `REPLACE`
+    /// deletes are logged by the BEFORE triggers.
     ///
     /// - Throws: `.unknownTable`, `.unsupportedTable` (views, virtual and
     ///   `WITHOUT ROWID` tables, Sluice's own); nothing is installed then.
@@ -342,8 +360,8 @@ extension Database {
     /// The logged transactions after `token`, as `Store.changes(since:tables:limit:)`
     /// gives them, read inside this transaction.
     ///
-    /// A foreign writer's newest logged transaction may still grow (a commit
-    /// in the same millisecond joins it). In a write transaction it is closed
+    /// A foreign writer's newest logged transaction may still grow (its next
+    /// commit joins it until it is closed). In a write transaction it is closed
     /// first; in a read it is left out, unless `includingOpen` (for counting
     /// what is there: never move a cursor past it).
     ///

@@ -125,7 +125,7 @@ public final class Store: @unchecked Sendable {
             tracker = ChangeTracker(db: writer, broker: broker, commits: commits, listener: observationCenter)
             if configuration.logsChanges {
                 if try !ChangeLog.exists(writer) || !ChangeLog.isCurrent(writer) { try writer.inTransaction { try ChangeLog.create(writer) } }
-                logWriter = LogWriter(db: writer, broker: broker)
+                logWriter = LogWriter(db: writer, broker: broker, foreignBoundaries: commits.foreignBoundaries)
             } else {
                 logWriter = nil
             }

@@ -256,6 +256,7 @@ public final class Database {
         transactionAuthor = author
         refreshSchemaIfChanged()
         do {
+            try broker?.didBeginTransaction(self)
             let result = try body()
             try commit()
             return result

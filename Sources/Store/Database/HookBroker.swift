@@ -220,6 +220,15 @@ final class HookBroker {
     // MARK: - Statements
 
     /// Before `Database.commit()` runs COMMIT: observers write their last.
+    /// The first of `observers` of type `T`.
+    func observer<T>(of type: T.Type) -> T? {
+        observers.lazy.compactMap { $0 as? T }.first
+    }
+
+    func didBeginTransaction(_ db: Database) throws {
+        for observer in observers { try observer.databaseDidBeginTransaction(db) }
+    }
+
     func willCommitTransaction(_ db: Database) throws {
         for observer in observers { try observer.databaseWillCommitTransaction(db, changes: current) }
     }

@@ -34,6 +34,10 @@ protocol TransactionObserver: AnyObject {
     /// A transaction is about to begin (before BEGIN runs): the last moment
     /// to choose what the broker records in it.
     func databaseWillBegin()
+    /// `Database.inTransaction` (store writes and migrations) began its
+    /// transaction: the write lock is held, nothing is written yet. An
+    /// error rolls it back.
+    func databaseDidBeginTransaction(_ db: Database) throws
     /// A statement is about to run (its first step).
     func statementWillRun(_ notes: StatementNotes)
     /// The transaction is about to commit (SQLite's commit hook).
@@ -54,6 +58,7 @@ protocol TransactionObserver: AnyObject {
 extension TransactionObserver {
     func databaseWillCommitTransaction(_ db: Database, changes: CapturedChanges) throws {}
     func databaseWillBegin() {}
+    func databaseDidBeginTransaction(_ db: Database) throws {}
     func statementWillRun(_ notes: StatementNotes) {}
     func databaseWillCommit() {}
     func databaseCommitDidFail() {}

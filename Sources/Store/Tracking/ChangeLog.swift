@@ -134,11 +134,14 @@ enum ChangeLog {
         var prunedThrough: Int64
         var schemaVersion: Int64
         /// The newest change row. A foreign writer's commit can add rows to
-        /// the newest logged transaction (`LogTriggers` group statements by
-        /// the millisecond), so the sequence alone does not say what is new.
+        /// the newest logged transaction while it is open (`LogTriggers`),
+        /// so the sequence alone does not say what is new.
         var lastChange: Int64 = 0
         /// The commit counter at this position (`CommitCounter`), when known.
         var commit: UInt32?
+        /// The first change of the newest logged transaction when foreign
+        /// writers may still add to it (nil when none may).
+        var openForeignFirstChange: Int64?
     }
 
     /// Where the log stands on `db`'s snapshot; nil when it cannot be read.
@@ -146,7 +149,7 @@ enum ChangeLog {
         guard let schemaVersion = try? db.connection.scalarInt(sql: "PRAGMA schema_version") else { return nil }
         guard let statement = try? db.cachedStatement(sql: """
             SELECT (SELECT max(seq) FROM sluice_transaction), (SELECT value FROM sluice_log_state WHERE name = 'pruned_through'),
-                   (SELECT max(id) FROM sluice_change)
+                   (SELECT max(id) FROM sluice_change), (SELECT first_change FROM sluice_transaction WHERE \(openForeign))
             """) else {
             return Position(sequence: 0, prunedThrough: 0, schemaVersion: schemaVersion)    // no log (yet)
         }
@@ -155,29 +158,8 @@ enum ChangeLog {
         return Position(sequence: Int64(sqliteValue: statement.value(at: 0)) ?? 0,
                         prunedThrough: Int64(sqliteValue: statement.value(at: 1)) ?? 0,
                         schemaVersion: schemaVersion,
-                        lastChange: Int64(sqliteValue: statement.value(at: 2)) ?? 0)
-    }
-
-    // MARK: - Foreign writers' open transaction
-
-    /// The condition on `sluice_transaction` of a foreign writer's newest
-    /// logged transaction, which its next statement may still join (its
-    /// token is the statement's millisecond, and a later commit in the same
-    /// millisecond joins it too).
-    private static let openForeign = "seq = (SELECT max(seq) FROM sluice_transaction) AND token LIKE 'foreign %'"
-
-    /// Closes the newest logged transaction to foreign writers: their next
-    /// statement logs a transaction of its own. In a write transaction, so no
-    /// foreign transaction is under way; then what readers take as a whole
-    /// transaction stays whole. Writes only when there is one to close.
-    static func sealForeignTransaction(_ db: Database) throws {
-        try db.execute(sql: "UPDATE sluice_transaction SET token = NULL WHERE \(openForeign)")
-    }
-
-    /// The newest logged transaction when a foreign writer may still add to
-    /// it (nil: none may grow).
-    static func openForeignTransaction(_ db: Database) throws -> Int64? {
-        try db.connection.scalarInt(sql: "SELECT seq FROM sluice_transaction WHERE \(openForeign)")
+                        lastChange: Int64(sqliteValue: statement.value(at: 2)) ?? 0,
+                        openForeignFirstChange: Int64(sqliteValue: statement.value(at: 3)))
     }
 
     /// The database's id, which tokens carry (nil when there is no log yet).

@@ -43,6 +43,8 @@ final class ExternalCommits: @unchecked Sendable {
 
     let counter: CommitCounter
     let path: String
+    /// Where foreign writers' commits ended, as the snapshots read here saw them.
+    let foreignBoundaries = ForeignCommitBoundaries()
     let queue = DispatchQueue(label: "sluice.commits")
     private let queueKey = DispatchSpecificKey<Bool>()
     /// The file the store opened, to notice it being replaced.
@@ -278,6 +280,7 @@ final class ExternalCommits: @unchecked Sendable {
     func startLog(at db: Database, commit: UInt32?) {
         var position = ChangeLog.position(db)
         position?.commit = commit
+        if let position { foreignBoundaries.observe(position) }
         startLog(at: position)
     }
 
@@ -292,6 +295,7 @@ final class ExternalCommits: @unchecked Sendable {
     func resolve(_ changes: ChangedRows, at db: Database, commit: UInt32?) -> ChangedRows {
         let position = state.withLock { $0.logPosition }
         let (resolved, now) = Self.resolve(changes, after: position, at: db, commit: commit)
+        if let now { foreignBoundaries.observe(now) }
         state.withLock { $0.logPosition = now }
         return resolved
     }

@@ -181,7 +181,7 @@ extension ChangeLog {
     /// transactions left with no change are skipped).
     ///
     /// A foreign writer's newest logged transaction may still grow (its next
-    /// statement, or a commit in the same millisecond, joins it): inside a
+    /// statement or commit joins it until it is sealed): inside a
     /// write transaction it is sealed first; on a read connection it is left
     /// out until a writer seals it (`Store.changes(since:)` does) or a later
     /// transaction follows it. So a transaction read is never added to later.

@@ -16,21 +16,25 @@ enum LogTriggers {
     /// `CREATE TRIGGER` statements for insert, update and delete on `table`.
     ///
     /// A permanent trigger runs only where `sluice_foreign.active` reads 1:
-    /// Sluice writers read it as NULL and log by themselves. It groups its
-    /// rows by statement time (a foreign writer has no transaction id SQLite
-    /// can give a trigger): statements of one transaction less than a
-    /// millisecond apart share a logged transaction, others get one each.
-    /// A temporary trigger groups by `sluice_txn()`, its connection's
-    /// transaction.
+    /// Sluice writers read it as NULL and log by themselves. SQLite gives a
+    /// trigger no transaction identity, so it adds its rows to the newest
+    /// logged transaction while that one is a foreign writer's open one
+    /// (token `foreign:`), and opens one otherwise: a foreign commit is
+    /// never split. Where another connection wrote before, it notes a
+    /// commit's end in the token (`cutForNewConnection`). A Sluice writer
+    /// seals it, cut there and where observations saw a commit end
+    /// (`ChangeLog.sealForeignTransaction`). A temporary trigger groups by
+    /// `sluice_txn()`, its connection's transaction.
     static func sql(for table: TableInfo, temporary: Bool) -> [String] {
         let quotedTable = quoteIdentifier(table.name)
         let tableLiteral = literal(table.name)
-        let token = temporary ? "sluice_txn()" : "'foreign ' || strftime('%Y-%m-%d %H:%M:%f', 'now')"
+        let token = temporary ? "sluice_txn()" : literal(ChangeLog.foreignToken)
+        let joins = temporary ? "token = \(token)" : "token LIKE \(literal(ChangeLog.foreignToken + "%"))"
         let guardCondition = temporary ? nil : "(SELECT active FROM sluice_foreign) IS 1"
-        let openTransaction = """
+        let openTransaction = (temporary ? "" : cutForNewConnection + "\n") + """
             INSERT INTO sluice_transaction (at, author, token, first_change)
                 SELECT CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER), NULL, \(token), \(ChangeLog.nextChangeID)
-                WHERE NOT EXISTS (SELECT 1 FROM sluice_transaction WHERE seq = (SELECT max(seq) FROM sluice_transaction) AND token = \(token));
+                WHERE NOT EXISTS (SELECT 1 FROM sluice_transaction WHERE seq = (SELECT max(seq) FROM sluice_transaction) AND \(joins));
             """
         let seq = "(SELECT max(seq) FROM sluice_transaction)"
         let columns = loggedColumns(table)
@@ -95,6 +99,27 @@ enum LogTriggers {
         }
         return triggers
     }
+
+    /// Notes in the open foreign transaction's token that a commit ended
+    /// before this statement when the connection running it cannot have
+    /// written the rows logged since the last such note: it has changed
+    /// fewer rows (`total_changes()`, which counts the log rows its
+    /// triggers inserted) than there are. A new connection (a new `sqlite3`
+    /// process) starts at zero, so its first commit is told apart from the
+    /// last connection's; one that has changed more rows may not be (a
+    /// merge, never a split). Through one transaction the connection's
+    /// count grows at least as fast as the rows since the note (each logged
+    /// row is also an insert into the log), so no note falls inside it.
+    ///
+    /// The token reads `foreign:` and the notes, newest first: `id@ms`,
+    /// the change that ended a commit and when the next one began (milliseconds
+    /// since 1970); `ChangeLog.sealForeignTransaction` cuts there.
+    static let cutForNewConnection = """
+        UPDATE sluice_transaction SET token = 'foreign:' || (SELECT coalesce(max(id), 0) FROM sluice_change)
+                || '@' || CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) || ' ' || substr(token, 9)
+            WHERE seq = (SELECT max(seq) FROM sluice_transaction) AND token LIKE 'foreign:%'
+            AND total_changes() < (SELECT coalesce(max(id), 0) FROM sluice_change) - max(first_change - 1, CAST(substr(token, 9) AS INTEGER));
+        """
 
     /// A foreign writer's triggers of `table` by name, with their SQL.
     static func named(for table: TableInfo) -> [(name: String, sql: String)] {

@@ -37,8 +37,14 @@ final class LogWriter: TransactionObserver {
     /// the write lock, plus one).
     private let counter: CommitCounter
 
-    init(db: Database, broker: HookBroker) {
+    /// Where the store's observations saw foreign writers' commits end:
+    /// each write transaction first seals a foreign writer's open logged
+    /// transaction there (`ChangeLog.sealForeignTransaction`).
+    let foreignBoundaries: ForeignCommitBoundaries?
+
+    init(db: Database, broker: HookBroker, foreignBoundaries: ForeignCommitBoundaries? = nil) {
         self.broker = broker
+        self.foreignBoundaries = foreignBoundaries
         counter = CommitCounter(connection: db.connection)
         triggers = broker.capture == .updateHook ? TemporaryLogTriggers(db: db) : nil
         broker.recordsValues = broker.capture == .preupdateHook
@@ -71,6 +77,13 @@ final class LogWriter: TransactionObserver {
     }
 
     // MARK: - TransactionObserver
+
+    func databaseDidBeginTransaction(_ db: Database) throws {
+        // Before this transaction logs a row of its own, while the foreign
+        // transaction is still the newest and can be cut.
+        guard let foreignBoundaries, !foreignBoundaries.isEmpty else { return }
+        try ChangeLog.sealForeignTransaction(db)
+    }
 
     func databaseWillCommitTransaction(_ db: Database, changes: CapturedChanges) throws {
         // A schema change (this transaction's, or another writer's seen at
