@@ -74,8 +74,39 @@ enum ChangeLogBenchmark {
         return Harness.median(times)
     }
 
+    /// Another connection (the raw C API, as the shell is) on a table of
+    /// 10,000 people, tracked or not: the median single-row update commit,
+    /// and one transaction updating every row. What the foreign-writer triggers cost.
+    static func foreignWrites(tracked: Bool, samples: Int) throws -> (single: Double, bulk: Double) {
+        let (store, path) = try store(10_000, logs: true)
+        defer { removeDatabase(at: path) }
+        if tracked { try store.trackForeignWriters(tables: ["person"]) }
+        let other = RecordsBenchmark.openRaw(path)
+        defer { sqlite3_close_v2(other) }
+        var times: [Double] = []
+        for sample in 0..<samples {
+            times.append(Harness.seconds {
+                sqlite3_exec(other, "UPDATE person SET email = 'f\(sample)@example.com' WHERE id = \(sample % 10_000 + 1)", nil, nil, nil)
+            })
+        }
+        let bulk = Harness.seconds { sqlite3_exec(other, "UPDATE person SET age = age + 1", nil, nil, nil) }
+        return (Harness.median(times), bulk)
+    }
+
     static func run(_ harness: inout Harness, quick: Bool, only part: String? = nil) throws {
         if part == "log-fallback" { return try runLatency(&harness, quick: quick, sizes: [10_000, 100_000], tracked: false) }
+        if part == "log-foreign" {
+            var single: ([Double], [Double]) = ([], []), bulk: ([Double], [Double]) = ([], [])
+            for _ in 0..<(quick ? 2 : 3) {
+                let plain = try foreignWrites(tracked: false, samples: quick ? 300 : 1_000)
+                let tracked = try foreignWrites(tracked: true, samples: quick ? 300 : 1_000)
+                single.0.append(plain.single); single.1.append(tracked.single)
+                bulk.0.append(plain.bulk); bulk.1.append(tracked.bulk)
+            }
+            harness.record("another connection's single-row update commit: table tracked vs not (triggers)", raw: single.0, sluice: single.1, target: 1.5, baseline: "not tracked")
+            harness.record("another connection's update of 10,000 rows in one transaction: tracked vs not", raw: bulk.0, sluice: bulk.1, target: 4, baseline: "not tracked")
+            return
+        }
         var off: [Double] = [], on: [Double] = []
         var bytes = 0.0
         for _ in 0..<(quick ? 2 : 5) {

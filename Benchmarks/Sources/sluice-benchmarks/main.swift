@@ -1,6 +1,6 @@
 import Foundation
 
-// Usage: swift run -c release --package-path Benchmarks sluice-benchmarks [--quick] [--only=records|live|log|scale|features|sync|sync-crowd|sync-scale|wakeups|search|log-bulk|log-fallback|wal-soak[,...]]
+// Usage: swift run -c release --package-path Benchmarks sluice-benchmarks [--quick] [--only=records|live|log|scale|features|sync|sync-crowd|sync-scale|wakeups|search|log-bulk|log-fallback|log-foreign|wal-soak[,...]]
 // [--chart=PATH]: an SVG of the chart's rows (the README's: --only=records,live --chart=Benchmarks/chart.svg)
 // (sync needs the release sluice-sync: swift build -c release --package-path Server --product sluice-sync)
 // Development aids: --compare-fetch[=rounds] (raw, @Table and Codable fetches of the same rows in turn,
@@ -69,7 +69,7 @@ do {
     if runs("search") {
         try SearchBenchmark.run(&harness, quick: quick)
     }
-    if only == "log-bulk" || only == "log-fallback" {
+    if only == "log-bulk" || only == "log-fallback" || only == "log-foreign" {
         try ChangeLogBenchmark.run(&harness, quick: quick, only: only)
     }
 } catch {
