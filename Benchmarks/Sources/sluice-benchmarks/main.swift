@@ -1,10 +1,13 @@
 import Foundation
 
-// Usage: swift run -c release --package-path Benchmarks sluice-benchmarks [--quick] [--only=records|live|log|scale|features|sync|sync-crowd|sync-scale|wakeups|search|log-bulk|log-fallback|log-foreign|wal-soak[,...]]
+// Usage: swift run -c release --package-path Benchmarks sluice-benchmarks [--quick] [--only=records|live|log|scale|features|sync|sync-crowd|sync-scale|wakeups|search|log-bulk|log-fallback|log-foreign|huge-commit|wal-soak[,...]]
 // [--chart=PATH]: an SVG of the chart's rows (the README's: --only=records,live --chart=Benchmarks/chart.svg)
 // (sync needs the release sluice-sync: swift build -c release --package-path Server --product sluice-sync)
 // Development aids: --compare-fetch[=rounds] (raw, @Table and Codable fetches of the same rows in turn,
 // with what Codable itself costs), --profile-fetch[-table], --profile-log, --profile-update (for a profiler).
+if let watched = CommandLine.arguments.first(where: { $0.hasPrefix("--huge-watcher=") }) {
+    try HugeCommitBenchmark.watch(path: String(watched.dropFirst("--huge-watcher=".count)))
+}
 if let watched = CommandLine.arguments.first(where: { $0.hasPrefix("--wal-watcher=") }) {
     try WALSoakBenchmark.watch(path: String(watched.dropFirst("--wal-watcher=".count)))
 }
@@ -62,6 +65,9 @@ do {
     }
     if runs("wakeups") {
         try WakeUpBenchmark.run(&harness, quick: quick)
+    }
+    if only == "huge-commit" {
+        try HugeCommitBenchmark.run(&harness, quick: quick)
     }
     if only == "wal-soak" {
         try WALSoakBenchmark.run(&harness, quick: quick)

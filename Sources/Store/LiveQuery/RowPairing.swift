@@ -21,10 +21,14 @@ enum RowPairing {
     ///
     /// - Complexity: O(k) for k rows.
     static func pair(old: [Row], new: [Row]) -> [Int?] {
+        // Only old rows whose values some new row has can pair by values
+        // (a commit that changes every row keeps no list per row).
+        let newContents = Set(new.lazy.map(\.content))
         var byContent: [Int: [Int]] = [:]
         var byRowID: [Int64: Int] = [:]
+        byRowID.reserveCapacity(old.count)
         for (index, row) in old.enumerated() {
-            byContent[row.content, default: []].append(index)
+            if newContents.contains(row.content) { byContent[row.content, default: []].append(index) }
             byRowID[row.rowID] = index
         }
         var used = [Bool](repeating: false, count: old.count)
