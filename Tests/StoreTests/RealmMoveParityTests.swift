@@ -92,6 +92,36 @@ import Testing
         }
     }
 
+    /// The six reorderings where the middle row keeps its place: written as
+    /// sort keys, it keeps its key too, and only the two others changed.
+    /// realm-core's table (above) has no row modified; Realm's rule when
+    /// rows are ("prefers to produce diffs where modified rows are the ones
+    /// to move when it is ambiguous") moves the two changed rows, and so
+    /// does Sluice. (Realm also counts a write of the same value as a
+    /// modification; SQLite's row is unchanged then, and Sluice reports nothing.)
+    @Test func whenTheMiddleRowKeepsItsKeyTheChangedRowsMove() throws {
+        let reversals = Self.reorderings.filter { $0.old[1] == $0.new[1] && $0.old != $0.new }
+        #expect(reversals.count == 6)
+        for reversal in reversals {
+            let kept = reversal.old[1]
+            let changeset = ChangesetBuilder.diff(old: reversal.old, new: reversal.new) {
+                ChangesetBuilder.RowFacts(keyChanged: $0 != kept, modified: $0 != kept)
+            }
+            #expect(changeset.deletions == [0, 2] && changeset.insertions == [0, 2], "\(reversal.testDescription)")
+        }
+        // Through a live query: ranks 0, 1, 2 in the new order (the middle row's stays 1).
+        let (store, plain) = try CommitPathTests.store(.preupdateHook)
+        try store.write { tx in try tx.execute(sql: "INSERT INTO item (id, code, rank) VALUES (1, 'a', 0), (2, 'b', 1), (3, 'c', 2)") }
+        let mirror = CommitPathTests.RowMirror(store.rows(in: "item").sorted(byKeyPath: "rank"))
+        mirror.wait(for: 1)
+        _ = mirror.take()
+        try plain.execute("UPDATE item SET rank = CASE id WHEN 1 THEN 2 WHEN 2 THEN 1 WHEN 3 THEN 0 END")
+        #expect(mirror.wait(until: try plain.rows("SELECT * FROM item ORDER BY rank, id")))
+        CommitPathTests.settle(store)
+        let changesets = mirror.take().events.compactMap(\.changeset)
+        #expect(changesets.map(\.deletions) == [[0, 2]] && changesets.map(\.insertions) == [[0, 2]])
+    }
+
     /// The incremental path (row by row) and the re-query path (a limited
     /// query), for commits in-process and on another connection. (When some
     /// rows keep their sort key, they are the ones kept in place, as Realm
