@@ -68,6 +68,19 @@ public struct JWTAuthentication: Sendable {
         self.issuer = issuer
     }
 
+    /// The one algorithm JWTs may name in their header.
+    static let algorithm = "HS256"
+
+    /// The `alg` a JWT's header names (nil when the header is not base64url JSON with one).
+    static func headerAlgorithm(_ bearer: String) -> String? {
+        guard let header = bearer.split(separator: ".", omittingEmptySubsequences: false).first, header.utf8.count <= 1_024 else { return nil }
+        var base64 = header.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
+        guard let data = Data(base64Encoded: base64),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+        return object["alg"] as? String
+    }
+
     /// Whether a bearer is a JWT (three base64url parts), not a `slt_` token.
     static func isJWT(_ bearer: String) -> Bool {
         !bearer.hasPrefix("slt_") && bearer.split(separator: ".", omittingEmptySubsequences: false).count == 3
@@ -78,6 +91,12 @@ public struct JWTAuthentication: Sendable {
     /// - Throws: `SyncErrorBody` (`unauthorized`) naming what is wrong: the signature, the
     ///   expiry, the issuer, or the claims' shape.
     func verify(_ bearer: String) async throws -> Claims {
+        // The key collection signs and verifies with its one key whatever the header
+        // says: a header naming another algorithm is refused here.
+        let algorithm = Self.headerAlgorithm(bearer)
+        guard algorithm == Self.algorithm else {
+            throw SyncErrorBody(error: "unauthorized", message: "the JWT is not valid: its header's algorithm is \(algorithm.map { "'\($0)'" } ?? "missing"), and this service accepts \(Self.algorithm) only")
+        }
         let claims: Claims
         do {
             claims = try await keys.verify(bearer, as: Claims.self)

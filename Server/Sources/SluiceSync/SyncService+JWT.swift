@@ -25,10 +25,13 @@ extension SyncService {
             guard let role = claims.spaces[name] else {
                 throw SyncErrorBody(error: "forbidden", message: "the JWT of '\(member)' does not open space '\(name)'")
             }
-            let space = try await Self.withDeadline(configuration.databaseDeadline) { [storage] in try await storage.spaceID(named: name) }
+            let found = try await Self.withDeadline(configuration.databaseDeadline) { [storage] in try await storage.spaceID(named: name, member: member) }
+            guard let space = found else {
+                throw SyncErrorBody(error: "unauthorized", message: "member '\(member)' was removed from space '\(name)': its JWTs open it no more")
+            }
             let access = SyncStorage.Access(space: space, member: member, role: role, tables: role == .editor ? claims.tables?[name].map(Set.init) : nil)
             // The member owns the devices it pushes under, whichever of its JWTs it sends.
-            return try await run(Caller(access: access, token: "jwt:" + member, schemaVersion: Self.schemaVersion(request)), longPoll: longPoll, bytes: bytes, deadline: deadline, read: read, body)
+            return try await run(Caller(access: access, token: Self.jwtCaller + member, schemaVersion: Self.schemaVersion(request)), longPoll: longPoll, bytes: bytes, deadline: deadline, read: read, body)
         } catch {
             return answer(error, context)
         }

@@ -159,7 +159,7 @@ public struct SyncService: Sendable {
         addAttachmentRoutes(to: router)
         router.get("v1/pull") { request, context in await self.pull(request, context) }
         router.get("v1/wait") { request, context in
-            await self.respond(request, context, longPoll: true) { space in try await self.wait(request, space: space) }
+            await self.respond(request, context, longPoll: true, read: {}) { caller, _ in try await self.wait(request, caller: caller) }
         }
         return router
     }
@@ -247,23 +247,47 @@ public struct SyncService: Sendable {
         }
     }
 
-    private func wait(_ request: Request, space: Int64) async throws -> Response {
+    /// Answers the space's head once it passes `since`, or at the timeout; the caller's
+    /// credential is checked again before any answer (a member removed meanwhile gets
+    /// 401: removal wakes the space's waits).
+    private func wait(_ request: Request, caller: Caller) async throws -> Response {
+        let space = caller.space
         let since = try Self.integer(request, "since") ?? 0
         let timeout = min(max(try Self.integer(request, "timeout") ?? 25, 0), Int64(Self.longestWait))
         let deadline = ContinuousClock.now + .seconds(timeout)
+        var waited = false
+        var notified = false
         while true {
             // The ticket before the read: a push committing after the read still wakes us.
             let ticket = signal.ticket(space)
             let head = try await storage.head(space: space)
             let now = ContinuousClock.now
-            guard head <= since, now < deadline else { return try Self.json(["head": head]) }
+            let answering = head > since || now >= deadline
+            if notified || (answering && waited), try await !stillOpens(caller) {
+                throw SyncErrorBody(error: "unauthorized", message: caller.access.member.map { "member '\($0)' was removed from this space" } ?? "the token was revoked")
+            }
+            guard !answering else { return try Self.json(["head": head]) }
             // Woken by a notification; the head is read again every second in case one was
             // lost (a dropped listening connection), every 20 ms while nobody listens.
             let pause: Duration = signal.isListening ? .seconds(1) : .milliseconds(20)
             await signal.wait(space: space, after: ticket, upTo: min(pause, deadline - now))
             try Task.checkCancellation()
+            waited = true
+            notified = signal.ticket(space) != ticket
         }
     }
+
+    /// Whether the caller's credential still opens its space: a live token, or a JWT
+    /// whose member was not removed.
+    func stillOpens(_ caller: Caller) async throws -> Bool {
+        if caller.token.hasPrefix(Self.jwtCaller), let member = caller.access.member {
+            return try await !storage.isRemoved(member, from: caller.space)
+        }
+        return try await storage.access(forToken: caller.token)?.space == caller.space
+    }
+
+    /// The prefix of a JWT caller's ``Caller/token``: the member's name follows.
+    static let jwtCaller = "jwt:"
 
     // MARK: - Helpers
 

@@ -68,6 +68,20 @@ extension SyncStorage {
         try await share(spaceID: try await spaceID(named: space), request)
     }
 
+    /// The id of the space named `name` (created when it is new) for a JWT's `member`;
+    /// nil when the member was removed from it (and not shared with again).
+    func spaceID(named name: String, member: String) async throws -> Int64? {
+        let space = try await spaceID(named: name)
+        return try await isRemoved(member, from: space) ? nil : space
+    }
+
+    /// Whether `member` was removed from `space` (and not shared with again).
+    func isRemoved(_ member: String, from space: Int64) async throws -> Bool {
+        let rows = try await client.query("SELECT 1 FROM sluice_removed_member WHERE space_id = \(space) AND name = \(member)", logger: logger)
+        for try await _ in rows.decode(Int.self) { return true }
+        return false
+    }
+
     /// The id of the space named `name`, created when it is new (a JWT's space).
     func spaceID(named name: String) async throws -> Int64 {
         try await client.query("INSERT INTO sluice_space (name) VALUES (\(name)) ON CONFLICT (name) DO NOTHING", logger: logger)
@@ -91,29 +105,40 @@ extension SyncStorage {
                 INSERT INTO sluice_token (hash, space_id, member)
                 VALUES (encode(sha256(convert_to(\(token), 'UTF8')), 'hex'), \(spaceID), \(user))
                 """, logger: logger)
+            // Shared again: its JWTs open the space again.
+            try await connection.query("DELETE FROM sluice_removed_member WHERE space_id = \(spaceID) AND name = \(user)", logger: logger)
         }
         return token
     }
 
-    /// Removes a member from a space: its tokens open nothing from then on.
+    /// Removes a member from a space: from then on its tokens and its JWTs (by subject)
+    /// open nothing there, and its long polls under way end with 401 (they are woken).
+    /// Sharing the space with it again lets its JWTs in again.
     ///
     /// - Parameters:
     ///   - space: the space's name.
     ///   - user: the member's name.
-    /// - Returns: whether it was a member.
-    public func removeMember(space: String, user: String) async throws -> Bool {
+    /// - Returns: whether it was a member through a token (a JWT's subject may be one
+    ///   without: it is refused from now on either way); nil when there is no such space.
+    public func removeMember(space: String, user: String) async throws -> Bool? {
         try await client.withTransaction(logger: logger) { connection in
-            let rows = try await connection.query("""
-                DELETE FROM sluice_member WHERE name = \(user) AND space_id = (SELECT id FROM sluice_space WHERE name = \(space))
-                RETURNING space_id
-                """, logger: logger)
-            var removed: Int64?
-            for try await id in rows.decode(Int64.self) { removed = id }
-            guard let removed else { return false }
+            let spaces = try await connection.query("SELECT id FROM sluice_space WHERE name = \(space)", logger: logger)
+            var found: Int64?
+            for try await id in spaces.decode(Int64.self) { found = id }
+            guard let spaceID = found else { return nil }
+            let rows = try await connection.query("DELETE FROM sluice_member WHERE name = \(user) AND space_id = \(spaceID) RETURNING space_id", logger: logger)
+            var removed = false
+            for try await _ in rows.decode(Int64.self) { removed = true }
             try await connection.query("""
-                UPDATE sluice_token SET revoked_at = now() WHERE space_id = \(removed) AND member = \(user) AND revoked_at IS NULL
+                UPDATE sluice_token SET revoked_at = now() WHERE space_id = \(spaceID) AND member = \(user) AND revoked_at IS NULL
                 """, logger: logger)
-            return true
+            try await connection.query("""
+                INSERT INTO sluice_removed_member (space_id, name) VALUES (\(spaceID), \(user))
+                ON CONFLICT (space_id, name) DO UPDATE SET removed_at = now()
+                """, logger: logger)
+            // Long polls of the space wake, check their credential again, and end.
+            try await connection.query("SELECT pg_notify(\(Self.headChannel), \("\(spaceID):0"))", logger: logger)
+            return removed
         }
     }
 }

@@ -104,6 +104,13 @@ public struct SyncStorage: Sendable {
             space_id BIGINT NOT NULL, hash TEXT NOT NULL, idx INTEGER NOT NULL, data BYTEA NOT NULL,
             PRIMARY KEY (space_id, hash, idx), FOREIGN KEY (space_id, hash) REFERENCES sluice_attachment ON DELETE CASCADE)
         """,
+        // Members removed from a space, by name: their JWTs open it no more until shared again
+        // (see SyncStorage+Members.swift).
+        """
+        CREATE TABLE IF NOT EXISTS sluice_removed_member (
+            space_id BIGINT NOT NULL REFERENCES sluice_space (id), name TEXT NOT NULL,
+            removed_at TIMESTAMPTZ NOT NULL DEFAULT now(), PRIMARY KEY (space_id, name))
+        """,
     ]
 
     // MARK: - Tokens

@@ -48,7 +48,7 @@ struct MemberCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "member", abstract: "Members of a space.", subcommands: [Remove.self])
 
     struct Remove: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Removes a member from a space: its tokens get 401 from then on.")
+        static let configuration = CommandConfiguration(abstract: "Removes a member from a space: its tokens, its JWTs and its open long polls get 401 from then on.")
 
         @OptionGroup var database: DatabaseOptions
 
@@ -61,8 +61,9 @@ struct MemberCommand: AsyncParsableCommand {
         func run() async throws {
             let (space, user) = (space, user)
             let removed = try await database.withStorage { storage in try await storage.removeMember(space: space, user: user) }
-            guard removed else { throw ValidationError("'\(user)' is not a member of space '\(space)'") }
-            print("removed \(user) from space '\(space)'")
+            guard let removed else { throw ValidationError("there is no space '\(space)'") }
+            print(removed ? "removed \(user) from space '\(space)': its tokens and JWTs open nothing there from now on"
+                          : "'\(user)' had no token in space '\(space)'; its JWTs open nothing there from now on")
         }
     }
 }
