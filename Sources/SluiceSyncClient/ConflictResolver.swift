@@ -20,7 +20,8 @@ struct ConflictResolver: Sendable {
         var base: SQLiteValue?
     }
 
-    /// The pulled side: who wrote it and when.
+    /// The pulled side: when it was written, and by whom when the service says (a
+    /// transaction of its history names its device; a subset page names none: empty).
     struct Remote: Sendable, Equatable {
         var clock: HybridClock
         var device: String
@@ -48,8 +49,6 @@ struct ConflictResolver: Sendable {
     }
 
     let configuration: SyncConfiguration
-    /// This device's id (the tie-break of equal clocks).
-    let device: String
 
     /// One column: `remote` is the pulled value, `local` this device's unpushed one (nil
     /// when it has none: the pulled value is applied).
@@ -57,8 +56,10 @@ struct ConflictResolver: Sendable {
         guard let local else { return .applyRemote }
         switch configuration.policy(table: table, column: column) {
         case .lastWriterWins:
-            // The later clock wins; equal clocks go to the larger device id.
-            return (remote.clock, remote.device) > (local.clock, device) ? .applyRemote : .keepLocal
+            // The later clock wins; on equal clocks the value the service holds (it was
+            // pushed first), whoever wrote it: the same rule for a history transaction and
+            // a subset page, which names no writer per column.
+            return remote.clock >= local.clock ? .applyRemote : .keepLocal
         case .serverWins:
             return .applyRemote
         case .deviceWins:

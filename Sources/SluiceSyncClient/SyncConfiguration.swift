@@ -7,7 +7,8 @@ import Sluice
 /// unpushed changes onto what it pulls, so the rule decides once and every device replays
 /// the outcome).
 public enum ConflictPolicy: Sendable {
-    /// The later write by hybrid logical clock wins; equal clocks go to the larger device id.
+    /// The later write by hybrid logical clock wins; on equal clocks, the value the service
+    /// already holds (pushed first).
     case lastWriterWins
     /// What the service already has wins: the device's unpushed value is dropped.
     case serverWins

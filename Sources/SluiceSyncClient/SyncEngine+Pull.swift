@@ -44,7 +44,7 @@ extension SyncEngine {
         var pending = pendingRows(unpushed, stamps: stamps)
         var reserved = Self.reservedRowIDs(unpushed)
         var merged = false
-        let resolver = ConflictResolver(configuration: configuration, device: state.device)
+        let resolver = ConflictResolver(configuration: configuration)
         let replaced = Self.replaced(transaction.changes)
         for change in transaction.changes {
             // A table this device does not sync (the space has more than it): not its business.

@@ -36,7 +36,7 @@ extension SyncEngine {
         let stamps = try stamp(unpushed, state: &state, db)
         var pending = pendingRows(unpushed, stamps: stamps)
         var reserved = Self.reservedRowIDs(unpushed)
-        let resolver = ConflictResolver(configuration: configuration, device: state.device)
+        let resolver = ConflictResolver(configuration: configuration)
         let position = Dictionary(order.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
         func rank(_ change: SyncChange) -> Int { position[change.table.lowercased()] ?? .max }
         var merged = false

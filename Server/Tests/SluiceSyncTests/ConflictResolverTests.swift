@@ -26,8 +26,11 @@ import Testing
         Case(policy: .lastWriterWins, local: nil, remote: .init(clock: earlier, device: "b"), expected: .applyRemote, name: "no local value: applied"),
         Case(policy: .lastWriterWins, local: mine, remote: .init(clock: later, device: "b"), expected: .applyRemote, name: "LWW: later remote wins"),
         Case(policy: .lastWriterWins, local: mineLater, remote: .init(clock: earlier, device: "b"), expected: .keepLocal, name: "LWW: later local wins"),
-        Case(policy: .lastWriterWins, local: mine, remote: .init(clock: earlier, device: "z"), expected: .applyRemote, name: "LWW: equal clocks, larger remote id wins"),
-        Case(policy: .lastWriterWins, local: mine, remote: .init(clock: earlier, device: "a"), expected: .keepLocal, name: "LWW: equal clocks, larger local id wins"),
+        // Equal clocks: the value the service holds wins, whoever wrote it (a subset page
+        // names no writer per column, and the history and subset appliers must agree).
+        Case(policy: .lastWriterWins, local: mine, remote: .init(clock: earlier, device: "z"), expected: .applyRemote, name: "LWW: equal clocks, the pulled value wins (larger remote id)"),
+        Case(policy: .lastWriterWins, local: mine, remote: .init(clock: earlier, device: "a"), expected: .applyRemote, name: "LWW: equal clocks, the pulled value wins (smaller remote id)"),
+        Case(policy: .lastWriterWins, local: mine, remote: .init(clock: earlier, device: ""), expected: .applyRemote, name: "LWW: equal clocks, the pulled value wins (a subset page: no writer)"),
         Case(policy: .serverWins, local: mineLater, remote: .init(clock: earlier, device: "b"), expected: .applyRemote, name: "server wins even when older"),
         Case(policy: .deviceWins, local: mine, remote: .init(clock: later, device: "z"), expected: .keepLocal, name: "device wins even when older"),
         Case(policy: .merge { conflict in .text("\(conflict.base.map { "\($0)" } ?? "-")+\(conflict.local)+\(conflict.remote)") },
@@ -38,7 +41,7 @@ import Testing
     func columns(_ row: Case) {
         var configuration = SyncConfiguration(tables: ["person"])
         configuration.columnPolicies["person.city"] = row.policy
-        let resolver = ConflictResolver(configuration: configuration, device: "m")
+        let resolver = ConflictResolver(configuration: configuration)
         #expect(resolver.resolve(table: "person", column: "CITY", local: row.local, remote: .text("theirs"), from: row.remote) == row.expected)
     }
 
@@ -47,7 +50,7 @@ import Testing
         configuration.defaultPolicy = .deviceWins
         configuration.tablePolicies["Person"] = .serverWins
         configuration.columnPolicies["person.age"] = .lastWriterWins
-        let resolver = ConflictResolver(configuration: configuration, device: "m")
+        let resolver = ConflictResolver(configuration: configuration)
         let remote = ConflictResolver.Remote(clock: Self.earlier, device: "b")
         #expect(resolver.resolve(table: "person", column: "age", local: Self.mineLater, remote: .null, from: remote) == .keepLocal)
         #expect(resolver.resolve(table: "person", column: "city", local: Self.mineLater, remote: .null, from: remote) == .applyRemote)
@@ -59,13 +62,13 @@ import Testing
     func deleteOfARowChangedHere(rule: DeleteRule, changed: Bool, expected: ConflictResolver.Row) {
         var configuration = SyncConfiguration(tables: ["person"])
         configuration.deleteRule = rule
-        #expect(ConflictResolver(configuration: configuration, device: "m").resolveDelete(ofRowChangedHere: changed) == expected)
+        #expect(ConflictResolver(configuration: configuration).resolveDelete(ofRowChangedHere: changed) == expected)
     }
 
     @Test(arguments: [(DeleteRule.deleteWins, ConflictResolver.Row.deleted), (.updateWins, .kept)])
     func updateOfARowDeletedHere(rule: DeleteRule, expected: ConflictResolver.Row) {
         var configuration = SyncConfiguration(tables: ["person"])
         configuration.deleteRule = rule
-        #expect(ConflictResolver(configuration: configuration, device: "m").resolveUpdateOfRowDeletedHere() == expected)
+        #expect(ConflictResolver(configuration: configuration).resolveUpdateOfRowDeletedHere() == expected)
     }
 }
