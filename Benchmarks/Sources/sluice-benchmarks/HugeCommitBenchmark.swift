@@ -23,14 +23,17 @@ enum HugeCommitBenchmark {
         }
         while arrivals.count == 0 { usleep(1_000) }
         ScaleBenchmark.resetPeak()
-        print("ready \(ScaleBenchmark.residentBytes().now)")
-        fflush(stdout)
+        say("ready \(ScaleBenchmark.residentBytes().now)")
         while arrivals.count < 2 { usleep(1_000) }
         let resident = ScaleBenchmark.residentBytes()
-        print("applied \(resident.peak) \(resident.now) \(sizes.modified)")
-        fflush(stdout)
+        say("applied \(resident.peak) \(resident.now) \(sizes.modified)")
         withExtendedLifetime(token) {}
         exit(0)
+    }
+
+    /// A line to the parent, unbuffered.
+    static func say(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 
     final class Sizes: @unchecked Sendable {
