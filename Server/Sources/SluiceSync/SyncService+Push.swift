@@ -31,8 +31,10 @@ extension SyncService {
         if let refusal = caller.access.refusal(of: push) {
             return Self.error(.forbidden, "forbidden", refusal)
         }
-        if let missing = try await missingAttachment(in: push, space: caller.space) {
-            return Self.error(.conflict, "attachment_missing", missing)
+        switch try await checkAttachments(in: push, space: caller.space) {
+        case .missing(let message): return Self.error(.conflict, "attachment_missing", message)
+        case .mismatch(let message): return Self.error(.unprocessableContent, "attachment_mismatch", message)
+        case nil: break
         }
         switch try await storage.push(push, space: caller.space, token: caller.token, policy: policy) {
         case .success(let response):
@@ -43,21 +45,36 @@ extension SyncService {
         }
     }
 
-    /// The first attachment `push` names whose bytes the service does not hold complete,
-    /// described (nil: every one is here).
-    func missingAttachment(in push: PushRequest, space: Int64) async throws -> String? {
-        var named: [String: String] = [:]
+    /// What is wrong with the attachments a push names.
+    enum AttachmentProblem: Equatable {
+        /// The service does not hold its bytes complete (the device uploads them first).
+        case missing(String)
+        /// The service holds bytes with this hash, of another size: no device could fill it.
+        case mismatch(String)
+    }
+
+    /// The first attachment `push` names that the service does not hold complete with the
+    /// size it names (nil: every one is here, as named).
+    func checkAttachments(in push: PushRequest, space: Int64) async throws -> AttachmentProblem? {
+        var named: [SyncAttachment: String] = [:]
         for (index, transaction) in push.transactions.enumerated() {
             for change in transaction.changes {
                 for (column, value) in change.values ?? [:] {
-                    guard case .attachment(let attachment) = value, named[attachment.hash] == nil else { continue }
-                    named[attachment.hash] = "transaction \(index) (local \(transaction.local)): \(change.table).\(column) of \(change.id): attachment "
-                        + "\(attachment.hash) is not uploaded (PUT its chunks to /v1/attachments/<hash>/<index> first); nothing was applied"
+                    guard case .attachment(let attachment) = value, named[attachment] == nil else { continue }
+                    named[attachment] = "transaction \(index) (local \(transaction.local)): \(change.table).\(column) of \(change.id): attachment \(attachment.hash)"
                 }
             }
         }
         guard !named.isEmpty else { return nil }
-        let complete = try await storage.completeAttachments(space: space, among: Array(named.keys))
-        return named.filter { !complete.contains($0.key) }.sorted { $0.key < $1.key }.first?.value
+        let held = try await storage.completeAttachments(space: space, among: Array(Set(named.keys.map(\.hash))))
+        for (attachment, place) in named.sorted(by: { $0.value < $1.value }) {
+            guard let size = held[attachment.hash] else {
+                return .missing(place + " is not uploaded (PUT its chunks to /v1/attachments/<hash>/<index> first); nothing was applied")
+            }
+            if size != attachment.size {
+                return .mismatch(place + " names \(attachment.size) bytes, and the service holds it with \(size); nothing was applied")
+            }
+        }
+        return nil
     }
 }

@@ -99,14 +99,14 @@ extension SyncStorage {
         return nil
     }
 
-    /// Which of `hashes` the space holds complete; those are touched (a push names them:
-    /// compaction keeps them).
-    func completeAttachments(space: Int64, among hashes: [String]) async throws -> Set<String> {
+    /// Which of `hashes` the space holds complete, with their sizes; those are touched (a
+    /// push names them: compaction keeps them).
+    func completeAttachments(space: Int64, among hashes: [String]) async throws -> [String: Int64] {
         let rows = try await client.query("""
-            UPDATE sluice_attachment SET touched_at = now() WHERE space_id = \(space) AND hash = ANY(\(hashes)) AND complete RETURNING hash
+            UPDATE sluice_attachment SET touched_at = now() WHERE space_id = \(space) AND hash = ANY(\(hashes)) AND complete RETURNING hash, size
             """, logger: logger)
-        var found: Set<String> = []
-        for try await hash in rows.decode(String.self) { found.insert(hash) }
+        var found: [String: Int64] = [:]
+        for try await (hash, size) in rows.decode((String, Int64).self) { found[hash] = size }
         return found
     }
 }

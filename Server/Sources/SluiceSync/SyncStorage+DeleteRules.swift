@@ -37,7 +37,8 @@ extension SyncStorage {
     /// at a deleted row gets the reference's ON DELETE action: CASCADE deletes it (and,
     /// in turn, the rows pointing at it), SET NULL clears the reference. The rows looked at
     /// are those pointing at rows the push deleted and those the push wrote a reference
-    /// in, so it holds whatever the order: a parent deleted before or after another device
+    /// in (a parent the space never held counts as deleted), so it holds whatever the
+    /// order: a parent deleted before or after another device
     /// pointed a row at it, by a writer that applied the action (the app) or not (the
     /// `sqlite3` shell, where foreign keys are off).
     ///
@@ -65,10 +66,13 @@ extension SyncStorage {
                     for try await id in rows.decode(String.self) { found.insert(id) }
                 }
                 if let ids = written[rule.table], !ids.isEmpty {
+                    // A parent the space never held counts as deleted: no device could
+                    // apply the row otherwise (each drops it as its parent's delete would).
                     let rows = try await connection.query("""
-                        SELECT c.id FROM sluice_row c JOIN sluice_row p
+                        SELECT c.id FROM sluice_row c LEFT JOIN sluice_row p
                           ON p.space_id = c.space_id AND p.tbl = \(rule.parent) AND p.id = c.vals -> \(rule.column) ->> 'ref'
-                        WHERE c.space_id = \(space) AND c.tbl = \(rule.table) AND c.id = ANY(\(Array(ids))) AND NOT c.deleted AND p.deleted
+                        WHERE c.space_id = \(space) AND c.tbl = \(rule.table) AND c.id = ANY(\(Array(ids))) AND NOT c.deleted
+                          AND c.vals -> \(rule.column) ->> 'ref' IS NOT NULL AND (p.id IS NULL OR p.deleted)
                         """, logger: logger)
                     for try await id in rows.decode(String.self) { found.insert(id) }
                 }

@@ -283,6 +283,12 @@ struct SyncAttachmentTests {
         // The right bytes: complete, and then the push goes.
         let (right, rightBody) = try await put(attachment.hash, size: 1_000, index: 0, content)
         #expect(right == 200 && rightBody.contains("\"complete\":true"), "\(rightBody)")
+        // Its hash with another size: no device could fill it (every eager sync would fail).
+        for size in [999, 1_001, 0] as [Int64] {
+            let (status, body) = try await push(.attachment(SyncAttachment(hash: attachment.hash, size: size)))
+            #expect(status == 422 && body.contains("attachment_mismatch") && body.contains("\(size) bytes"), "\(size): \(status) \(body)")
+        }
+        #expect(try space.head() == head, "nothing applied")
         #expect(try await push(.attachment(attachment)).0 == 200)
         // Another space does not see this space's bytes.
         let elsewhere = try SyncServiceProcess.addToken(postgres: space.postgres, space: "elsewhere")
