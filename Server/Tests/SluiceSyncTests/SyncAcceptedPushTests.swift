@@ -11,23 +11,15 @@ import Testing
 /// exist, missing NOT NULL columns, CHECK violations, unknown columns, values of the wrong
 /// kind, updates and deletes of rows that are not there), and after each one the service
 /// accepts, a fresh device syncs everything (eager attachments) and an old one goes on.
-/// A seeded generator (SplitMix64): the same pushes for a seed.
-struct SplitMix {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next(_ bound: Int) -> Int {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return Int((z ^ (z >> 31)) % UInt64(bound))
-    }
+extension SplitMix64 {
+    /// A number below `bound`.
+    mutating func next(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }
 
 @Suite(.serialized, .timeLimit(.minutes(5)), .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
 struct SyncAcceptedPushTests {
     /// One random change of a hostile client; `people` are the global ids of people it made.
-    static func change(_ random: inout SplitMix, step: Int, people: [String], held: SyncAttachment) -> SyncChange {
+    static func change(_ random: inout SplitMix64, step: Int, people: [String], held: SyncAttachment) -> SyncChange {
         let person = people.isEmpty ? "ghost-person" : people[random.next(people.count)]
         let ghost = "ghost-\(random.next(1_000))"
         switch random.next(12) {
@@ -61,7 +53,7 @@ struct SyncAcceptedPushTests {
         try await owner.client.sync()
         let held = SyncAttachment(content: content)
 
-        var random = SplitMix(seed: seed)
+        var random = SplitMix64(seed: seed)
         var people: [String] = []
         var accepted = 0
         for step in 0..<30 {
