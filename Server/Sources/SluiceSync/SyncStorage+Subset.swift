@@ -9,9 +9,9 @@ import SluiceSyncProtocol
 /// - for each subscription, the rows of its table changed after `since` (and, for a filter
 ///   with a path such as `recipient.city`, the rows whose parent along the path changed):
 ///   deleted ones as `delete`, kept ones as `insert` with their values, the others as `leave`
-///   (or as `insert` when the table's rows are also pointed at: the device keeps them while
-///   its rows point at them);
-/// - after `since` > 0, the changed rows of the tables the subscriptions' rows point at;
+///   (or as `insert` when a row the device keeps points at them: it keeps them while so);
+/// - after `since` > 0, the changed rows of the tables the subscriptions' rows point at:
+///   as `insert` those a kept row points at, as `leave` (the id only) the others;
 /// - the rows every row sent as `insert` points at, and the rows those point at (so that
 ///   the device's foreign keys resolve).
 ///
@@ -59,27 +59,23 @@ extension SyncStorage {
                 let candidates = try await Self.changedRows(table: table.name, space: space, since: request.since, after: after, limit: room,
                                                             pathColumns: paths, connection: connection, logger: logger)
                 let live = candidates.filter { !$0.deleted }.map(\.row)
-                var kept = Set(live.map(\.id))
-                if let subscription, subscription.filter != nil {
-                    var references: [String: Set<String>] = [:]
-                    for row in live {
-                        for column in paths {
-                            if case .reference(let gid)? = row.values[column.name], let parent = column.references { references[parent.lowercased(), default: []].insert(gid) }
-                        }
-                    }
-                    var parents: [SubsetEvaluator.Row] = []
-                    for (parent, ids) in references {
-                        parents += try await Self.storedRows(table: parent, ids: Array(ids), space: space, connection: connection, logger: logger)
-                            .filter { !$0.deleted }.map(\.row)
-                    }
-                    kept = try SubsetEvaluator.kept(live, by: subscription, parents: parents, schema: schema)
+                var kept: Set<String> = []
+                if let subscription {
+                    kept = try await Self.kept(live, by: subscription, schema: schema, space: space, connection: connection, logger: logger)
+                }
+                // A row not kept by a subscription goes with its values only while a row the
+                // device keeps points at it (a changed row of a table pointed at: only then).
+                if subscription == nil || targets.contains(table.name.lowercased()) {
+                    let others = Set(live.map(\.id)).subtracting(kept)
+                    kept.formUnion(try await Self.pointedAtByKept(table: table.name, ids: others, subscriptions: subscriptions, held: subscriptions.map(\.table) + referenceOnly,
+                                                                  schema: schema, space: space, connection: connection, logger: logger))
                 }
                 for candidate in candidates {
                     let row = candidate.row
                     let key = row.table.lowercased() + "\u{0}" + row.id
                     if candidate.deleted {
                         changes.append(SyncChange(table: table.name, id: row.id, op: .delete))
-                    } else if kept.contains(row.id) || subscription == nil || targets.contains(table.name.lowercased()) {
+                    } else if kept.contains(row.id) {
                         guard sent.insert(key).inserted else { continue }
                         changes.append(SyncChange(table: table.name, id: row.id, op: .insert, values: row.values, clocks: candidate.clocks))
                         inserted.append(row)
@@ -156,7 +152,7 @@ extension SyncStorage {
         return try await decode(rows, table: table)
     }
 
-    private static func decode(_ rows: PostgresRowSequence, table: String) async throws -> [StoredRow] {
+    static func decode(_ rows: PostgresRowSequence, table: String) async throws -> [StoredRow] {
         let decoder = JSONDecoder()
         var result: [StoredRow] = []
         for try await (id, vals, deleted, clocks) in rows.decode((String, String, Bool, String).self) {

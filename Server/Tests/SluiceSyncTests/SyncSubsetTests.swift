@@ -89,6 +89,32 @@ struct SyncSubsetTests {
         #expect(try subset.content() == (try Self.expected(space, [Self.oslo])))
     }
 
+    /// A round after `since` sends the values of the rows the subscriptions keep and of the
+    /// rows those point at, and no other: a changed person no kept package points at goes
+    /// as `leave` (its id), not with its values.
+    @Test func aRoundSendsNoRowsOutsideTheSubscriptions() async throws {
+        let space = try SyncSpace()
+        let full = try space.device()
+        let ana = try full.sql("INSERT INTO person (first_name, last_name, city) VALUES ('Ana', 'A', 'Oslo')")
+        let cy = try full.sql("INSERT INTO person (first_name, last_name, city) VALUES ('Cy', 'C', 'Bergen')")
+        try full.sql("INSERT INTO package (recipient_id, created_at) VALUES (?, '1')", [.integer(ana)])
+        try full.sql("INSERT INTO package (recipient_id, created_at) VALUES (?, '2')", [.integer(cy)])
+        try await full.client.sync()
+        let since = try space.head()
+        try full.sql("UPDATE person SET email = 'new@example.com'")
+        try await full.client.sync()
+
+        let body = try JSONEncoder().encode(RowsRequest(since: since, subscriptions: [Self.oslo]))
+        let (status, text) = try await SyncRequests.post(body, to: space, token: space.token, path: "v1/rows")
+        #expect(status == 200, "\(text)")
+        let page = try JSONDecoder().decode(RowsResponse.self, from: Data(text.utf8))
+        let people = page.changes.filter { $0.op == .insert && $0.table == "person" }.map { $0.values?["first_name"] }
+        #expect(people == [.text("Ana")], "only Ana, whom the kept package points at: \(page.changes)")
+        let packages = page.changes.filter { $0.op == .insert && $0.table == "package" }.map { $0.values?["created_at"] }
+        #expect(packages == [.text("1")], "only Ana's package (its path's parent changed): \(page.changes)")
+        #expect(!page.changes.contains { $0.values?["first_name"] == .text("Cy") }, "Cy's values stay on the service")
+    }
+
     @Test func subscriptionsChangeAtRunTimeAndADeviceMaySyncFewerTables() async throws {
         let space = try SyncSpace()
         let full = try space.device()
