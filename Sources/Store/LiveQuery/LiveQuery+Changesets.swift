@@ -118,17 +118,35 @@ extension LiveQuery {
     /// - Complexity: O(n).
     static func pairedByValues(old oldOrder: [RowIdentity], _ oldRows: LiveRows, new newOrder: [RowIdentity], _ newRows: LiveRows,
                                remapped: inout [RowIdentity: Int64]) -> [RowIdentity] {
+        // Changed rows that may pair otherwise than by their rowid: those whose values the
+        // other side has, and the rows at their rowids on the other side. The others keep
+        // their rowid as identity (a commit that changes every row's values pairs nothing).
+        func changedContents(_ order: [RowIdentity], _ rows: LiveRows, _ other: LiveRows) -> Set<Int> {
+            var contents = Set<Int>()
+            for case .rowID(let rowID) in order {
+                if let state = rows[rowID], other[rowID]?.content != state.content { contents.insert(state.content) }
+            }
+            return contents
+        }
+        let oldContents = changedContents(oldOrder, oldRows, newRows)
+        let newContents = changedContents(newOrder, newRows, oldRows)
+        var candidates = Set<Int64>()
+        for (order, rows, other) in [(oldOrder, oldRows, newContents), (newOrder, newRows, oldContents)] {
+            for case .rowID(let rowID) in order {
+                if let content = rows[rowID]?.content, other.contains(content) { candidates.insert(rowID) }
+            }
+        }
         var olds: [RowPairing.Row] = []
         var oldIdentities: [RowIdentity] = []
         for identity in oldOrder {
-            guard case .rowID(let rowID) = identity, let state = oldRows[rowID], newRows[rowID]?.content != state.content else { continue }
+            guard case .rowID(let rowID) = identity, candidates.contains(rowID), let state = oldRows[rowID], newRows[rowID]?.content != state.content else { continue }
             olds.append(RowPairing.Row(rowID: rowID, content: state.content))
             oldIdentities.append(identity)
         }
         var news: [RowPairing.Row] = []
         var newOffsets: [Int] = []
         for (offset, identity) in newOrder.enumerated() {
-            guard case .rowID(let rowID) = identity, let state = newRows[rowID], oldRows[rowID]?.content != state.content else { continue }
+            guard case .rowID(let rowID) = identity, candidates.contains(rowID), let state = newRows[rowID], oldRows[rowID]?.content != state.content else { continue }
             news.append(RowPairing.Row(rowID: rowID, content: state.content))
             newOffsets.append(offset)
         }
