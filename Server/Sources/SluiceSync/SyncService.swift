@@ -62,8 +62,14 @@ public struct SyncService: Sendable {
         /// per megabyte of body.
         public var databaseDeadline: Duration = .seconds(15)
         /// Bytes of request bodies the instance holds at once; a push past it gets 503 with
-        /// `Retry-After` before its body is read.
-        public var maximumInflightBytes: Int = 256 << 20
+        /// `Retry-After` before its body is read. A body being handled takes about three
+        /// times its size (read, decoded, stored), so the default, one largest body and
+        /// 16 MiB more (``defaultInflightBytes(maximumBodyBytes:)``), keeps the memory of
+        /// bodies in flight under twice ``maximumBodyBytes``.
+        public var maximumInflightBytes: Int = defaultInflightBytes(maximumBodyBytes: 64 << 20)
+        /// The default ``maximumInflightBytes`` for a body limit: one largest body and
+        /// 16 MiB more (small requests beside one large one).
+        public static func defaultInflightBytes(maximumBodyBytes: Int) -> Int { maximumBodyBytes + (16 << 20) }
         /// Requests (long polls aside) working on the database at once; past it, 503.
         public var maximumConcurrentRequests: Int = 256
         /// Lookups that find no token, per second per client address (past it, the address
@@ -341,7 +347,11 @@ public struct SyncService: Sendable {
     /// A JSON body; `invalid` naming what is wrong and where when it is not `what`.
     static func decode<T: Decodable>(_ type: T.Type, _ buffer: ByteBuffer, as what: String) throws -> T {
         do {
-            return try JSONDecoder().decode(type, from: Data(buffer.readableBytesView))
+            // Decoded in place: a copy of a 60 MB body would be 60 MB more in flight.
+            return try buffer.withUnsafeReadableBytes { raw in
+                guard let base = raw.baseAddress, raw.count > 0 else { return try JSONDecoder().decode(type, from: Data()) }
+                return try JSONDecoder().decode(type, from: Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: base), count: raw.count, deallocator: .none))
+            }
         } catch {
             throw SyncErrorBody(error: "invalid", message: "the body is not \(what): \(describe(error))")
         }

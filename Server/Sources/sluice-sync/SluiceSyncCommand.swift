@@ -146,8 +146,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds a device's clock may run ahead of this service's; a transaction stamped further ahead is stored with the service's clock.")
     var maxClockSkew = 60
 
-    @Option(help: "Bytes of request bodies held at once; a push past it is answered 503 with Retry-After before its body is read.")
-    var maxInflightBytes = 256 << 20
+    @Option(help: "Bytes of request bodies held at once; a push past it is answered 503 with Retry-After before its body is read (default: --max-body-bytes and 16 MiB more).")
+    var maxInflightBytes: Int?
 
     @Option(help: "Requests working on PostgreSQL at once (long polls aside); past it, 503 with Retry-After.")
     var maxConcurrentRequests = 256
@@ -178,7 +178,7 @@ struct Serve: AsyncParsableCommand {
         guard idleTimeout > 0 else { throw ValidationError("--idle-timeout: must be at least 1") }
         guard rateLimit > 0 else { throw ValidationError("--rate-limit: must be more than 0") }
         guard maxClockSkew >= 0 else { throw ValidationError("--max-clock-skew: must be 0 or more") }
-        guard maxInflightBytes >= maxBodyBytes else { throw ValidationError("--max-inflight-bytes: must be at least --max-body-bytes (\(maxBodyBytes))") }
+        guard (maxInflightBytes ?? maxBodyBytes) >= maxBodyBytes else { throw ValidationError("--max-inflight-bytes: must be at least --max-body-bytes (\(maxBodyBytes))") }
         guard maxConcurrentRequests > 0 else { throw ValidationError("--max-concurrent-requests: must be at least 1") }
         guard (0...SyncAttachment.largestSize).contains(maxAttachmentBytes) else {
             throw ValidationError("--max-attachment-bytes: 0 to \(SyncAttachment.largestSize), not \(maxAttachmentBytes)")
@@ -212,7 +212,7 @@ struct Serve: AsyncParsableCommand {
         settings.requestsPerSecond = rateLimit
         settings.burst = rateLimit * 2
         settings.maximumClockSkew = .seconds(maxClockSkew)
-        settings.maximumInflightBytes = maxInflightBytes
+        settings.maximumInflightBytes = maxInflightBytes ?? SyncService.Configuration.defaultInflightBytes(maximumBodyBytes: maxBodyBytes)
         settings.maximumConcurrentRequests = maxConcurrentRequests
         var logger = Logger(label: "sluice-sync")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .warning
