@@ -69,6 +69,25 @@ public struct SyncSchemaVersions: Sendable, Hashable, Codable {
         return change
     }
 
+    /// The newest version's columns that version `number` does not have, by table (newest
+    /// names; a column it has under an older name is one it has): what its writes must
+    /// leave as they are. Empty for the newest version or an unknown one.
+    public func unknownColumns(to number: Int) -> [String: Set<String>] {
+        guard let start = versions.firstIndex(where: { $0.version == number }), let newest = versions.last, start < versions.count - 1 else { return [:] }
+        var unknown: [String: Set<String>] = [:]
+        for table in newest.schema.tables {
+            guard let own = versions[start].schema.table(named: table.name) else { continue }
+            var known = Set(own.columns.map { $0.name.lowercased() })
+            for later in versions[(start + 1)...] {
+                guard let renames = later.renamed?.first(where: { $0.key.lowercased() == table.name.lowercased() })?.value else { continue }
+                for (old, new) in renames where known.remove(old.lowercased()) != nil { known.insert(new.lowercased()) }
+            }
+            let missing = table.columns.map(\.name).filter { !known.contains($0.lowercased()) }
+            if !missing.isEmpty { unknown[table.name.lowercased()] = Set(missing) }
+        }
+        return unknown
+    }
+
     /// A stored change (newest names) as version `number` sees it: renamed columns under
     /// their old names, and nothing that version does not have (nil: a table it does not have).
     public func downgrade(_ change: SyncChange, to number: Int) -> SyncChange? {

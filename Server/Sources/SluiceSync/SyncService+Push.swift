@@ -36,6 +36,9 @@ extension SyncService {
         case .mismatch(let message): return Self.error(.unprocessableContent, "attachment_mismatch", message)
         case nil: break
         }
+        var policy = self.policy
+        // A device of an older version leaves the columns it does not know as they are.
+        policy.keptColumns = caller.schemaVersion.flatMap { configuration.schemaVersions?.unknownColumns(to: $0) } ?? [:]
         switch try await storage.push(push, space: caller.space, token: caller.token, policy: policy) {
         case .success(let response):
             SyncMetrics.pushed(transactions: push.transactions.count, changes: push.transactions.reduce(0) { $0 + $1.changes.count })

@@ -251,8 +251,9 @@ public struct SyncStorage: Sendable {
                 let clock = transaction.clock > bound ? HybridClock(date: now) : max(transaction.clock, .zero)
                 let sent: Int64? = clock == transaction.clock ? nil : transaction.clock.rawValue
                 if sent != nil { clamped += 1 }
-                let changes = String(decoding: try encoder.encode(transaction.changes), as: UTF8.self)
-                try await Self.fold(transaction.changes, seq: seq, clock: clock.rawValue, space: space, connection: connection, logger: logger, encoder: encoder,
+                let kept = try await Self.keepingUnknownColumns(transaction.changes, keep: policy.keptColumns, space: space, connection: connection, logger: logger)
+                let changes = String(decoding: try encoder.encode(kept), as: UTF8.self)
+                try await Self.fold(kept, seq: seq, clock: clock.rawValue, space: space, connection: connection, logger: logger, encoder: encoder,
                                     recording: Recorded(device: request.device, local: transaction.local, clock: clock.rawValue, sent: sent, changes: changes),
                                     movingHead: settled && index == fresh.count - 1)
             }

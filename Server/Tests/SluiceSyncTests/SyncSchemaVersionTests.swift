@@ -99,4 +99,39 @@ struct SyncSchemaVersionTests {
         #expect(try await push(["postal_code": .text("x")], version: 7) == 400, "an unknown version")
         #expect(try SyncRequests.storedRows(space, table: "person").joined().contains("postal_code=") == false)
     }
+
+    /// A version-1 device replaces a whole row (`INSERT OR REPLACE`): version 2's column
+    /// stays, on the service, on a device that starts from a snapshot and on one that was
+    /// there (it was erased on the first two and kept on the third: the copies diverged).
+    @Test func anOlderVersionNeverErasesAColumnItDoesNotKnow() async throws {
+        let files = TemporaryDatabase()
+        let space = try SyncSpace(serviceArguments: ["--schema", try Self.versionsFile(files)])
+        let old = try space.device { $0.schemaVersion = 1 }
+        func newDevice(snapshot: Bool = false) throws -> (Store, SyncClient) {
+            let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations + [Self.version2])
+            var configuration = SyncConfiguration(tables: DemoSchema.syncedTables + ["label"])
+            configuration.schemaVersion = 2
+            configuration.startsFromSnapshot = snapshot
+            return (store, try SyncClient(store: store, server: space.service.url, token: space.token, configuration: configuration))
+        }
+        func nicknames(_ store: Store) throws -> [String] {
+            try store.read { db in try db.fetchRows(sql: "SELECT first_name, coalesce(nickname, '-'), city FROM person").map { $0.values.map { "\($0)" }.joined(separator: "|") } }
+        }
+        let (newStore, new) = try newDevice()
+        try await newStore.write { db in try db.execute(sql: "INSERT INTO person (first_name, last_name, city, nickname) VALUES ('Ana', 'A', 'Oslo', 'Annie')") }
+        try await new.sync()
+        try await old.client.sync()
+        let id = try #require(try old.rows("SELECT id FROM person").first)
+        try old.sql("INSERT OR REPLACE INTO person (id, first_name, last_name, city) VALUES (\(id), 'Ana', 'A', 'Rome')")
+        try await old.client.sync()
+        try await new.sync()
+        #expect(try nicknames(newStore) == ["Ana|Annie|Rome"], "the device that was there")
+        let stored = try SyncRequests.storedRows(space, table: "person").joined()
+        #expect(stored.contains("nickname=") && stored.contains("Annie"), "the service: \(stored)")
+        for snapshot in [true, false] {
+            let (freshStore, fresh) = try newDevice(snapshot: snapshot)
+            try await fresh.sync()
+            #expect(try nicknames(freshStore) == ["Ana|Annie|Rome"], snapshot ? "a device from a snapshot" : "a device replaying the history")
+        }
+    }
 }
