@@ -79,6 +79,7 @@ let package = Package(
                 "SluiceDemo",
                 "SluiceViewModels",
                 "SluiceSyncClient",
+                "SluiceSyncProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "CSV", package: "CSV.swift"),
                 .product(name: "Rainbow", package: "Rainbow"),

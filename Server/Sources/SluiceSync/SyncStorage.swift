@@ -20,6 +20,8 @@ import SluiceSyncProtocol
 ///   pushed under it: a device id belongs to that token.
 /// - `sluice_attachment`, `sluice_attachment_chunk`: attachments' bytes per space, by
 ///   SHA-256, in chunks (``SyncAttachment``).
+/// - `sluice_removed_member`: members removed from a space, by name (their JWTs are refused).
+/// - `sluice_schema_version`: the numbered migrations applied (SyncStorage+Migrations.swift).
 public struct SyncStorage: Sendable {
     let client: PostgresClient
     let logger: Logger
@@ -29,89 +31,6 @@ public struct SyncStorage: Sendable {
         self.client = client
         self.logger = logger
     }
-
-    /// Creates the tables when they are missing (safe to run from several instances at once).
-    public func prepare() async throws {
-        try await client.withConnection { connection in
-            // One instance at a time creates tables; the others wait for it.
-            try await connection.query("SELECT pg_advisory_lock(727274)", logger: logger)
-            do {
-                for statement in Self.schema {
-                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-                }
-            } catch {
-                _ = try? await connection.query("SELECT pg_advisory_unlock(727274)", logger: logger)
-                throw error
-            }
-            try await connection.query("SELECT pg_advisory_unlock(727274)", logger: logger)
-        }
-    }
-
-    static let schema = [
-        """
-        CREATE TABLE IF NOT EXISTS sluice_space (
-            id BIGSERIAL PRIMARY KEY, name TEXT NOT NULL UNIQUE, head BIGINT NOT NULL DEFAULT 0)
-        """,
-        """
-        CREATE TABLE IF NOT EXISTS sluice_token (
-            hash TEXT PRIMARY KEY, space_id BIGINT NOT NULL REFERENCES sluice_space (id),
-            created_at TIMESTAMPTZ NOT NULL DEFAULT now(), revoked_at TIMESTAMPTZ)
-        """,
-        """
-        CREATE TABLE IF NOT EXISTS sluice_txn (
-            space_id BIGINT NOT NULL REFERENCES sluice_space (id), seq BIGINT NOT NULL,
-            device TEXT NOT NULL, local BIGINT NOT NULL, clock BIGINT NOT NULL, changes TEXT NOT NULL,
-            PRIMARY KEY (space_id, seq), UNIQUE (space_id, device, local))
-        """,
-        """
-        CREATE TABLE IF NOT EXISTS sluice_row (
-            space_id BIGINT NOT NULL REFERENCES sluice_space (id), tbl TEXT NOT NULL, id TEXT NOT NULL,
-            vals JSONB NOT NULL, deleted BOOLEAN NOT NULL, seq BIGINT NOT NULL,
-            PRIMARY KEY (space_id, tbl, id))
-        """,
-        """
-        CREATE TABLE IF NOT EXISTS sluice_device (
-            space_id BIGINT NOT NULL REFERENCES sluice_space (id), device TEXT NOT NULL, token_hash TEXT NOT NULL,
-            PRIMARY KEY (space_id, device))
-        """,
-        // The clock a transaction was pushed with, when the service bounded it (`clock` is
-        // then the bound): a retried push is recognized by what the device sent.
-        "ALTER TABLE sluice_txn ADD COLUMN IF NOT EXISTS sent BIGINT",
-        // Replays are found by clock (see ``push(_:space:token:policy:)``).
-        "CREATE INDEX IF NOT EXISTS sluice_txn_clock ON sluice_txn (space_id, clock)",
-        // Members and their roles (see SyncStorage+Members.swift); a token without a member
-        // is its space's owner's (the tokens from before members were).
-        """
-        CREATE TABLE IF NOT EXISTS sluice_member (
-            space_id BIGINT NOT NULL REFERENCES sluice_space (id), name TEXT NOT NULL, role TEXT NOT NULL,
-            tables TEXT, PRIMARY KEY (space_id, name))
-        """,
-        "ALTER TABLE sluice_token ADD COLUMN IF NOT EXISTS member TEXT",
-        // When each column of a row was last written (see SyncStorage+Fold.swift).
-        "ALTER TABLE sluice_row ADD COLUMN IF NOT EXISTS clocks JSONB",
-        // Compaction (see SyncStorage+Compaction.swift).
-        "ALTER TABLE sluice_space ADD COLUMN IF NOT EXISTS pruned BIGINT NOT NULL DEFAULT 0",
-        "ALTER TABLE sluice_device ADD COLUMN IF NOT EXISTS pulled BIGINT NOT NULL DEFAULT 0",
-        "ALTER TABLE sluice_device ADD COLUMN IF NOT EXISTS seen_at TIMESTAMPTZ",
-        // Attachments (see SyncStorage+Attachments.swift).
-        """
-        CREATE TABLE IF NOT EXISTS sluice_attachment (
-            space_id BIGINT NOT NULL REFERENCES sluice_space (id), hash TEXT NOT NULL, size BIGINT NOT NULL,
-            complete BOOLEAN NOT NULL DEFAULT false, touched_at TIMESTAMPTZ NOT NULL DEFAULT now(), PRIMARY KEY (space_id, hash))
-        """,
-        """
-        CREATE TABLE IF NOT EXISTS sluice_attachment_chunk (
-            space_id BIGINT NOT NULL, hash TEXT NOT NULL, idx INTEGER NOT NULL, data BYTEA NOT NULL,
-            PRIMARY KEY (space_id, hash, idx), FOREIGN KEY (space_id, hash) REFERENCES sluice_attachment ON DELETE CASCADE)
-        """,
-        // Members removed from a space, by name: their JWTs open it no more until shared again
-        // (see SyncStorage+Members.swift).
-        """
-        CREATE TABLE IF NOT EXISTS sluice_removed_member (
-            space_id BIGINT NOT NULL REFERENCES sluice_space (id), name TEXT NOT NULL,
-            removed_at TIMESTAMPTZ NOT NULL DEFAULT now(), PRIMARY KEY (space_id, name))
-        """,
-    ]
 
     // MARK: - Tokens
 

@@ -31,7 +31,7 @@ struct SyncCommandTests {
         let people = try Self.people(cli, "a.sqlite")
         let pulled = try Self.people(cli, "b.sqlite")
         #expect(!people.isEmpty && pulled == people)
-        // Pending until the next sync, then gone. (One statement: the log groups a foreign writer's changes per statement.)
+        // Pending until the next sync, then gone (one shell commit: one logged transaction).
         try SQLiteShell.run(path: cli.path("b.sqlite"), "UPDATE person SET city = 'Tromsø' WHERE id IN (1, 2)")
         let pending = try cli.run(["sync", "status", "--db", "b.sqlite"])
         #expect(pending.stdout.contains("pending 1 transaction\n"), "\(pending)")
@@ -43,6 +43,47 @@ struct SyncCommandTests {
         #expect(onA == onB && onA.joined().contains("Tromsø"))
         let after = try cli.run(["sync", "status", "--db", "b.sqlite"])
         #expect(after.stdout.contains("pending 0 transactions") && after.stdout.contains("cursor 2") && !after.stdout.contains("last sync never"), "\(after)")
+    }
+
+    /// `sluice sync --table T --subscribe QUERY` syncs the rows a subscription keeps (and
+    /// those they point at); the feature options say clearly what is wrong with them.
+    @Test func theCLISpeaksPartialSyncAttachmentsAndVersions() throws {
+        let space = try SyncSpace()
+        let cli = CommandRunner()
+        let server = space.service.url.absoluteString
+        #expect(try cli.run(["seed", "--demo", "--people", "60", "--db", "a.sqlite"]).status == 0)
+        #expect(try cli.run(["sync", "--db", "a.sqlite", "--server", server, "--token", space.token]).status == 0)
+        let partial = try cli.run(["sync", "--db", "p.sqlite", "--server", server, "--token", space.token,
+                                   "--table", "package", "--subscribe", "recipient.city == 'Oslo'"])
+        #expect(partial.status == 0, "\(partial)")
+        func count(_ file: String, _ sql: String) throws -> Int {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: try #require(SQLiteShell.executable))
+            process.arguments = [cli.path(file), sql]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            process.waitUntilExit()
+            return Int(String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        }
+        let oslo = "SELECT count(*) FROM package JOIN person ON person.id = package.recipient_id WHERE person.city = 'Oslo'"
+        let expected = try count("a.sqlite", oslo)
+        let all = try count("a.sqlite", "SELECT count(*) FROM package")
+        #expect(expected > 0 && expected < all, "the demo has Oslo's packages and others")
+        #expect(try count("p.sqlite", "SELECT count(*) FROM package") == expected)
+        #expect(try count("p.sqlite", oslo) == expected, "only Oslo's packages")
+        #expect(try count("p.sqlite", "SELECT count(*) FROM message") == 0, "no table it did not subscribe to")
+        for (arguments, message) in [
+            (["--subscribe", "city == 'Oslo'"], "--subscribe"),
+            (["--table", "parcel"], "not a synced table"),
+            (["--attachments", "photo"], "is not table.column"),
+            (["--lazy"], "--lazy"),
+            (["--schema-version", "0"], "--schema-version"),
+        ] {
+            let run = try cli.run(["sync", "--db", "x.sqlite", "--server", server, "--token", space.token] + arguments)
+            #expect(run.status != 0 && run.stderr.contains(message), "\(arguments): \(run)")
+            #expect(!FileManager.default.fileExists(atPath: cli.path("x.sqlite")), "nothing made for a bad command")
+        }
     }
 
     @Test func refusedAndUnreachableServicesExitNonZeroAndLeaveNoFile() throws {

@@ -21,6 +21,12 @@ struct Sync: AsyncParsableCommand {
               --server <url>    the sync service (default $SLUICE_SYNC_SERVER)
               --token <token>   this device's bearer token (default $SLUICE_SYNC_TOKEN)
               --follow          keep syncing after every local commit and whenever the service has something new
+              --table <table> [--subscribe <query>]
+                                sync only these rows (partial sync; repeat both, in pairs; no query: the whole table)
+              --attachments <table.column> [--lazy]
+                                blobs of this column travel as attachments (fetched in every sync, or when asked)
+              --schema-version <n>
+                                the registered schema version this store's tables are
             """,
         subcommands: [SyncNow.self, SyncStatus.self, SyncQuarantine.self],
         defaultSubcommand: SyncNow.self)
@@ -48,6 +54,9 @@ struct SyncNow: AsyncParsableCommand {
     @Flag(help: "Keep syncing: after every local commit and whenever the service has something new, until interrupted.")
     var follow = false
 
+    /// What the device syncs beyond the defaults: subscriptions, attachments, its schema version.
+    @OptionGroup var features: SyncFeatureOptions
+
     /// Runs the command.
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
@@ -58,10 +67,10 @@ struct SyncNow: AsyncParsableCommand {
         guard let token = token ?? environment["SLUICE_SYNC_TOKEN"], !token.isEmpty else {
             throw ValidationError("--token is missing (or set SLUICE_SYNC_TOKEN); `sluice-sync token add --space NAME` prints one")
         }
+        let configuration = try features.configuration(SyncStores.configuration)
         let created = !FileManager.default.fileExists(atPath: options.path)
         let store = try SyncStores.open(options)
-        let client = try SyncClient(store: store, server: url, token: token,
-                                    configuration: SyncStores.configuration)
+        let client = try SyncClient(store: store, server: url, token: token, configuration: configuration)
         guard follow else {
             do {
                 let report = try await client.sync()
@@ -69,7 +78,7 @@ struct SyncNow: AsyncParsableCommand {
                 print("synced \(options.path): pushed \(report.pushed), pulled \(report.pulled) transaction\(report.pulled == 1 ? "" : "s")\(rows); cursor \(report.cursor)")
             } catch let error as SyncClientError {
                 // A database this command created for nothing is not left behind.
-                if created, try SyncClient.savedState(of: store, configuration: SyncStores.configuration)?.lastSync == nil {
+                if created, try SyncClient.savedState(of: store, configuration: configuration)?.lastSync == nil {
                     for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: options.path + suffix) }
                 }
                 throw SyncStores.failure(error, server: text)

@@ -1,0 +1,59 @@
+import Foundation
+@testable import SluiceSync
+import SluiceTestSupport
+import Testing
+
+/// The service's PostgreSQL schema evolves by numbered migrations: a fresh database gets
+/// them all, a database written by the code before versions were counted is upgraded in
+/// place with its data, and one migrated by a newer service is refused unchanged.
+@Suite(.serialized, .timeLimit(.minutes(2)), .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
+struct SyncStorageMigrationTests {
+    static let tool = CommandRunner.executable(named: "sluice-sync").path
+    static var known: Int { SyncStorage.migrations.last?.version ?? 0 }
+
+    static func versions(_ cluster: PostgresCluster, _ database: String) throws -> [String] {
+        try cluster.psql(database, "SELECT version || ' ' || name FROM sluice_schema_version ORDER BY version")
+            .split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    @Test func aDatabaseOfThePreviousCodeIsUpgradedInPlace() throws {
+        let cluster = try PostgresCluster.shared()
+        let url = try cluster.makeDatabase()
+        let database = String(URLComponents(string: url)?.path.dropFirst() ?? "")
+        // As the code before numbered migrations left it: its statement list, and data.
+        for statement in SyncStorage.baseline { _ = try cluster.psql(database, statement) }
+        _ = try cluster.psql(database, """
+            INSERT INTO sluice_space (name, head) VALUES ('old', 1);
+            INSERT INTO sluice_txn (space_id, seq, device, local, clock, changes) SELECT id, 1, 'd', 1, 1, '[]' FROM sluice_space;
+            """)
+        let token = try PostgresCluster.run(Self.tool, ["token", "add", "--postgres", url, "--space", "old"])
+        #expect(token.contains("slt_"), "\(token)")
+        #expect(try Self.versions(cluster, database) == SyncStorage.migrations.map { "\($0.version) \($0.name)" })
+        #expect(try cluster.psql(database, "SELECT count(*) FROM sluice_txn").trimmingCharacters(in: .whitespacesAndNewlines) == "1", "the history is kept")
+        #expect(try cluster.psql(database, "SELECT count(*) FROM sluice_removed_member").trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+        // Run again: nothing to do.
+        _ = try PostgresCluster.run(Self.tool, ["token", "add", "--postgres", url, "--space", "old"])
+        #expect(try Self.versions(cluster, database).count == Self.known)
+    }
+
+    @Test func aDatabaseOfANewerServiceIsRefusedUnchanged() throws {
+        let cluster = try PostgresCluster.shared()
+        let url = try cluster.makeDatabase()
+        let database = String(URLComponents(string: url)?.path.dropFirst() ?? "")
+        _ = try PostgresCluster.run(Self.tool, ["token", "add", "--postgres", url, "--space", "s"])
+        _ = try cluster.psql(database, "INSERT INTO sluice_schema_version (version, name) VALUES (\(Self.known + 97), 'from the future')")
+        let before = try cluster.psql(database, "SELECT count(*) FROM sluice_token")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.tool)
+        process.arguments = ["token", "add", "--postgres", url, "--space", "s"]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus != 0)
+        #expect(message.contains("version \(Self.known + 97)") && message.contains("newer sluice-sync"), "\(message)")
+        #expect(try cluster.psql(database, "SELECT count(*) FROM sluice_token") == before, "nothing changed")
+    }
+}
