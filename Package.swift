@@ -99,6 +99,8 @@ let package = Package(
             name: "ViewModelsTests",
             dependencies: ["Sluice", "SluiceDemo", "SluiceViewModels", "SluiceTestSupport", .product(name: "OpenCombineShim", package: "OpenCombine")]
         ),
+        // The sync client's logic and the wire protocol, without PostgreSQL or a service.
+        .testTarget(name: "SluiceSyncClientTests", dependencies: ["Sluice", "SluiceSyncClient", "SluiceSyncProtocol"]),
         // The public API as an app sees it: imports the products only (no @testable, no internals).
         .testTarget(name: "SluiceAPITests", dependencies: ["Sluice", "SluiceViewModels", "SluiceMacros", "SluiceDemo"]),
         .testTarget(

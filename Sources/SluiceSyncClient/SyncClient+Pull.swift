@@ -38,7 +38,7 @@ extension SyncClient {
             let page: PullResponse
             do {
                 page = try await transport.pull(since: cursor, device: device)
-            } catch SyncClientError.rejected(let status, let body) where status == 410 && body.error == "compacted" {
+            } catch SyncClientError.rejected(_, let body) where body.code == .compacted {
                 // Away longer than the service keeps history: a snapshot, then on from its head.
                 report.rows += try await pullSnapshot()
                 cursor = try await store.read { db in try engine.loadState(db)?.cursor ?? 0 }

@@ -273,7 +273,7 @@ public actor SyncClient {
                     // Another store pushed under this id (this store is a copy of it, or claims
                     // its id), or the id is another token's: a new id, then the same push again.
                     conflicts += 1
-                    guard conflicts <= 3 else { throw SyncClientError.rejected(status: 409, SyncErrorBody(error: "identity_conflict", message: message)) }
+                    guard conflicts <= 3 else { throw SyncClientError.rejected(status: 409, SyncErrorBody(.identityConflict, message: message)) }
                     try await store.write { db in
                         guard var state = try engine.loadState(db), state.device == push.request.device else { return }
                         try engine.reidentify(&state, db)

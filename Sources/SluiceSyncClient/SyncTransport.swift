@@ -80,10 +80,10 @@ struct SyncTransport: Sendable {
         let (status, data) = try await send(request)
         if status == 409 {
             let body = try? JSONDecoder().decode(SyncErrorBody.self, from: data)
-            if let body, body.error == "identity_conflict" { return .identityConflict(body.message) }
+            if let body, body.code == .identityConflict { return .identityConflict(body.message) }
             // An attachment it names is not on the service (uploaded before, then lost): the
             // next sync uploads it again.
-            if let body, body.error == "attachment_missing" { throw SyncClientError.rejected(status: status, body) }
+            if let body, body.code == .attachmentMissing { throw SyncClientError.rejected(status: status, body) }
             return .behind
         }
         try check(status, data)
@@ -180,11 +180,12 @@ struct SyncTransport: Sendable {
         guard !(200..<300).contains(status) else { return }
         let body = (try? JSONDecoder().decode(SyncErrorBody.self, from: data))
             ?? SyncErrorBody(error: "http_\(status)", message: String(decoding: data.prefix(500), as: UTF8.self))
-        switch status {
-        case 401: throw SyncClientError.unauthorized(body.message)
-        case 429, 502, 503, 504: throw SyncClientError.offline("the service answered \(status): \(body.message)")
-        default: throw SyncClientError.rejected(status: status, body)
+        // The code decides; a body without one (a proxy's page) goes by its status.
+        if body.code == .unauthorized || status == 401 { throw SyncClientError.unauthorized(body.message) }
+        if body.code.isRetryable || [429, 502, 503, 504].contains(status) {
+            throw SyncClientError.offline("the service answered \(status): \(body.message)")
         }
+        throw SyncClientError.rejected(status: status, body)
     }
 
     func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {

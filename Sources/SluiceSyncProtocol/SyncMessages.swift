@@ -167,5 +167,17 @@ public struct SyncErrorBody: Sendable, Hashable, Codable, Error, CustomStringCon
         self.message = message
     }
 
+    /// An error body with a typed code.
+    ///
+    /// - Parameters:
+    ///   - code: the stable code.
+    ///   - message: what was wrong, naming the table, column or field at fault.
+    public init(_ code: SyncErrorCode, message: String) {
+        self.init(error: code.rawValue, message: message)
+    }
+
+    /// The stable code, typed (``SyncErrorCode``): what clients match.
+    public var code: SyncErrorCode { SyncErrorCode(rawValue: error) }
+
     public var description: String { "\(error): \(message)" }
 }

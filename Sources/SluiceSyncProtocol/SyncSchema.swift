@@ -181,46 +181,46 @@ public struct SyncSchema: Sendable, Hashable, Codable {
     /// - Throws: `SyncErrorBody` (`invalid`), as ``validate(_:)``, or for a column named twice.
     public func normalized(_ change: SyncChange) throws(SyncErrorBody) -> SyncChange {
         guard let table = table(named: change.table) else {
-            throw SyncErrorBody(error: "invalid", message: "unknown table '\(change.table)'")
+            throw SyncErrorBody(.invalid, message: "unknown table '\(change.table)'")
         }
         guard !change.id.isEmpty, change.id.utf8.count <= Self.maximumIDLength else {
-            throw SyncErrorBody(error: "invalid", message: "\(table.name): a row id must have 1 to \(Self.maximumIDLength) bytes")
+            throw SyncErrorBody(.invalid, message: "\(table.name): a row id must have 1 to \(Self.maximumIDLength) bytes")
         }
         let values = change.values ?? [:]
         guard change.clocks == nil else {
-            throw SyncErrorBody(error: "invalid", message: "\(table.name) \(change.id): a pushed change carries no clocks (its transaction's clock stands)")
+            throw SyncErrorBody(.invalid, message: "\(table.name) \(change.id): a pushed change carries no clocks (its transaction's clock stands)")
         }
         switch change.op {
         case .leave:
-            throw SyncErrorBody(error: "invalid", message: "\(table.name) \(change.id): 'leave' is a row leaving a device's subset, never pushed")
+            throw SyncErrorBody(.invalid, message: "\(table.name) \(change.id): 'leave' is a row leaving a device's subset, never pushed")
         case .delete:
             guard values.isEmpty else {
-                throw SyncErrorBody(error: "invalid", message: "\(table.name) \(change.id): a delete carries no values")
+                throw SyncErrorBody(.invalid, message: "\(table.name) \(change.id): a delete carries no values")
             }
             return SyncChange(table: table.name, id: change.id, op: .delete, values: change.values)
         case .update:
             guard !values.isEmpty else {
-                throw SyncErrorBody(error: "invalid", message: "\(table.name) \(change.id): an update without values")
+                throw SyncErrorBody(.invalid, message: "\(table.name) \(change.id): an update without values")
             }
         case .insert:
             for column in table.columns where !column.hasDefault && !column.isNullable {
                 guard values.keys.contains(where: { $0.lowercased() == column.name.lowercased() }) else {
-                    throw SyncErrorBody(error: "invalid", message: "\(table.name) \(change.id): an insert without '\(column.name)', which is NOT NULL")
+                    throw SyncErrorBody(.invalid, message: "\(table.name) \(change.id): an insert without '\(column.name)', which is NOT NULL")
                 }
             }
         }
         var normalized: [String: SyncValue] = [:]
         for (name, value) in values {
             guard let column = table.column(named: name) else {
-                throw SyncErrorBody(error: "invalid", message: "\(table.name) \(change.id): unknown column '\(name)'")
+                throw SyncErrorBody(.invalid, message: "\(table.name) \(change.id): unknown column '\(name)'")
             }
             guard Self.accepts(column, value) else {
                 let wanted = column.isAttachment ? "an attachment (its hash; the bytes go in chunks)" : column.references.map { "a reference to \($0)" } ?? column.type.rawValue
-                throw SyncErrorBody(error: "invalid",
+                throw SyncErrorBody(.invalid,
                                     message: "\(table.name).\(column.name) of \(change.id): \(value.typeName) where the schema wants \(wanted)\(column.isNullable ? " or null" : "")")
             }
             guard normalized.updateValue(value, forKey: column.name) == nil else {
-                throw SyncErrorBody(error: "invalid", message: "\(table.name) \(change.id): column '\(column.name)' appears twice (names differ only in case)")
+                throw SyncErrorBody(.invalid, message: "\(table.name) \(change.id): column '\(column.name)' appears twice (names differ only in case)")
             }
         }
         return SyncChange(table: table.name, id: change.id, op: change.op, values: normalized)

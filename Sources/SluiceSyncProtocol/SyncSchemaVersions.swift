@@ -38,9 +38,9 @@ public struct SyncSchemaVersions: Sendable, Hashable, Codable {
     /// - Parameter versions: the versions, oldest first, numbers increasing.
     /// - Throws: `SyncErrorBody` (`invalid_schema`) for none, or numbers out of order.
     public init(_ versions: [Version]) throws(SyncErrorBody) {
-        guard !versions.isEmpty else { throw SyncErrorBody(error: "invalid_schema", message: "no schema version") }
+        guard !versions.isEmpty else { throw SyncErrorBody(.invalidSchema, message: "no schema version") }
         for (earlier, later) in zip(versions, versions.dropFirst()) where later.version <= earlier.version {
-            throw SyncErrorBody(error: "invalid_schema", message: "schema versions must increase: \(later.version) after \(earlier.version)")
+            throw SyncErrorBody(.invalidSchema, message: "schema versions must increase: \(later.version) after \(earlier.version)")
         }
         self.versions = versions
     }
@@ -57,7 +57,7 @@ public struct SyncSchemaVersions: Sendable, Hashable, Codable {
     ///   unknown version.
     public func upgrade(_ change: SyncChange, from number: Int) throws(SyncErrorBody) -> SyncChange {
         guard let start = versions.firstIndex(where: { $0.version == number }) else {
-            throw SyncErrorBody(error: "invalid", message: "unknown schema version \(number) (known: \(versions.map { String($0.version) }.joined(separator: ", ")))")
+            throw SyncErrorBody(.invalid, message: "unknown schema version \(number) (known: \(versions.map { String($0.version) }.joined(separator: ", ")))")
         }
         var change = try versions[start].schema.normalized(change)
         for later in versions[(start + 1)...] {

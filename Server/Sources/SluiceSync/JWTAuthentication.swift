@@ -95,18 +95,18 @@ public struct JWTAuthentication: Sendable {
         // says: a header naming another algorithm is refused here.
         let algorithm = Self.headerAlgorithm(bearer)
         guard algorithm == Self.algorithm else {
-            throw SyncErrorBody(error: "unauthorized", message: "the JWT is not valid: its header's algorithm is \(algorithm.map { "'\($0)'" } ?? "missing"), and this service accepts \(Self.algorithm) only")
+            throw SyncErrorBody(.unauthorized, message: "the JWT is not valid: its header's algorithm is \(algorithm.map { "'\($0)'" } ?? "missing"), and this service accepts \(Self.algorithm) only")
         }
         let claims: Claims
         do {
             claims = try await keys.verify(bearer, as: Claims.self)
         } catch let error as JWTError {
-            throw SyncErrorBody(error: "unauthorized", message: "the JWT is not valid: \(error.reason ?? "\(error.errorType)")")
+            throw SyncErrorBody(.unauthorized, message: "the JWT is not valid: \(error.reason ?? "\(error.errorType)")")
         } catch {
-            throw SyncErrorBody(error: "unauthorized", message: "the JWT is not valid: \(error)")
+            throw SyncErrorBody(.unauthorized, message: "the JWT is not valid: \(error)")
         }
         if let issuer, claims.iss?.value != issuer {
-            throw SyncErrorBody(error: "unauthorized", message: "the JWT's issuer is not '\(issuer)'")
+            throw SyncErrorBody(.unauthorized, message: "the JWT's issuer is not '\(issuer)'")
         }
         return claims
     }

@@ -35,7 +35,7 @@ final class RowChecker: Sendable {
                 do {
                     try db.execute(sql: sql)
                 } catch {
-                    throw SyncErrorBody(error: "invalid_schema", message: "the registered statement of \(table.name) does not run: \(error)")
+                    throw SyncErrorBody(.invalidSchema, message: "the registered statement of \(table.name) does not run: \(error)")
                 }
             }
             // The tables they reference, when not registered (SQLite needs them to run an
@@ -93,7 +93,7 @@ final class RowChecker: Sendable {
                 } catch is Undo {
                     continue
                 } catch let error as StoreError where error.code == .constraint {
-                    return SyncErrorBody(error: "invalid", message: "\(row.place): \(table.name) \(row.id): \(error.message)")
+                    return SyncErrorBody(.invalid, message: "\(row.place): \(table.name) \(row.id): \(error.message)")
                 }
             }
             return nil

@@ -30,14 +30,14 @@ struct SubsetEvaluator {
     /// - Throws: `SyncErrorBody` (`invalid`) naming the table, the filter and what is wrong.
     static func check(_ subscription: SyncSubscription, schema: SyncSchema) throws -> Checked {
         guard let table = schema.table(named: subscription.table) else {
-            throw SyncErrorBody(error: "invalid", message: "subscription to unknown table '\(subscription.table)'")
+            throw SyncErrorBody(.invalid, message: "subscription to unknown table '\(subscription.table)'")
         }
         guard let query = subscription.filter else { return Checked(table: table, filter: nil, pathColumns: []) }
         let filter: Filter
         do {
             filter = try Filter(query, arguments: (subscription.arguments ?? []).map(\.sqliteValue))
         } catch let error as StoreError {
-            throw SyncErrorBody(error: "invalid", message: "subscription to \(table.name): \(error.message)")
+            throw SyncErrorBody(.invalid, message: "subscription to \(table.name): \(error.message)")
         }
         var paths: [SyncSchema.Column] = []
         try visit(filter.predicate) { operand in
@@ -49,17 +49,17 @@ struct SubsetEvaluator {
                 let own = normalized(column.name)
                 return own == wanted || (own.hasSuffix("id") && own.count > 2 && String(own.dropLast(2)) == wanted)
             }) else {
-                throw SyncErrorBody(error: "invalid", message: """
+                throw SyncErrorBody(.invalid, message: """
                     subscription to \(table.name): '\(name)' is not a path through a foreign key of \(table.name) to one column \
                     (subscriptions follow references to one row, as in recipient.city)
                     """)
             }
             guard column.references?.lowercased() != table.name.lowercased() else {
-                throw SyncErrorBody(error: "invalid", message: "subscription to \(table.name): '\(name)' follows a reference of \(table.name) to itself, which subscriptions do not")
+                throw SyncErrorBody(.invalid, message: "subscription to \(table.name): '\(name)' follows a reference of \(table.name) to itself, which subscriptions do not")
             }
             if !paths.contains(column) { paths.append(column) }
         } refusing: { what in
-            SyncErrorBody(error: "invalid", message: "subscription to \(table.name): \(what) is not supported in a subscription (the service keeps no full-text index and no lists of related rows)")
+            SyncErrorBody(.invalid, message: "subscription to \(table.name): \(what) is not supported in a subscription (the service keeps no full-text index and no lists of related rows)")
         }
         let checked = Checked(table: table, filter: filter, pathColumns: paths)
         // Unknown columns and the like: the filter runs once on the empty copies.
@@ -127,7 +127,7 @@ struct SubsetEvaluator {
                     if case .text(let gid)? = row[Self.gid] { kept.insert(gid) }
                 }
             } catch let error as StoreError {
-                throw SyncErrorBody(error: "invalid", message: "subscription to \(table.name): \(error.message)")
+                throw SyncErrorBody(.invalid, message: "subscription to \(table.name): \(error.message)")
             }
             return kept
         }

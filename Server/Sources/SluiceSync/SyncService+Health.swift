@@ -10,7 +10,7 @@ extension SyncService {
             return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ok")))
         } catch {
             context.logger.warning("health: PostgreSQL does not answer", metadata: ["reason": "\(String(reflecting: error))"])
-            return Self.error(.serviceUnavailable, "unavailable", "PostgreSQL does not answer")
+            return Self.error(.unavailable, "PostgreSQL does not answer")
         }
     }
 
@@ -21,10 +21,10 @@ extension SyncService {
             try await Self.withDeadline(configuration.healthDeadline) { [storage] in try await storage.checkTables() }
         } catch {
             context.logger.warning("ready: PostgreSQL or the service's tables are not there", metadata: ["reason": "\(String(reflecting: error))"])
-            return Self.error(.serviceUnavailable, "unavailable", "PostgreSQL does not answer, or the service's tables are missing")
+            return Self.error(.unavailable, "PostgreSQL does not answer, or the service's tables are missing")
         }
         guard !gate.isSaturated else {
-            return Self.error(.serviceUnavailable, "saturated", "the instance is at its limit of requests or body bytes in flight")
+            return Self.error(.saturated, "the instance is at its limit of requests or body bytes in flight")
         }
         return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ready")))
     }

@@ -12,13 +12,13 @@ extension SyncService {
             // The device's position, for compaction (older clients send none: they hold nothing back).
             if let device = request.uri.queryParameters.get("device") {
                 guard Self.isValidDevice(device) else {
-                    throw SyncErrorBody(error: "invalid", message: "device ids have 1 to 64 letters, digits, '.', '_' or '-'")
+                    throw SyncErrorBody(.invalid, message: "device ids have 1 to 64 letters, digits, '.', '_' or '-'")
                 }
                 try await storage.saw(device: device, at: since, space: caller.space, token: caller.token)
             }
             let pruned = try await storage.pruned(space: caller.space)
             guard since >= pruned else {
-                return Self.error(.gone, "compacted", "the history is pruned through \(pruned) and this pull starts at \(since): take a snapshot of the rows (POST /v1/rows with every table), then pull from its head")
+                return Self.error(.compacted, "the history is pruned through \(pruned) and this pull starts at \(since): take a snapshot of the rows (POST /v1/rows with every table), then pull from its head")
             }
             let stored = try await storage.pull(space: caller.space, since: since, limit: Int(limit), maximumBytes: configuration.pullBytes)
             let body = try downgrading(pull: stored, for: caller.schemaVersion)

@@ -8,32 +8,32 @@ extension SyncService {
     func push(_ buffer: ByteBuffer, caller: Caller) async throws -> Response {
         var push = try Self.decode(PushRequest.self, buffer, as: "a push")
         guard Self.isValidDevice(push.device) else {
-            throw SyncErrorBody(error: "invalid", message: "device ids have 1 to 64 letters, digits, '.', '_' or '-'")
+            throw SyncErrorBody(.invalid, message: "device ids have 1 to 64 letters, digits, '.', '_' or '-'")
         }
         guard push.transactions.count <= configuration.maximumPushTransactions else {
             // 413, as a body over the size limit: the device splits its push and sends again.
-            return Self.error(.contentTooLarge, "too_large", "more than \(configuration.maximumPushTransactions) transactions in one push")
+            return Self.error(.tooLarge, "more than \(configuration.maximumPushTransactions) transactions in one push")
         }
         var previous: Int64 = .min
         for (index, transaction) in push.transactions.enumerated() {
             guard transaction.local > previous else {
-                throw SyncErrorBody(error: "invalid", message: "transaction \(index) (local \(transaction.local)): a push's local numbers increase")
+                throw SyncErrorBody(.invalid, message: "transaction \(index) (local \(transaction.local)): a push's local numbers increase")
             }
             previous = transaction.local
             for (position, change) in transaction.changes.enumerated() {
                 do {
                     push.transactions[index].changes[position] = try normalized(change, version: caller.schemaVersion)
                 } catch {
-                    throw SyncErrorBody(error: error.error, message: "transaction \(index) (local \(transaction.local)): \(error.message)")
+                    throw SyncErrorBody(error.code, message: "transaction \(index) (local \(transaction.local)): \(error.message)")
                 }
             }
         }
         if let refusal = caller.access.refusal(of: push) {
-            return Self.error(.forbidden, "forbidden", refusal)
+            return Self.error(.forbidden, refusal)
         }
         switch try await checkAttachments(in: push, space: caller.space) {
-        case .missing(let message): return Self.error(.conflict, "attachment_missing", message)
-        case .mismatch(let message): return Self.error(.unprocessableContent, "attachment_mismatch", message)
+        case .missing(let message): return Self.error(.attachmentMissing, message)
+        case .mismatch(let message): return Self.error(.attachmentMismatch, message)
         case nil: break
         }
         var policy = self.policy
@@ -43,8 +43,7 @@ extension SyncService {
         case .success(let response):
             SyncMetrics.pushed(transactions: push.transactions.count, changes: push.transactions.reduce(0) { $0 + $1.changes.count })
             return try Self.json(response)
-        case .failure(let error) where ["behind", "identity_conflict", "replay"].contains(error.error): return Self.error(.conflict, error.error, error.message)
-        case .failure(let error): return Self.error(.badRequest, error.error, error.message)
+        case .failure(let error): return Self.error(error.code, error.message)
         }
     }
 

@@ -15,21 +15,21 @@ extension SyncService {
         }, { caller, body in
             let rows = try Self.decode(RowsRequest.self, body, as: "a rows request")
             guard !rows.subscriptions.isEmpty else {
-                throw SyncErrorBody(error: "invalid", message: "a rows request names at least one subscription")
+                throw SyncErrorBody(.invalid, message: "a rows request names at least one subscription")
             }
-            guard rows.since >= 0 else { throw SyncErrorBody(error: "invalid", message: "since is 0 or more") }
+            guard rows.since >= 0 else { throw SyncErrorBody(.invalid, message: "since is 0 or more") }
             // A page's position names a part of the round: a subscription, then a table its rows point at.
             if let after = rows.after, after.subscription < 0 || after.subscription >= rows.subscriptions.count + configuration.schema.tables.count {
-                throw SyncErrorBody(error: "invalid", message: "after.subscription \(after.subscription) names no part of this round")
+                throw SyncErrorBody(.invalid, message: "after.subscription \(after.subscription) names no part of this round")
             }
             let checked = try rows.subscriptions.map { try SubsetEvaluator.check($0, schema: configuration.schema) }
             var seen: Set<String> = []
             for subscription in checked where !seen.insert(subscription.table.name.lowercased()).inserted {
-                throw SyncErrorBody(error: "invalid", message: "two subscriptions to \(subscription.table.name): join their filters with OR")
+                throw SyncErrorBody(.invalid, message: "two subscriptions to \(subscription.table.name): join their filters with OR")
             }
             if let device = rows.device {
                 guard Self.isValidDevice(device) else {
-                    throw SyncErrorBody(error: "invalid", message: "device ids have 1 to 64 letters, digits, '.', '_' or '-'")
+                    throw SyncErrorBody(.invalid, message: "device ids have 1 to 64 letters, digits, '.', '_' or '-'")
                 }
                 try await storage.saw(device: device, at: rows.since, space: caller.space, token: caller.token)
             }

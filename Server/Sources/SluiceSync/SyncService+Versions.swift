@@ -23,7 +23,7 @@ extension SyncService {
         for candidate in versions.versions.reversed() {
             do { return try versions.upgrade(change, from: candidate.version) } catch { refusal = refusal ?? error }
         }
-        throw refusal ?? SyncErrorBody(error: "invalid", message: "no schema version accepts this change")
+        throw refusal ?? SyncErrorBody(.invalid, message: "no schema version accepts this change")
     }
 
     /// Stored changes as the device's version sees them (nil when it is the newest or not said).

@@ -194,7 +194,7 @@ public struct SyncService: Sendable {
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
               case let token = String(header.dropFirst("Bearer ".count)), !token.isEmpty,
               token.utf8.count <= (configuration.jwt == nil ? 200 : 8_192) else {
-            return Self.error(.unauthorized, "unauthorized", "a bearer token is required (Authorization: Bearer <token>)")
+            return Self.error(.unauthorized, "a bearer token is required (Authorization: Bearer <token>)")
         }
         if let jwt = configuration.jwt, JWTAuthentication.isJWT(token) {
             return await respond(request, context, jwt: jwt, bearer: token, longPoll: longPoll, bytes: bytes, deadline: deadline, read: read, body)
@@ -203,9 +203,9 @@ public struct SyncService: Sendable {
             let address = context.remoteAddress?.ipAddress ?? ""
             switch gate.admit(token: token, address: address) {
             case .limited:
-                return Self.error(.tooManyRequests, "rate_limited", "too many requests (\(Int(configuration.requestsPerSecond)) per second per token); retry later")
+                return Self.error(.rateLimited, "too many requests (\(Int(configuration.requestsPerSecond)) per second per token); retry later")
             case .unknown:
-                return Self.error(.unauthorized, "unauthorized", "the token is unknown or revoked")
+                return Self.error(.unauthorized, "the token is unknown or revoked")
             case .lookUp:
                 break
             }
@@ -214,7 +214,7 @@ public struct SyncService: Sendable {
             // a device waits for its answer).
             let found = try await Self.withDeadline(configuration.databaseDeadline, { [storage] in try await storage.access(forToken: token) })
             gate.looked(up: token, from: address, space: found?.space)
-            guard let access = found else { return Self.error(.unauthorized, "unauthorized", "the token is unknown or revoked") }
+            guard let access = found else { return Self.error(.unauthorized, "the token is unknown or revoked") }
             return try await run(Caller(access: access, token: token, schemaVersion: Self.schemaVersion(request)), longPoll: longPoll, bytes: bytes, deadline: deadline, read: read, body)
         } catch {
             return answer(error, context)
@@ -227,7 +227,7 @@ public struct SyncService: Sendable {
                               _ body: @escaping @Sendable (Caller, Input) async throws -> Response) async throws -> Response {
         // Long polls wait without working on the database: they take no place.
         guard longPoll || gate.enter(bytes: bytes) else {
-            return Self.error(.serviceUnavailable, "saturated", "the service is at its limit of requests or body bytes in flight; retry")
+            return Self.error(.saturated, "the service is at its limit of requests or body bytes in flight; retry")
         }
         if longPoll { gate.enterLongPoll() }
         defer { if longPoll { gate.leaveLongPoll() } else { gate.leave(bytes: bytes) } }
@@ -240,16 +240,13 @@ public struct SyncService: Sendable {
     func answer(_ error: any Error, _ context: SyncRequestContext) -> Response {
         switch error {
         case is NIOTooManyBytesError:
-            return Self.error(.contentTooLarge, "too_large", "the body is larger than \(configuration.maximumBodyBytes) bytes")
-        case let error as SyncErrorBody where error.error == "unauthorized":
-            return Self.error(.unauthorized, error.error, error.message)
-        case let error as SyncErrorBody where error.error == "forbidden":
-            return Self.error(.forbidden, error.error, error.message)
+            return Self.error(.tooLarge, "the body is larger than \(configuration.maximumBodyBytes) bytes")
         case let error as SyncErrorBody:
-            return Self.error(.badRequest, error.error, error.message)
+            // Its code says its status (``SyncErrorCode/status``).
+            return Self.error(error.code, error.message)
         default:
             context.logger.error("request failed", metadata: ["reason": "\(String(reflecting: error))"])
-            return Self.error(.serviceUnavailable, "unavailable", "the service could not reach its database; retry")
+            return Self.error(.unavailable, "the service could not reach its database; retry")
         }
     }
 
@@ -270,7 +267,7 @@ public struct SyncService: Sendable {
             let now = ContinuousClock.now
             let answering = head > since || now >= deadline
             if notified || (answering && waited), try await !stillOpens(caller) {
-                throw SyncErrorBody(error: "unauthorized", message: caller.access.member.map { "member '\($0)' was removed from this space" } ?? "the token was revoked")
+                throw SyncErrorBody(.unauthorized, message: caller.access.member.map { "member '\($0)' was removed from this space" } ?? "the token was revoked")
             }
             guard !answering else { return try Self.json(["head": head]) }
             // Woken by a notification; the head is read again every second in case one was
@@ -339,7 +336,7 @@ public struct SyncService: Sendable {
     static func integer(_ request: Request, _ name: String) throws -> Int64? {
         guard let text = request.uri.queryParameters.get(name) else { return nil }
         guard let value = Int64(text), value >= 0 else {
-            throw SyncErrorBody(error: "invalid", message: "query parameter '\(name)' must be a non-negative integer, not '\(text)'")
+            throw SyncErrorBody(.invalid, message: "query parameter '\(name)' must be a non-negative integer, not '\(text)'")
         }
         return value
     }
@@ -353,7 +350,7 @@ public struct SyncService: Sendable {
                 return try JSONDecoder().decode(type, from: Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: base), count: raw.count, deallocator: .none))
             }
         } catch {
-            throw SyncErrorBody(error: "invalid", message: "the body is not \(what): \(describe(error))")
+            throw SyncErrorBody(.invalid, message: "the body is not \(what): \(describe(error))")
         }
     }
 
@@ -363,11 +360,11 @@ public struct SyncService: Sendable {
     }
 
     /// An error response; 429 and 503 say when to retry (`Retry-After: 1`).
-    static func error(_ status: HTTPResponse.Status, _ code: String, _ message: String) -> Response {
-        let data = (try? JSONEncoder().encode(SyncErrorBody(error: code, message: message))) ?? Data()
-        var headers: HTTPFields = [.contentType: "application/json", SyncMetrics.errorHeader: code]
-        if status == .tooManyRequests || status == .serviceUnavailable { headers[.retryAfter] = "1" }
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    static func error(_ code: SyncErrorCode, _ message: String) -> Response {
+        let data = (try? JSONEncoder().encode(SyncErrorBody(code, message: message))) ?? Data()
+        var headers: HTTPFields = [.contentType: "application/json", SyncMetrics.errorHeader: code.rawValue]
+        if code.isRetryable { headers[.retryAfter] = "1" }
+        return Response(status: HTTPResponse.Status(code: code.status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
     private static func describe(_ error: any Error) -> String {

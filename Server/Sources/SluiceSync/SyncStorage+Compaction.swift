@@ -64,7 +64,7 @@ extension SyncStorage {
                      WHERE d.space_id = s.id AND d.seen_at > now() - make_interval(secs => \(seconds))), s.head)))
                 WHERE s.name = \(space) RETURNING s.id, s.pruned
                 """, logger: logger).decode((Int64, Int64).self) { (id, through) = (spaceID, pruned) }
-            guard id != 0 else { throw SyncErrorBody(error: "invalid", message: "no space named '\(space)'") }
+            guard id != 0 else { throw SyncErrorBody(.invalid, message: "no space named '\(space)'") }
             var deleted = 0
             for try await count in try await connection.query("""
                 WITH gone AS (

@@ -87,7 +87,7 @@ extension SyncStorage {
         try await client.query("INSERT INTO sluice_space (name) VALUES (\(name)) ON CONFLICT (name) DO NOTHING", logger: logger)
         let rows = try await client.query("SELECT id FROM sluice_space WHERE name = \(name)", logger: logger)
         for try await id in rows.decode(Int64.self) { return id }
-        throw SyncErrorBody(error: "invalid", message: "no space named '\(name)'")
+        throw SyncErrorBody(.invalid, message: "no space named '\(name)'")
     }
 
     /// ``share(space:_:)`` by the space's id.

@@ -93,7 +93,7 @@ public struct SyncStorage: Sendable {
                 RETURNING token_hash = encode(sha256(convert_to(\(token), 'UTF8')), 'hex')
                 """, logger: logger).decode(Bool.self) { owned = value }
             guard owned else {
-                return .failure(SyncErrorBody(error: "identity_conflict", message: "device '\(request.device)' belongs to another token: push under a new device id"))
+                return .failure(SyncErrorBody(.identityConflict, message: "device '\(request.device)' belongs to another token: push under a new device id"))
             }
             var lastLocal: Int64 = .min
             for try await value in try await connection.query(
@@ -107,7 +107,7 @@ public struct SyncStorage: Sendable {
                     WHERE space_id = \(space) AND device = \(request.device) AND local = ANY(\(repeated.map(\.local)))
                     """, logger: logger).decode((Int64, Int64).self) { stored[local] = clock }
                 if let other = repeated.first(where: { stored[$0.local] != $0.clock.rawValue }) {
-                    return .failure(SyncErrorBody(error: "identity_conflict", message: """
+                    return .failure(SyncErrorBody(.identityConflict, message: """
                         device '\(request.device)' already pushed \(stored[other.local] == nil ? "past" : "another transaction as") number \(other.local): \
                         this store is a copy or claims another device's id; push under a new device id
                         """))
@@ -115,7 +115,7 @@ public struct SyncStorage: Sendable {
             }
             let fresh = request.transactions.filter { $0.local > lastLocal }
             if !fresh.isEmpty, let replayed = try await Self.replayed(fresh, device: request.device, space: space, connection: connection, logger: logger) {
-                return .failure(SyncErrorBody(error: "replay", message: """
+                return .failure(SyncErrorBody(.replay, message: """
                     transaction \(replayed.local) is one device '\(replayed.device)' pushed already (same clock and changes): \
                     a replayed push would roll rows back
                     """))
@@ -126,7 +126,7 @@ public struct SyncStorage: Sendable {
             // policies decide). What is committed already is checked before the lock; under
             // it, only what committed meanwhile.
             func behind(_ head: Int64) -> Result<PushResponse, SyncErrorBody> {
-                .failure(SyncErrorBody(error: "behind", message: "the history is at \(head), the push was based on \(request.base) and writes what came since: pull first"))
+                .failure(SyncErrorBody(.behind, message: "the history is at \(head), the push was based on \(request.base) and writes what came since: pull first"))
             }
             var checked = request.base
             if !fresh.isEmpty {
