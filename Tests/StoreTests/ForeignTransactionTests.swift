@@ -145,4 +145,18 @@ struct ForeignTransactionTests {
         try plain.execute("BEGIN; INSERT INTO item VALUES (2, 'a', 'x', 2); \(Self.slowStatement) INSERT INTO item VALUES (3, 'a', 'x', 2); COMMIT;")
         #expect(try Self.commitsByTransaction(store, since: start) == [[1, 2]])
     }
+
+    /// Notes of new connections stop past `LogTriggers.maximumNotes` characters (a long
+    /// run of shells with no Sluice writer to seal): later commits merge, never split.
+    @Test func notesStopPastTheirLimit() throws {
+        let (store, plain) = try CommitPathTests.store(.preupdateHook, schema: Self.schema)
+        try store.trackForeignWriters(tables: ["item"])
+        let start = try store.currentToken
+        try SQLiteShell.run(path: store.path, "INSERT INTO item VALUES (1, 'a', 'x', 1);")
+        try plain.execute("UPDATE sluice_transaction SET token = token || '0@1 ' || replace(hex(zeroblob(\(LogTriggers.maximumNotes))), '00', 'x') WHERE token LIKE 'foreign:%'")
+        let long = try plain.rows("SELECT length(token) FROM sluice_transaction WHERE token LIKE 'foreign:%'")
+        try SQLiteShell.run(path: store.path, "INSERT INTO item VALUES (2, 'b', 'x', 2);")
+        #expect(try plain.rows("SELECT length(token) FROM sluice_transaction WHERE token LIKE 'foreign:%'") == long, "no note past the limit")
+        #expect(try Self.commitsByTransaction(store, since: start) == [[1, 2]], "merged, whole")
+    }
 }

@@ -26,6 +26,13 @@ struct WALUpkeep {
     /// nothing is committed). A checkpoint by another connection, and
     /// another store's restart, wait for that.
     static let idleDelays: [Int] = [2, 10, 50, 250, 1_000]
+    /// While another connection's checkpoint is under way (the queue's own
+    /// passive one finds it busy), the queue moves its pin again this often,
+    /// up to `elsewhereAttempts` more times: once that checkpoint has copied
+    /// every frame, a new pin reads the database file only and lets it
+    /// finish (a RESTART or TRUNCATE waits for that, up to its busy timeout).
+    static let elsewhereDelay = 200
+    static let elsewhereAttempts = 25
 
     /// Whether the latest pin was renewed since the last event (it holds no frames).
     var clean = false
@@ -39,6 +46,8 @@ struct WALUpkeep {
     var restarting = false
     /// Restarts in a row that could not restart the WAL.
     var restartFailures = 0
+    /// The last renewal found another connection's checkpoint under way.
+    var checkpointElsewhere = false
 
     mutating func eventApplied() {
         clean = false
@@ -64,7 +73,10 @@ struct WALUpkeep {
 ///   holds off writers while it waits: meanwhile the queue applies the
 ///   commits it has not applied and moves to a pin that holds no frames;
 /// - when it falls idle, it renews its pin, so that a checkpoint by another
-///   connection (or another store's restart) finds no reader holding frames.
+///   connection (or another store's restart) finds no reader holding frames;
+///   under 1 MiB of WAL it only takes the pin again, with no checkpoint of its
+///   own (which would make another connection's TRUNCATE fail at once), and
+///   again after any write to the files (that checkpoint's copying).
 extension ObservationCenter {
     /// After a batch of events: renews the latest pin or restarts the WAL
     /// when the WAL has grown past the bounds.
@@ -92,9 +104,9 @@ extension ObservationCenter {
     /// - Returns: whether it did (or the WAL is empty); false when there is
     ///   no latest pin or events wait (their pins hold frames).
     @discardableResult
-    func renewLatestPin() -> Bool {
+    func renewLatestPin(checkpointing: Bool = true) -> Bool {
         guard appliedCommit != nil, hasObservations, isIdle else { return false }
-        switch pool.renew(at: appliedCommit) {
+        switch pool.renew(at: appliedCommit, checkpointing: checkpointing) {
         case .unneeded:
             return true
         case .failed:
@@ -105,7 +117,13 @@ extension ObservationCenter {
             return true
         case .repinned(let new):
             repinLatest(to: new)
+            wal.checkpointElsewhere = true
             return false
+        case .moved(let new):
+            // Taken again after anyone's checkpoint: the next write to the files
+            // (another checkpoint's) takes it again.
+            repinLatest(to: new)
+            return true
         }
     }
 
@@ -133,12 +151,20 @@ extension ObservationCenter {
     /// Once no event is queued: renews the latest pin after a pause, unless
     /// an event comes first (then the next idle time starts over).
     func scheduleIdleUpkeep(attempt: Int = 0) {
-        guard !wal.clean, !wal.restarting, attempt < WALUpkeep.idleDelays.count, hasObservations else { return }
+        if attempt == 0 { wal.checkpointElsewhere = false }
+        let delays = WALUpkeep.idleDelays.count
+        // Past the pauses, only while another connection's checkpoint is under way (bounded).
+        guard !wal.clean, !wal.restarting, hasObservations,
+              attempt < delays || (wal.checkpointElsewhere && attempt < delays + WALUpkeep.elsewhereAttempts) else { return }
         let generation = wal.generation
-        queue.asyncAfter(deadline: .now() + .milliseconds(WALUpkeep.idleDelays[attempt])) {
+        let delay = attempt < delays ? WALUpkeep.idleDelays[attempt] : WALUpkeep.elsewhereDelay
+        queue.asyncAfter(deadline: .now() + .milliseconds(delay)) {
             guard self.wal.generation == generation, !self.wal.clean, self.isIdle, self.hasObservations else { return }
             guard let bytes = self.commits.counter.walBytes(), bytes > 0 else { return }
-            if !self.renewLatestPin() { self.scheduleIdleUpkeep(attempt: attempt + 1) }
+            // A small WAL is left to the writers' checkpoints (and another
+            // connection's): the pin only moves, so that this queue's own
+            // checkpoint never makes theirs fail at once.
+            if !self.renewLatestPin(checkpointing: bytes >= WALUpkeep.renewalBytes) { self.scheduleIdleUpkeep(attempt: attempt + 1) }
         }
     }
 }

@@ -144,6 +144,10 @@ final class SnapshotPool: @unchecked Sendable {
         /// A new pin at the same state, taken while another connection's
         /// checkpoint runs: it holds no frames if that one copied them all.
         case repinned(ReadPin)
+        /// A new pin at the same state, taken without a checkpoint of this
+        /// queue's own (`checkpointing` false): it holds no frames if a
+        /// checkpoint by anyone copied them all.
+        case moved(ReadPin)
     }
 
     /// A pin at the same state as the latest event's (commit `applied`)
@@ -160,7 +164,17 @@ final class SnapshotPool: @unchecked Sendable {
     /// counter and the WAL's size say) it replaces the latest pin. When
     /// another connection's checkpoint is running (it may be waiting for
     /// this queue's readers to let go), the pin is taken again all the same.
-    func renew(at applied: UInt32?) -> Renewal {
+    ///
+    /// With `checkpointing` false, no checkpoint is run (another connection's
+    /// TRUNCATE or RESTART that starts while this queue's own checkpoint runs
+    /// fails at once: SQLite never waits for the checkpoint lock); the pin is
+    /// only taken again at the same state.
+    func renew(at applied: UInt32?, checkpointing: Bool = true) -> Renewal {
+        guard checkpointing else {
+            let version = counter.read()
+            guard version != nil, version == applied else { return .failed }
+            return pinAgain(at: version).map(Renewal.moved) ?? .failed
+        }
         guard let checkpointer = maintenanceConnection() else { return .failed }
         func checkpoint() -> (log: Int64, copied: Int64)?? {
             guard let row = try? checkpointer.fetchRows(sql: "PRAGMA wal_checkpoint(PASSIVE)").first, row.values.count == 3,

@@ -100,6 +100,9 @@ enum LogTriggers {
         return triggers
     }
 
+    /// The longest a foreign transaction's token grows with notes (`cutForNewConnection`).
+    static let maximumNotes = 32_768
+
     /// Notes in the open foreign transaction's token that a commit ended
     /// before this statement when the connection running it cannot have
     /// written the rows logged since the last such note: it has changed
@@ -111,13 +114,17 @@ enum LogTriggers {
     /// count grows at least as fast as the rows since the note (each logged
     /// row is also an insert into the log), so no note falls inside it.
     ///
+    /// Past `maximumNotes` characters of notes (about a thousand commits by new
+    /// connections with no Sluice writer to seal them), no more are written: the commits
+    /// after share a part (merged, counted, never split) and each note stays cheap.
+    ///
     /// The token reads `foreign:` and the notes, newest first: `id@ms`,
     /// the change that ended a commit and when the next one began (milliseconds
     /// since 1970); `ChangeLog.sealForeignTransaction` cuts there.
     static let cutForNewConnection = """
         UPDATE sluice_transaction SET token = 'foreign:' || (SELECT coalesce(max(id), 0) FROM sluice_change)
                 || '@' || CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) || ' ' || substr(token, 9)
-            WHERE seq = (SELECT max(seq) FROM sluice_transaction) AND token LIKE 'foreign:%'
+            WHERE seq = (SELECT max(seq) FROM sluice_transaction) AND token LIKE 'foreign:%' AND length(token) < \(maximumNotes)
             AND total_changes() < (SELECT coalesce(max(id), 0) FROM sluice_change) - max(first_change - 1, CAST(substr(token, 9) AS INTEGER));
         """
 
