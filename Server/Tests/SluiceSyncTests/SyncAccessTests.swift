@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import JWTKit
-import SluiceSync
+@testable import SluiceSync
 import SluiceSyncProtocol
 import SluiceTestSupport
 import Testing
@@ -31,15 +31,6 @@ struct SyncAccessTests {
             ]),
         ])
         return try await request(space, "v1/push", bearer: bearer, method: "POST", body: try JSONEncoder().encode(push))
-    }
-
-    /// The `alg` of a JWT's header.
-    static func headerAlgorithm(_ token: String) -> String? {
-        guard var header = token.split(separator: ".").first.map(String.init) else { return nil }
-        header = header.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        header += String(repeating: "=", count: (4 - header.count % 4) % 4)
-        guard let data = Data(base64Encoded: header), let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
-        return object["alg"] as? String
     }
 
     @Test func removingAMemberEndsItsTokensJWTsAndOpenWaits() async throws {
@@ -101,7 +92,7 @@ struct SyncAccessTests {
         #expect(try await Self.request(space, "v1/pull", bearer: try await keys.sign(claims)).0 == 200, "HS256 opens it")
         for algorithm in ["RS256", "HS512", "none"] {
             let token = try await keys.sign(claims, header: ["alg": .string(algorithm)])
-            #expect(Self.headerAlgorithm(token) == algorithm, "the header names \(algorithm)")
+            #expect(JWTAuthentication.headerAlgorithm(token) == algorithm, "the header names \(algorithm)")
             let (status, body) = try await Self.request(space, "v1/pull", bearer: token)
             #expect(status == 401 && body.contains("algorithm"), "\(algorithm): \(status) \(body)")
         }
