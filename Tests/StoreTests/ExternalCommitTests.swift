@@ -316,6 +316,48 @@ import Testing
         sink.pinned.signal()
     }
 
+    /// A commit of this store that writes no page (an UPDATE that sets a
+    /// row's values to what they are: SQLite leaves the page alone) gets no
+    /// commit number, so another connection's commit that lands before its
+    /// snapshot is pinned is read from the log, not taken for this one.
+    /// (Before, a no-op commit counted as the next commit: the other one,
+    /// pinned in its place, was never applied; its deleted rows stayed in
+    /// the live queries and reading them trapped.)
+    @Test(arguments: CommitPathTests.captures)
+    func anOwnCommitThatWritesNothingIsNotTakenForTheNextCommit(_ capture: ChangeCapture) throws {
+        let (store, plain) = try Self.store(capture)
+        let mirror = try Self.mirror(store, plain)
+        // An empty WAL: the observation queue's upkeep has no pin to move
+        // (moving one gives a connection back).
+        var truncated = false
+        for _ in 0..<200 where !truncated {
+            truncated = try plain.rows("PRAGMA wal_checkpoint(TRUNCATE)").first?.first == .integer(0)
+            if !truncated { usleep(10_000) }
+        }
+        #expect(truncated)
+        // Every snapshot connection taken: the next pin waits for one.
+        let pool = store.observationCenter.pool
+        var taken: [Database] = []
+        while let db = pool.connection(mayWait: false) { taken.append(db) }
+        let last = try #require(taken.last)
+        let unusedConnections = taken.dropLast()
+        let done = DispatchSemaphore(value: 0)
+        // Used by the thread below only, while this one waits in `write`.
+        nonisolated(unsafe) let other = plain, connection = last
+        Thread {
+            // While the store's commit waits for its snapshot: another
+            // connection's commit, then a connection for the snapshot.
+            usleep(100_000)
+            try? other.execute("DELETE FROM item WHERE id = 2")
+            pool.withLock { pool.giveBack(connection) }
+            done.signal()
+        }.start()
+        try store.write { tx in try tx.execute(sql: "UPDATE item SET rank = rank WHERE id = 1") }
+        done.wait()
+        pool.withLock { for db in unusedConnections { pool.giveBack(db) } }
+        #expect(mirror.wait(until: try plain.rows(Self.query)), "the other connection's commit is applied")
+    }
+
     @Test func theWatchRunsOnlyWhileSomethingIsObserved() throws {
         let (store, plain) = try Self.store()
         let commits = store.observationCenter.commits

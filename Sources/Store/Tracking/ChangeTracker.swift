@@ -35,9 +35,14 @@ final class ChangeTracker: TransactionObserver {
     /// `ExternalCommits` was told of the commit in progress.
     private var toldCommits = false
     private var schemaGeneration: Int
+    /// The writer's connection, whose page writes tell whether a commit made one.
+    private unowned let connection: Connection
+    /// Its page-write statistics in the commit hook of the commit in progress.
+    private var pagesAtCommit: Connection.PageWrites?
 
     init(db: Database, broker: HookBroker, commits: ExternalCommits, listener: CommitListener) {
         self.broker = broker
+        connection = db.connection
         self.commits = commits
         self.listener = listener
         schemaGeneration = db.schema.generation
@@ -57,6 +62,7 @@ final class ChangeTracker: TransactionObserver {
 
     func databaseWillCommit() {
         committing.append(silenced)
+        if committing.count == 1 { pagesAtCommit = connection.pageWrites }
         if committing.count == 1, listener?.isObserving == true {
             commits.ownCommitBegins()
             toldCommits = true
@@ -65,7 +71,9 @@ final class ChangeTracker: TransactionObserver {
 
     func databaseCommitDidFail() {
         _ = committing.popLast()
-        if committing.isEmpty { endCommit() }
+        guard committing.isEmpty else { return }
+        pagesAtCommit = nil
+        endCommit()
     }
 
     func databaseDidCommit(_ db: Database, changes captured: [CapturedChanges]) {
@@ -75,6 +83,10 @@ final class ChangeTracker: TransactionObserver {
         }
         let single = committing.count == 1
         committing = []
+        // A commit that wrote no page is none (the counter did not move),
+        // whatever rows its statements reported.
+        let wrote = pagesAtCommit.map { connection.committedMainPages(since: $0) } ?? false
+        pagesAtCommit = nil
         defer { endCommit() }
         var changes = ChangedRows()
         for transaction in captured where isTracking { changes.formUnion(Self.changedRows(transaction)) }
@@ -88,7 +100,7 @@ final class ChangeTracker: TransactionObserver {
         guard let listener, listener.isObserving else { return }
         // Observed since this transaction began: its rows were not recorded.
         if !isTracking { changes.formUnion(.unknown) }
-        let number = toldCommits && single ? commits.ownCommitNumber(wroteSomething: !changes.isEmpty) : nil
+        let number = toldCommits && single ? commits.ownCommitNumber(wroteSomething: wrote) : nil
         listener.committed(changes, silenced: silenced ?? [], number: number)
     }
 
