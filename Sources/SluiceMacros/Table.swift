@@ -25,7 +25,7 @@
 /// yourself is kept. Properties of `SQLiteValueConvertible` types take one
 /// column each; other `Codable` properties are stored as JSON text.
 @attached(member, names: named(CodingKeys), named(init))
-@attached(extension, conformances: Model, names: named(tableName), named(primaryKeyColumn), named(init(row:)), named(write(to:)),
+@attached(extension, conformances: Model, names: named(tableName), named(primaryKeyColumn), named(init(row:)), named(write(to:)), named(columnDeclarations),
           named(columnName(for:)), named(didInsert(rowID:)), named(ID))
 public macro Table(_ name: String? = nil) = #externalMacro(module: "SluiceMacrosPlugin", type: "TableMacro")
 
@@ -49,3 +49,5 @@ public typealias _SluiceModel = Model
 public typealias _SluiceRowReader = RowReader
 /// `RowWriter`, as `@Table` expansions name it.
 public typealias _SluiceRowWriter = RowWriter
+/// The column declarations' type, named in `@Table`'s expansion (not API).
+public typealias _SluiceColumnDeclaration = ColumnDeclaration

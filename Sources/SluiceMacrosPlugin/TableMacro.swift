@@ -113,6 +113,8 @@ struct ModelDescription {
         let column: String
         /// Its type, as written.
         let type: TypeSyntax
+        /// Its initial value's source when it is a constant (a literal, an enum case), for the column's DEFAULT.
+        let defaultValue: String?
     }
 
     /// A parameter of the memberwise initializer, as Swift's implicit one has it.
@@ -215,7 +217,8 @@ struct ModelDescription {
                 } else {
                     column = variable.attribute("ColumnName").flatMap(Self.stringArgument) ?? ColumnNaming.snakeCase(name)
                 }
-                properties.append(Property(name: name, column: column, type: type.trimmed))
+                properties.append(Property(name: name, column: column, type: type.trimmed,
+                                           defaultValue: binding.initializer.flatMap { Self.constant($0.value) }))
             }
         }
         guard valid else { return nil }
@@ -297,6 +300,7 @@ struct ModelDescription {
             }
             """)
         }
+        if let columns = columnDeclarations() { members.append(columns) }
         if !declared.contains("type ID"), let id = properties.first(where: { $0.name == "id" }) {
             // Spelled out: the type Swift infers for the conformance made in this extension
             // could not be named in the model's own module ("'ID' is inaccessible due to

@@ -75,6 +75,15 @@ struct TableMacroTests {
                     return nil
                 }
 
+                /// The stored properties' columns (for `Migration.table(for:version:)` and the store's check).
+                public static var columnDeclarations: [SluiceMacros._SluiceColumnDeclaration] {
+                    [
+                        .column("id", "id", Int64?.self, primaryKey: true),
+                        .column("firstName", "first_name", String.self),
+                        .column("age", "years", Int?.self)
+                    ]
+                }
+
                 /// The primary key's type (`Identifiable`'s `ID`).
                 public typealias ID = Int64?
 
@@ -126,6 +135,14 @@ struct TableMacroTests {
                         return "url"
                     }
                     return nil
+                }
+
+                /// The stored properties' columns (for `Migration.table(for:version:)` and the store's check).
+                static var columnDeclarations: [SluiceMacros._SluiceColumnDeclaration] {
+                    [
+                        .column("id", "id", String.self, primaryKey: true),
+                        .column("userURL", "url", String.self)
+                    ]
                 }
 
                 /// The primary key's type (`Identifiable`'s `ID`).
@@ -189,6 +206,14 @@ struct TableMacroTests {
                         return "project_id"
                     }
                     return nil
+                }
+
+                /// The stored properties' columns (for `Migration.table(for:version:)` and the store's check).
+                static var columnDeclarations: [SluiceMacros._SluiceColumnDeclaration] {
+                    [
+                        .column("id", "item_id", Int?.self, primaryKey: true),
+                        .column("projectID", "project_id", Int.self)
+                    ]
                 }
 
                 /// The primary key's type (`Identifiable`'s `ID`).
@@ -278,6 +303,15 @@ struct TableMacroTests {
                     return nil
                 }
 
+                /// The stored properties' columns (for `Migration.table(for:version:)` and the store's check).
+                public static var columnDeclarations: [SluiceMacros._SluiceColumnDeclaration] {
+                    [
+                        .column("id", "id", Int64?.self, primaryKey: true),
+                        .column("title", "title", String.self),
+                        .column("weight", "weight", Int.self, default: 1)
+                    ]
+                }
+
                 /// The primary key's type (`Identifiable`'s `ID`).
                 public typealias ID = Int64?
 
@@ -329,6 +363,13 @@ struct TableMacroTests {
                         return "id"
                     }
                     return nil
+                }
+
+                /// The stored properties' columns (for `Migration.table(for:version:)` and the store's check).
+                public static var columnDeclarations: [SluiceMacros._SluiceColumnDeclaration] {
+                    [
+                        .column("id", "id", Int64?.self, primaryKey: true)
+                    ]
                 }
 
                 /// The primary key's type (`Identifiable`'s `ID`).

@@ -11,8 +11,11 @@ public struct Migration: Sendable, Hashable {
     public let version: Int
     /// The description part of the name (`create_person`).
     public let name: String
-    /// The SQL script.
+    /// The SQL script. (For a migration made from a model: the table a new
+    /// database gets; an older one gets the columns it lacks.)
     public let sql: String
+    /// For a migration made from a model: the table it creates or brings up to the model.
+    let modelTable: ModelTable?
 
     /// Creates a migration.
     ///
@@ -24,6 +27,54 @@ public struct Migration: Sendable, Hashable {
         self.version = version
         self.name = name
         self.sql = sql
+        modelTable = nil
+    }
+
+    /// A migration made from a model's declared columns (the `@Table`
+    /// macro's): it creates the table — each property's column with its
+    /// type, `NOT NULL` unless the property is optional, its literal default
+    /// value, the `id` as primary key — or, when the table exists, adds the
+    /// columns the model declares that it lacks.
+    ///
+    /// ```swift
+    /// let migrations = [
+    ///     Migration.table(for: ChatMessage.self, version: 1),
+    ///     Migration(version: 2, name: "message_by_conversation",
+    ///               sql: "CREATE INDEX message_by_conversation ON chat_message (conversation_id, sent_at)"),
+    ///     // Later, after adding `var editedAt: Date?` to the model:
+    ///     Migration.table(for: ChatMessage.self, version: 3),
+    /// ]
+    /// ```
+    ///
+    /// Its checksum names the table, not the columns: the model may grow
+    /// after the migration shipped, and a new database then gets the newer
+    /// table at once (the later `table(for:)` migrations find nothing to
+    /// add). Renames, removals and indexes are SQL migrations.
+    ///
+    /// - Parameters:
+    ///   - type: the model.
+    ///   - version: the migration's number.
+    ///   - name: its description; `table_` and the table's name unless given.
+    /// - Returns: the migration.
+    public static func table<M: Model>(for type: M.Type, version: Int, name: String? = nil) -> Migration {
+        let table = ModelTable(model: String(describing: type), table: M.tableName, columns: M.columnDeclarations)
+        return Migration(version: version, name: name ?? "table_" + M.tableName, modelTable: table)
+    }
+
+    private init(version: Int, name: String, modelTable: ModelTable) {
+        self.version = version
+        self.name = name
+        self.modelTable = modelTable
+        sql = modelTable.createSQL
+    }
+
+    /// Runs the migration's SQL, or brings its model's table up to the model.
+    func apply(on db: Database) throws {
+        if let modelTable {
+            try modelTable.apply(on: db)
+        } else {
+            try db.execute(script: sql)
+        }
     }
 
     /// `NNN_name`, as the file is named.
@@ -34,10 +85,11 @@ public struct Migration: Sendable, Hashable {
         return String(repeating: "0", count: max(0, 3 - digits.count)) + digits + "_" + name
     }
 
-    /// A 64-bit FNV-1a hash of the SQL's UTF-8 bytes, in hex.
+    /// A 64-bit FNV-1a hash of the SQL's UTF-8 bytes, in hex (for a
+    /// migration made from a model, of its table's name: see `table(for:version:name:)`).
     public var checksum: String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in sql.utf8 {
+        for byte in (modelTable.map { "sluice model table " + $0.table } ?? sql).utf8 {
             hash ^= UInt64(byte)
             hash = hash &* 0x0000_0100_0000_01B3
         }

@@ -65,7 +65,7 @@ struct Migrator {
         for migration in migrations where !appliedVersions.contains(migration.version) {
             do {
                 try db.inTransaction(author: "migration") {
-                    try around(db) { try db.execute(script: migration.sql) }
+                    try around(db) { try migration.apply(on: db) }
                     try db.execute(
                         sql: "INSERT INTO \(Self.table) (version, name, checksum, applied_at) VALUES (?, ?, ?, strftime('%Y-%m-%d %H:%M:%f', 'now'))",
                         arguments: [.integer(Int64(migration.version)), .text(migration.name), .text(migration.checksum)])

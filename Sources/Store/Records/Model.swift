@@ -58,6 +58,15 @@ public protocol Model: Codable, Sendable, Identifiable where ID: SQLiteValueConv
     /// The default knows no key path (typed calls report which one); the
     /// `@Table` macro derives it from the stored properties.
     static func columnName(for keyPath: PartialKeyPath<Self>) -> String?
+
+    /// The model's columns, property by property: what a migration made from
+    /// the model creates (`Migration.table(for:version:)`) and what a store
+    /// checks its table against when it opens (`Store(path:migrations:models:)`).
+    ///
+    /// The default declares none; the `@Table` macro declares every stored
+    /// property's column, with its type, whether it may be NULL, and its
+    /// default value.
+    static var columnDeclarations: [ColumnDeclaration] { get }
 }
 
 extension Model {
@@ -91,4 +100,7 @@ extension Model {
     /// - Parameter keyPath: a key path of the model.
     /// - Returns: nil.
     public static func columnName(for keyPath: PartialKeyPath<Self>) -> String? { nil }
+
+    /// None: a model without `@Table` declares no columns.
+    public static var columnDeclarations: [ColumnDeclaration] { [] }
 }

@@ -95,3 +95,17 @@ extension SQLiteValue: ExpressibleByNilLiteral, ExpressibleByIntegerLiteral,
     /// A boolean is stored as the integer 0 or 1, as SQLite does.
     public init(booleanLiteral value: Bool) { self = .integer(value ? 1 : 0) }
 }
+
+extension SQLiteValue {
+    /// The value as an SQL literal (a column's `DEFAULT`): a number, a quoted
+    /// string (`'O''Brien'`), `X'…'` for bytes, `NULL`.
+    var sqlLiteral: String {
+        switch self {
+        case .null: return "NULL"
+        case .integer(let value): return String(value)
+        case .real(let value): return value.isFinite ? "\(value)" : (value > 0 ? "9e999" : (value < 0 ? "-9e999" : "NULL"))
+        case .text(let text): return "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+        case .blob(let data): return "X'" + data.map { String(format: "%02X", $0) }.joined() + "'"
+        }
+    }
+}

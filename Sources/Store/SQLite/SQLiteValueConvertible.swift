@@ -21,6 +21,20 @@ public protocol SQLiteValueConvertible: Sendable {
     /// Creates an instance from a stored value, or returns nil if the value
     /// cannot represent one (a text in an integer field, for example).
     init?(sqliteValue: SQLiteValue)
+    /// The type a column of this type is declared with, in a migration made
+    /// from a model (`Migration.table(for:version:)`); `.any` (no declared
+    /// type) unless the type says otherwise: the standard types do, an enum
+    /// takes its raw value's.
+    static var columnType: ColumnType { get }
+    /// Whether a column of this type may hold NULL: true for optionals.
+    static var isNullableColumn: Bool { get }
+}
+
+extension SQLiteValueConvertible {
+    /// No declared type.
+    public static var columnType: ColumnType { .any }
+    /// Not nullable.
+    public static var isNullableColumn: Bool { false }
 }
 
 extension SQLiteValue: SQLiteValueConvertible {
@@ -31,6 +45,8 @@ extension SQLiteValue: SQLiteValueConvertible {
 }
 
 extension Int64: SQLiteValueConvertible {
+    /// Declared INTEGER.
+    public static var columnType: ColumnType { .integer }
     /// An SQLite integer.
     public var sqliteValue: SQLiteValue { .integer(self) }
     /// Reads an integer, or a real that holds an integral value.
@@ -46,6 +62,8 @@ extension Int64: SQLiteValueConvertible {
 }
 
 extension Int: SQLiteValueConvertible {
+    /// Declared INTEGER.
+    public static var columnType: ColumnType { .integer }
     /// An SQLite integer.
     public var sqliteValue: SQLiteValue { .integer(Int64(self)) }
     /// Reads an integer that fits.
@@ -56,6 +74,8 @@ extension Int: SQLiteValueConvertible {
 }
 
 extension Int32: SQLiteValueConvertible {
+    /// Declared INTEGER.
+    public static var columnType: ColumnType { .integer }
     /// An SQLite integer.
     public var sqliteValue: SQLiteValue { .integer(Int64(self)) }
     /// Reads an integer that fits.
@@ -66,6 +86,8 @@ extension Int32: SQLiteValueConvertible {
 }
 
 extension Double: SQLiteValueConvertible {
+    /// Declared REAL.
+    public static var columnType: ColumnType { .real }
     /// An SQLite real.
     public var sqliteValue: SQLiteValue { .real(self) }
     /// Reads a real or an integer.
@@ -79,6 +101,8 @@ extension Double: SQLiteValueConvertible {
 }
 
 extension Bool: SQLiteValueConvertible {
+    /// Declared INTEGER.
+    public static var columnType: ColumnType { .integer }
     /// The integer 0 or 1.
     public var sqliteValue: SQLiteValue { .integer(self ? 1 : 0) }
     /// Reads an integer: zero is false, anything else true.
@@ -89,6 +113,8 @@ extension Bool: SQLiteValueConvertible {
 }
 
 extension String: SQLiteValueConvertible {
+    /// Declared TEXT.
+    public static var columnType: ColumnType { .text }
     /// SQLite text.
     public var sqliteValue: SQLiteValue { .text(self) }
     /// Reads text only: numbers are not turned into strings silently.
@@ -99,6 +125,8 @@ extension String: SQLiteValueConvertible {
 }
 
 extension Data: SQLiteValueConvertible {
+    /// Declared BLOB.
+    public static var columnType: ColumnType { .blob }
     /// An SQLite blob.
     public var sqliteValue: SQLiteValue { .blob(self) }
     /// Reads a blob.
@@ -109,6 +137,8 @@ extension Data: SQLiteValueConvertible {
 }
 
 extension Date: SQLiteValueConvertible {
+    /// Declared TEXT.
+    public static var columnType: ColumnType { .text }
     /// Text in UTC, `yyyy-MM-dd HH:mm:ss.SSS`, which sorts in time order and
     /// works with SQLite's date functions.
     public var sqliteValue: SQLiteValue { .text(SQLiteDateFormat.string(from: self)) }
@@ -127,6 +157,8 @@ extension Date: SQLiteValueConvertible {
 }
 
 extension UUID: SQLiteValueConvertible {
+    /// Declared TEXT.
+    public static var columnType: ColumnType { .text }
     /// Its text (`E621E1F8-C36C-495A-93FC-0C247A3E6E5F`), as `Codable` stores it,
     /// so a model's UUID property and a filter's UUID argument compare equal.
     public var sqliteValue: SQLiteValue { .text(uuidString) }
@@ -155,6 +187,8 @@ extension UUID: SQLiteValueConvertible {
 /// ```
 extension SQLiteValueConvertible where Self: RawRepresentable, RawValue: SQLiteValueConvertible {
     /// The raw value's.
+    public static var columnType: ColumnType { RawValue.columnType }
+    /// The raw value's.
     public var sqliteValue: SQLiteValue { rawValue.sqliteValue }
     /// The case whose raw value is stored, or nil.
     public init?(sqliteValue: SQLiteValue) {
@@ -164,6 +198,10 @@ extension SQLiteValueConvertible where Self: RawRepresentable, RawValue: SQLiteV
 }
 
 extension Optional: SQLiteValueConvertible where Wrapped: SQLiteValueConvertible {
+    /// The wrapped type's.
+    public static var columnType: ColumnType { Wrapped.columnType }
+    /// NULL is nil.
+    public static var isNullableColumn: Bool { true }
     /// NULL for nil, otherwise the wrapped value's.
     public var sqliteValue: SQLiteValue {
         switch self {
