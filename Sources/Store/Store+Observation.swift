@@ -57,6 +57,43 @@ extension Store {
         Results(host: self, table: table) { $0.currentRow(droppingFirst: 1) }
     }
 
+    /// Observes one object by primary key on the main actor: `block`
+    /// receives a `.change` for each commit that changes it (with the
+    /// changed columns' old and new values), then `.deleted` when it is
+    /// deleted, as Realm's `object.observe`; on the main queue, as the main actor.
+    ///
+    /// - Parameters:
+    ///   - type: the model type.
+    ///   - id: the object's primary key.
+    ///   - keyPaths: column names; when given, only changes to these columns
+    ///     are reported, and only they are listed.
+    ///   - block: receives the changes, as the main actor.
+    /// - Returns: a token: keep it to keep observing.
+    public func observe<M: Model>(
+        _ type: M.Type, id: M.ID, keyPaths: [String]? = nil,
+        _ block: @escaping @MainActor (ObjectChange<M>) -> Void
+    ) -> ObservationToken {
+        observe(type, id: id, keyPaths: keyPaths, on: .main, MainActorDelivery.deliver(block))
+    }
+
+    /// Observes one object on the main actor, reporting only changes to
+    /// these properties (Realm's `observe(keyPaths:)`):
+    /// `store.observe(Person.self, id: 7, keyPaths: [\.age]) { ... }`. A key
+    /// path that is not a column delivers `.error` naming it.
+    ///
+    /// - Parameters:
+    ///   - type: the model type.
+    ///   - id: the object's primary key.
+    ///   - keyPaths: the properties whose changes are reported.
+    ///   - block: receives the changes, as the main actor.
+    /// - Returns: a token: keep it to keep observing.
+    public func observe<M: Model>(
+        _ type: M.Type, id: M.ID, keyPaths: [PartialKeyPath<M>],
+        _ block: @escaping @MainActor (ObjectChange<M>) -> Void
+    ) -> ObservationToken {
+        observe(type, id: id, keyPaths: keyPaths, on: .main, MainActorDelivery.deliver(block))
+    }
+
     /// Observes one object by primary key: `block` receives a `.change` for
     /// each commit that changes it (with the changed columns' old and new
     /// values), then `.deleted` when it is deleted, as Realm's `object.observe`.
@@ -66,14 +103,14 @@ extension Store {
     ///   - id: the object's primary key.
     ///   - keyPaths: column names; when given, only changes to these columns
     ///     are reported, and only they are listed.
-    ///   - queue: where `block` runs; the main queue unless you say otherwise.
+    ///   - queue: where `block` runs.
     ///   - block: receives the changes.
     ///
     /// - Returns: a token: keep it to keep observing.
     /// - Complexity: per commit that changes the table, one read of the row by
     ///   primary key: O(log n).
     public func observe<M: Model>(
-        _ type: M.Type, id: M.ID, keyPaths: [String]? = nil, on queue: DispatchQueue = .main,
+        _ type: M.Type, id: M.ID, keyPaths: [String]? = nil, on queue: DispatchQueue,
         _ block: @escaping @Sendable (ObjectChange<M>) -> Void
     ) -> ObservationToken {
         observeObject(type, id: id, keyPaths: keyPaths, on: queue) { event in
@@ -94,7 +131,7 @@ extension Store {
     /// - Returns: a token: keep it to keep observing.
     /// - Complexity: as `observe(_:id:keyPaths:on:_:)` with column names.
     public func observe<M: Model>(
-        _ type: M.Type, id: M.ID, keyPaths: [PartialKeyPath<M>], on queue: DispatchQueue = .main,
+        _ type: M.Type, id: M.ID, keyPaths: [PartialKeyPath<M>], on queue: DispatchQueue,
         _ block: @escaping @Sendable (ObjectChange<M>) -> Void
     ) -> ObservationToken {
         switch M.columns(for: keyPaths) {
@@ -126,14 +163,6 @@ extension Store {
         if !Self.isOnMainQueue { DispatchQueue.main.sync {} }
     }
 
-    /// Marks the main queue, to tell it apart from the main thread (the
-    /// main actor's jobs may run on the main queue from another thread).
-    private static let mainQueueKey: DispatchSpecificKey<Bool> = {
-        let key = DispatchSpecificKey<Bool>()
-        DispatchQueue.main.setSpecific(key: key, value: true)
-        return key
-    }()
-
     /// Whether this code runs on the main queue.
-    static var isOnMainQueue: Bool { DispatchQueue.getSpecific(key: mainQueueKey) == true }
+    static var isOnMainQueue: Bool { MainQueue.isCurrent }
 }

@@ -40,9 +40,7 @@ public final class LiveObject<M: Model> {
     ///   - id: the object's primary key.
     public init(store: Store, _ type: M.Type, id: M.ID) {
         token = store.objects(M.self).filter(Column(M.primaryKeyColumn) == id)
-            .observe(on: .main, scheduling: .immediate) { [weak self] change in
-                MainActor.assumeIsolated { self?.apply(change) }
-            }
+            .observe(scheduling: .immediate) { [weak self] change in self?.apply(change) }
     }
 
     /// Stops observing.

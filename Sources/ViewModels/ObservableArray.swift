@@ -49,11 +49,7 @@ public final class ObservableArray<Item>: LiveCollection<[Item], ArrayChange<Ite
     ///     then for the rows each commit inserts or modifies.
     public init<M: Sendable>(_ results: Results<M>, transform: @escaping @MainActor (M) -> Item) {
         super.init([])
-        token = results.observe(on: .main, scheduling: .immediate) { [weak self] change in
-            MainActor.assumeIsolated {
-                self?.apply(change, transform)
-            }
-        }
+        token = results.observe(scheduling: .immediate) { [weak self] change in self?.apply(change, transform) }
     }
 
     private func apply<M>(_ change: CollectionChange<M>, _ transform: (M) -> Item) {

@@ -39,11 +39,7 @@ public final class ObservableSections<Key: Hashable & Sendable, Item>: LiveColle
     ///     then for the rows each commit inserts or modifies (and those of new sections).
     public init<M: Sendable>(_ sectioned: SectionedResults<Key, M>, transform: @escaping @MainActor (M) -> Item) {
         super.init([])
-        token = sectioned.observe(on: .main, scheduling: .immediate) { [weak self] change in
-            MainActor.assumeIsolated {
-                self?.apply(change, transform)
-            }
-        }
+        token = sectioned.observe(scheduling: .immediate) { [weak self] change in self?.apply(change, transform) }
     }
 
     private func apply<M>(_ change: SectionedResultsChange<Key, M>, _ transform: (M) -> Item) {

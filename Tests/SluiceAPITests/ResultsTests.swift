@@ -48,8 +48,8 @@ import Testing
         // Nothing matches.
         let none = store.objects(TaskItem.self).filter(\.title == "nope")
         #expect(none.isEmpty && none.count == 0 && none.first == nil && none.last == nil)
-        // A query that cannot run is empty as a sequence; fetch says why.
-        let broken = store.objects(TaskItem.self).filter("nonsense >")
+        // A query that cannot run (its table is missing) is empty as a sequence; fetch says why.
+        let broken = store.rows(in: "no_such_table")
         #expect(broken.count == 0 && broken.first == nil)
         #expect(throws: StoreError.self) { try broken.fetchCount() }
     }

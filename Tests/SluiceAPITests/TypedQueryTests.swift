@@ -19,22 +19,22 @@ import Testing
         let tasks = store.objects(TaskItem.self)
         func ids(_ results: Results<TaskItem>) throws -> [Int64?] { try results.fetch().map(\.id) }
         let pairs: [(Results<TaskItem>, Results<TaskItem>)] = [
-            (tasks.filter(\.projectID >= 2 && \.isDone == false), tasks.filter("project_id >= 2 AND done == false")),
-            (tasks.filter(\.priority == .high || \.ownerID == owner), tasks.filter("priority == 'high' OR owner_id == $0", owner)),
-            (tasks.filter(\.dueAt == nil), tasks.filter("due_at == nil")),
-            (tasks.filter(\.dueAt > now.addingTimeInterval(20 * 3600)), tasks.filter("due_at > $0", now.addingTimeInterval(20 * 3600))),
-            (tasks.filter(!(\.projectID < 3)), tasks.filter("NOT project_id < 3")),
+            (tasks.filter(\.projectID >= 2 && \.isDone == false), try tasks.filter("project_id >= 2 AND done == false")),
+            (tasks.filter(\.priority == .high || \.ownerID == owner), try tasks.filter("priority == 'high' OR owner_id == $0", owner)),
+            (tasks.filter(\.dueAt == nil), try tasks.filter("due_at == nil")),
+            (tasks.filter(\.dueAt > now.addingTimeInterval(20 * 3600)), try tasks.filter("due_at > $0", now.addingTimeInterval(20 * 3600))),
+            (tasks.filter(!(\.projectID < 3)), try tasks.filter("NOT project_id < 3")),
             (tasks.where { $0.projectID.in([1, 3]) && $0.title.beginsWith("task 1", caseInsensitive: true) },
-             tasks.filter("projectID IN {1, 3} AND title BEGINSWITH[c] 'task 1'")),
-            (tasks.where { $0.projectID.between(1, 2) && $0.title.contains("2") }, tasks.filter("project_id BETWEEN {1, 2} AND title CONTAINS '2'")),
+             try tasks.filter("projectID IN {1, 3} AND title BEGINSWITH[c] 'task 1'")),
+            (tasks.where { $0.projectID.between(1, 2) && $0.title.contains("2") }, try tasks.filter("project_id BETWEEN {1, 2} AND title CONTAINS '2'")),
             // Bool properties are filters of their own, as in SwiftData and sqlite-data.
-            (tasks.where { !$0.isDone }, tasks.filter("done == false")),
-            (tasks.where { $0.isDone }, tasks.filter("done == true")),
-            (tasks.where { $0.isDone && $0.projectID == 2 }, tasks.filter("done == true AND project_id == 2")),
-            (tasks.where { $0.projectID == 1 || !$0.isDone }, tasks.filter("project_id == 1 OR done == false")),
-            (tasks.filter(\.isDone), tasks.filter("done == true")),
-            (tasks.filter(!\.isDone), tasks.filter("done == false")),
-            (tasks.filter(\.projectID == 3 && !\.isDone), tasks.filter("project_id == 3 AND done == false")),
+            (tasks.where { !$0.isDone }, try tasks.filter("done == false")),
+            (tasks.where { $0.isDone }, try tasks.filter("done == true")),
+            (tasks.where { $0.isDone && $0.projectID == 2 }, try tasks.filter("done == true AND project_id == 2")),
+            (tasks.where { $0.projectID == 1 || !$0.isDone }, try tasks.filter("project_id == 1 OR done == false")),
+            (tasks.filter(\.isDone), try tasks.filter("done == true")),
+            (tasks.filter(!\.isDone), try tasks.filter("done == false")),
+            (tasks.filter(\.projectID == 3 && !\.isDone), try tasks.filter("project_id == 3 AND done == false")),
         ]
         for (typed, string) in pairs {
             let expected = try ids(string)

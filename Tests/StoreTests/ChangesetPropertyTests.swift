@@ -27,14 +27,14 @@ import SluiceDemo
             let all = store.objects(Person.self)
             people = [
                 Mirror("all by first name", all.sorted(byKeyPath: "first_name")),
-                Mirror("adults by age desc", all.filter("age >= 30").sorted(by: [Ordering("age", descending: true), Ordering("last_name")])),
-                Mirror("oslo or no email", all.filter("city ==[c] 'oslo' OR email IS NULL").sorted(by: [Ordering("city"), Ordering("first_name")])),
-                Mirror("z names or young", all.filter("first_name BEGINSWITH[c] 'z' OR age < 20").sorted(byKeyPath: "email")),
+                Mirror("adults by age desc", try all.filter("age >= 30").sorted(by: [Ordering("age", descending: true), Ordering("last_name")])),
+                Mirror("oslo or no email", try all.filter("city ==[c] 'oslo' OR email IS NULL").sorted(by: [Ordering("city"), Ordering("first_name")])),
+                Mirror("z names or young", try all.filter("first_name BEGINSWITH[c] 'z' OR age < 20").sorted(byKeyPath: "email")),
                 Mirror("ten youngest", all.sorted(byKeyPath: "age").limit(10)),
-                Mirror("names like", all.filter("NOT (first_name LIKE[c] '*o*') AND age BETWEEN 10 AND 70").sorted(by: [Ordering("last_name", descending: true)])),
+                Mirror("names like", try all.filter("NOT (first_name LIKE[c] '*o*') AND age BETWEEN 10 AND 70").sorted(by: [Ordering("last_name", descending: true)])),
             ]
             ages = Mirror("ages only", all.sorted(byKeyPath: "first_name"), keyPaths: ["age"])
-            rows = Mirror("rows", store.rows(in: "person").filter("last_name CONTAINS[c] 'o'").sorted(by: [Ordering("last_name", descending: true)]))
+            rows = Mirror("rows", try store.rows(in: "person").filter("last_name CONTAINS[c] 'o'").sorted(by: [Ordering("last_name", descending: true)]))
         }
 
         func ids() throws -> [Int64] {

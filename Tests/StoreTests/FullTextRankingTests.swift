@@ -23,7 +23,7 @@ import Testing
     /// A live search for "oslo" ranked by relevance, mirrored, once it holds
     /// the first result; and the same ranked query for a plain connection.
     static func rankedMirror(_ store: Store, _ plain: PlainConnection) throws -> (CommitPathTests.RowMirror, String) {
-        let mirror = CommitPathTests.RowMirror(store.rows(in: "person").filter("MATCH 'oslo'").sorted(by: [.relevance(to: "oslo")]))
+        let mirror = CommitPathTests.RowMirror(try store.rows(in: "person").filter("MATCH 'oslo'").sorted(by: [.relevance(to: "oslo")]))
         let query = """
             SELECT p.* FROM person AS p JOIN sluice_fts_person AS f ON f.rowid = p.rowid
             WHERE sluice_fts_person MATCH 'oslo' ORDER BY bm25(sluice_fts_person), p.id
@@ -78,7 +78,7 @@ import Testing
         let (store, plain) = try FullTextTests.store(tokenizer)
         if writer != .own { try store.trackForeignWriters(tables: ["person"]) }
         let search = tokenizer == .trigram() ? "osl OR zoe" : "oslo OR ng"
-        let mirror = CommitPathTests.RowMirror(store.rows(in: "person").filter("MATCH $0", search)
+        let mirror = CommitPathTests.RowMirror(try store.rows(in: "person").filter("MATCH $0", search)
             .sorted(by: [.relevance(to: search, weights: ["last_name": 3])]))
         let query = """
             SELECT p.* FROM person AS p JOIN sluice_fts_person AS f ON f.rowid = p.rowid

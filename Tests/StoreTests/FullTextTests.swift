@@ -162,7 +162,7 @@ import SluiceDemo
     @Test func aLiveMatchFollowsEveryWriterExactly() throws {
         let (store, plain) = try Self.store()
         try store.trackForeignWriters(tables: ["person"])
-        let mirror = CommitPathTests.RowMirror(store.rows(in: "person").filter("MATCH 'oslo'").sorted(byKeyPath: "last_name"))
+        let mirror = CommitPathTests.RowMirror(try store.rows(in: "person").filter("MATCH 'oslo'").sorted(byKeyPath: "last_name"))
         let query = "SELECT * FROM person WHERE rowid IN (SELECT rowid FROM sluice_fts_person WHERE sluice_fts_person MATCH 'oslo') ORDER BY last_name, id"
         #expect(mirror.wait(until: try plain.rows(query)))
         _ = mirror.take()
@@ -210,7 +210,7 @@ import SluiceDemo
         let (store, plain) = try Self.store(tokenizer)
         try store.trackForeignWriters(tables: ["person"])
         let term = tokenizer == .trigram() ? "osl" : "oslo"
-        let mirror = CommitPathTests.RowMirror(store.rows(in: "person").filter("MATCH $0 OR last_name MATCH 'ng'", term).sorted(byKeyPath: "first_name"))
+        let mirror = CommitPathTests.RowMirror(try store.rows(in: "person").filter("MATCH $0 OR last_name MATCH 'ng'", term).sorted(byKeyPath: "first_name"))
         let query = """
             SELECT * FROM person WHERE rowid IN (SELECT rowid FROM sluice_fts_person WHERE sluice_fts_person MATCH '\(term)')
                 OR rowid IN (SELECT rowid FROM sluice_fts_person WHERE last_name MATCH 'ng') ORDER BY first_name, id

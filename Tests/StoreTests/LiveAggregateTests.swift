@@ -32,7 +32,7 @@ extension EventRecorder {
 
     @Test func countSumMinMaxAverageFollowCommitsExactly() throws {
         let store = try Self.store()
-        let adults = store.objects(Person.self).filter("age >= 18 OR age IS NULL")
+        let adults = try store.objects(Person.self).filter("age >= 18 OR age IS NULL")
         let count = ValueRecorder(adults.aggregates.count)
         let sum = ValueRecorder(adults.aggregates.sum(of: \.age))
         let minimum = ValueRecorder(adults.aggregates.min(of: \.age))
@@ -106,7 +106,7 @@ extension EventRecorder {
         let database = TemporaryDatabase()
         let store = try database.store(migrations: DemoSchema.migrations)
         let plain = PlainConnection(path: database.path)
-        let people = store.objects(Person.self).filter("city IS NOT NULL")
+        let people = try store.objects(Person.self).filter("city IS NOT NULL")
         let where_ = "FROM person WHERE city IS NOT NULL"
         let checks: [(String, ValueRecorder<SQLiteValue>)] = [
             ("SELECT sum(age) \(where_)", ValueRecorder(people.aggregates.sum(of: "age"))),

@@ -14,7 +14,7 @@ import SluiceDemo
                 try tx.insert(Person(id: id, firstName: name, lastName: "X", age: age))
             }
         }
-        let recorder = ChangeRecorder(store.objects(Person.self).filter("age >= 18").sorted(byKeyPath: "first_name"))
+        let recorder = ChangeRecorder(try store.objects(Person.self).filter("age >= 18").sorted(byKeyPath: "first_name"))
         store.waitForObservers()
         let initial = recorder.take()
         #expect(initial.count == 1)
@@ -212,7 +212,7 @@ import SluiceDemo
 
     @Test func keyPathsLimitModificationsToThoseColumns() throws {
         let (store, _) = try Self.fixture()
-        let ages = ChangeRecorder(store.objects(Person.self).filter("age >= 18").sorted(byKeyPath: "first_name"), keyPaths: ["age"])
+        let ages = ChangeRecorder(try store.objects(Person.self).filter("age >= 18").sorted(byKeyPath: "first_name"), keyPaths: ["age"])
         store.waitForObservers()
         _ = ages.take()
         try store.write { tx in try tx.execute(sql: "UPDATE person SET email = 'x@y' WHERE id = 2") }
@@ -225,7 +225,7 @@ import SluiceDemo
 
     @Test func writeWithoutNotifyingSkipsThatToken() throws {
         let (store, recorder) = try Self.fixture()
-        let other = ChangeRecorder(store.objects(Person.self).filter("age >= 18").sorted(byKeyPath: "first_name"))
+        let other = ChangeRecorder(try store.objects(Person.self).filter("age >= 18").sorted(byKeyPath: "first_name"))
         store.waitForObservers()
         _ = other.take()
         let token = try #require(recorder.token)
@@ -243,7 +243,7 @@ import SluiceDemo
     /// transaction (its one commit), unless the nested body threw.
     @Test func writeWithoutNotifyingNestedInAWriteSkipsThatToken() throws {
         let (store, recorder) = try Self.fixture()
-        let other = ChangeRecorder(store.objects(Person.self).filter("age >= 18").sorted(byKeyPath: "first_name"))
+        let other = ChangeRecorder(try store.objects(Person.self).filter("age >= 18").sorted(byKeyPath: "first_name"))
         store.waitForObservers()
         _ = other.take()
         let token = try #require(recorder.token)
@@ -290,14 +290,19 @@ import SluiceDemo
         #expect(error.message.contains("person"))
     }
 
-    @Test func badQueryStringIsReportedWhenObservedAndFetched() throws {
+    /// A query string that does not parse throws where it is given
+    /// (`QueryTypoTests`); results whose table is missing report it when
+    /// fetched and observed.
+    @Test func badQueryStringThrowsAtFilterAndAMissingTableWhenObserved() throws {
         let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
-        let results = store.objects(Person.self).filter("age >>> 3")
-        #expect(throws: StoreError.self) { try results.fetch() }
-        let recorder = ChangeRecorder(results)
-        store.waitForObservers()
-        guard case .error(let error)? = recorder.take().first else { Issue.record("expected .error"); return }
+        let error = try #require(throws: StoreError.self) { try store.objects(Person.self).filter("age >>> 3") }
         #expect(error.code == .invalidQuery)
+        let missing = store.rows(in: "no_such_table")
+        #expect(throws: StoreError.self) { try missing.fetch() }
+        let recorder = ChangeRecorder(missing)
+        store.waitForObservers()
+        guard case .error(let observed)? = recorder.take().first else { Issue.record("expected .error"); return }
+        #expect(observed.code == .unknownTable)
     }
 
     @Test func invalidatedTokenStopsDelivery() throws {
@@ -310,7 +315,7 @@ import SluiceDemo
 
     @Test func dynamicRowsCanBeObserved() throws {
         let (store, _) = try Self.fixture()
-        let rows = ChangeRecorder(store.rows(in: "person").filter("age < $0", 25).sorted(by: [Ordering("age")]))
+        let rows = ChangeRecorder(try store.rows(in: "person").filter("age < $0", 25).sorted(by: [Ordering("age")]))
         store.waitForObservers()
         #expect(rows.take().first?.results.map { $0.map { $0["first_name"] } } == [.text("Kid"), .text("B")])
         try store.write { tx in try tx.execute(sql: "UPDATE person SET age = 15 WHERE id = 1") }

@@ -99,7 +99,7 @@ import SluiceDemo
             }
 
             // Live queries start again from a correct state.
-            let results = store.objects(Person.self).filter("age < 10").sorted(by: [Ordering("first_name"), Ordering("last_name")])
+            let results = try store.objects(Person.self).filter("age < 10").sorted(by: [Ordering("first_name"), Ordering("last_name")])
             let recorder = ChangeRecorder(results)
             store.waitForObservers()
             let initial = recorder.take()
@@ -140,12 +140,12 @@ import SluiceDemo
         let all = store.objects(Person.self)
         let mirrors = [
             Mirror("by first name", all.sorted(byKeyPath: "first_name")),
-            Mirror("adults by age", all.filter("age >= 18").sorted(by: [Ordering("age", descending: true)])),
-            Mirror("oslo", all.filter("city ==[c] 'oslo'").sorted(by: [Ordering("last_name"), Ordering("first_name")])),
-            Mirror("no age", all.filter("age IS NULL").sorted(byKeyPath: "first_name", ascending: false)),
-            Mirror("z or young", all.filter("first_name BEGINSWITH[c] 'z' OR age < 10").sorted(byKeyPath: "city")),
-            Mirror("not ana", all.filter("NOT first_name ==[c] 'ana'").sorted(by: [Ordering("last_name", descending: true), Ordering("age")])),
-            Mirror("range", all.filter("age BETWEEN 20 AND 40").sorted(byKeyPath: "age")),
+            Mirror("adults by age", try all.filter("age >= 18").sorted(by: [Ordering("age", descending: true)])),
+            Mirror("oslo", try all.filter("city ==[c] 'oslo'").sorted(by: [Ordering("last_name"), Ordering("first_name")])),
+            Mirror("no age", try all.filter("age IS NULL").sorted(byKeyPath: "first_name", ascending: false)),
+            Mirror("z or young", try all.filter("first_name BEGINSWITH[c] 'z' OR age < 10").sorted(byKeyPath: "city")),
+            Mirror("not ana", try all.filter("NOT first_name ==[c] 'ana'").sorted(by: [Ordering("last_name", descending: true), Ordering("age")])),
+            Mirror("range", try all.filter("age BETWEEN 20 AND 40").sorted(byKeyPath: "age")),
             Mirror("youngest ten", all.sorted(byKeyPath: "age").limit(10)),
         ]
         let writers = try (0..<2).map { _ in try Writer(["churn", database.path, String(seconds)]) }

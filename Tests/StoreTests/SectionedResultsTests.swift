@@ -210,12 +210,12 @@ struct SectionChanges: Equatable, CustomStringConvertible {
         let people = store.objects(Person.self)
         let byCity = SectionMirror("by city", people.sorted(by: \.firstName).sectioned(by: "city"),
                                    sql: "SELECT id, city, dense_rank() OVER (ORDER BY city) FROM person ORDER BY city, first_name, id")
-        let byAge = SectionMirror("by age desc", people.filter("age >= 20 OR age IS NULL").sorted(by: [Ordering("last_name", descending: true)])
+        let byAge = SectionMirror("by age desc", try people.filter("age >= 20 OR age IS NULL").sorted(by: [Ordering("last_name", descending: true)])
                                     .sectioned(by: "age", ascending: false),
                                   sql: "SELECT id, age, dense_rank() OVER (ORDER BY age DESC) FROM person WHERE age >= 20 OR age IS NULL ORDER BY age DESC, last_name DESC, id")
         let cityAges = SectionMirror("by city, ages only", people.sorted(by: \.lastName).sectioned(by: "city"), keyPaths: ["age"],
                                      sql: "SELECT id, city, dense_rank() OVER (ORDER BY city) FROM person ORDER BY city, last_name, id")
-        let byDecade = SectionMirror("by decade (closure)", people.filter("city IS NOT NULL").sorted(by: \.firstName).sectioned { $0.age.map { $0 / 10 } },
+        let byDecade = SectionMirror("by decade (closure)", try people.filter("city IS NOT NULL").sorted(by: \.firstName).sectioned { $0.age.map { $0 / 10 } },
                                      sql: "SELECT id, age / 10, dense_rank() OVER (ORDER BY age / 10) FROM person WHERE city IS NOT NULL ORDER BY age / 10, first_name, id")
         func check(_ context: String) throws {
             store.waitForObservers()

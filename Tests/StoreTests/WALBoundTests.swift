@@ -41,8 +41,8 @@ import SluiceDemo
         let store = try Self.seeded(database)
         let queries = [
             store.objects(Person.self).sorted(byKeyPath: "first_name"),
-            store.objects(Person.self).filter("age >= 30").sorted(byKeyPath: "age"),
-            store.objects(Person.self).filter("first_name BEGINSWITH 'p1'"),
+            try store.objects(Person.self).filter("age >= 30").sorted(byKeyPath: "age"),
+            try store.objects(Person.self).filter("first_name BEGINSWITH 'p1'"),
         ]
         let recorders = queries.map { ChangeRecorder($0) }
         store.waitForObservers()

@@ -463,3 +463,17 @@ import Testing
         #expect(first.currentUser == nil)
     }
 }
+
+/// A live array's first error is there as soon as its first items would be
+/// (the first result is read in `init`): it was delivered a moment later,
+/// after `init` had returned with no items and no error.
+@MainActor
+@Suite struct ObservableArrayErrorTests {
+    @Test func theFirstErrorIsThereWhenInitReturns() throws {
+        let store = try Store.inMemory(migrations: [])    // no person table
+        let array = ObservableArray(store.objects(Person.self)) { (person: Person) in person.firstName }
+        #expect(array.items.isEmpty)
+        let error = try #require(array.error, "the error is set by init")
+        #expect(error.code == .unknownTable && error.message.contains("person"), "\(error)")
+    }
+}

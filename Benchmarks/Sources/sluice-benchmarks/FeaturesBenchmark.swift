@@ -94,7 +94,7 @@ enum FeaturesBenchmark {
             }
         }
         let arrivals = LiveQueryBenchmark.Arrivals()
-        let token = store.objects(Package.self).filter("recipient.city == 'Oslo'").sorted(by: \.id)
+        let token = try store.objects(Package.self).filter("recipient.city == 'Oslo'").sorted(by: \.id)
             .observe(on: LiveQueryBenchmark.deliveryQueue) { _ in arrivals.arrived() }
         try arrivals.wait()
         let moved = try latency(store, arrivals, samples: samples) { sample, tx in

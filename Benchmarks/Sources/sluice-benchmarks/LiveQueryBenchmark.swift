@@ -189,8 +189,8 @@ enum LiveQueryBenchmark {
         let people = RecordsBenchmark.people(count)
         let arrivals = Arrivals()
         let all = store.objects(Person.self)
-        let variants = [all.sorted(byKeyPath: "last_name"), all.filter("age >= 30").sorted(byKeyPath: "age"),
-                        all.filter("first_name BEGINSWITH 'Z'").sorted(byKeyPath: "email")]
+        let variants = [all.sorted(byKeyPath: "last_name"), try all.filter("age >= 30").sorted(byKeyPath: "age"),
+                        try all.filter("first_name BEGINSWITH 'Z'").sorted(byKeyPath: "email")]
         let tokens = variants.prefix(queries).map { $0.observe(on: deliveryQueue) { _ in arrivals.arrived() } }
         for _ in tokens { try arrivals.wait() }
         let start = DispatchTime.now().uptimeNanoseconds

@@ -68,7 +68,7 @@ enum SyncBenchmark {
         // Latency: a commit on A → the changeset on B, both following the service. B is the
         // device that replayed the history: its rowids are A's, so it watches the rows A changes.
         let arrivals = Arrivals()
-        let observation = replaying.rows(in: "person").filter("id <= 50").sorted(by: [Ordering("id")]).observe(on: DispatchQueue(label: "bench-b")) { change in
+        let observation = try replaying.rows(in: "person").filter("id <= 50").sorted(by: [Ordering("id")]).observe(on: DispatchQueue(label: "bench-b")) { change in
             if case .update = change { arrivals.arrived() }
         }
         defer { observation.invalidate() }

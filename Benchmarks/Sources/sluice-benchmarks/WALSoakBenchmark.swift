@@ -31,7 +31,7 @@ enum WALSoakBenchmark {
         var configuration = Store.Configuration()
         configuration.readOnly = true
         let store = try Store(path: path, configuration: configuration)
-        let token = store.objects(Person.self).filter("age >= 30").sorted(byKeyPath: "last_name")
+        let token = try store.objects(Person.self).filter("age >= 30").sorted(byKeyPath: "last_name")
             .observe(on: DispatchQueue(label: "watcher")) { _ in }
         while true {
             sleep(60)

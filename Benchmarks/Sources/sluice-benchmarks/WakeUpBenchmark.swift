@@ -33,8 +33,8 @@ enum WakeUpBenchmark {
     /// Live queries over a people table: `count` of them, each a different filter and order.
     static func observe(_ store: Store, count: Int, arrivals: Arrivals) throws -> [ObservationToken] {
         let all = store.objects(Person.self)
-        let tokens = (0..<count).map { index in
-            all.filter("age >= \(20 + index)").sorted(byKeyPath: index.isMultiple(of: 2) ? "last_name" : "email")
+        let tokens = try (0..<count).map { index in
+            try all.filter("age >= \(20 + index)").sorted(byKeyPath: index.isMultiple(of: 2) ? "last_name" : "email")
                 .observe(on: LiveQueryBenchmark.deliveryQueue) { _ in arrivals.arrived() }
         }
         for _ in tokens { try arrivals.wait() }
@@ -208,7 +208,7 @@ enum WakeUpBenchmark {
         let store = try ScaleBenchmark.peopleStore(path: path, count: 10_000)
         try store.trackForeignWriters(tables: ["person"])
         let arrivals = SyncBenchmark.Arrivals()
-        let token = store.objects(Person.self).filter("age >= 20").observe(on: LiveQueryBenchmark.deliveryQueue) { _ in arrivals.arrived() }
+        let token = try store.objects(Person.self).filter("age >= 20").observe(on: LiveQueryBenchmark.deliveryQueue) { _ in arrivals.arrived() }
         while arrivals.count == 0 { usleep(1_000) }
         let other = RecordsBenchmark.openRaw(path)
         defer { sqlite3_close_v2(other) }

@@ -38,11 +38,11 @@ struct ConvergenceTests {
     private func randomOfflineEdits(seed: UInt64, snapshots: Bool) async throws {
         let space = try SyncSpace()
         let devices = try (0..<3).map { _ in try space.device { $0.startsFromSnapshot = snapshots } }
-        let mirrors = devices.map { device in
+        let mirrors = try devices.map { device in
             [
                 LiveMirror(device, device.store.rows(in: "person").sorted(by: [Ordering("last_name"), Ordering("id")]),
                            sql: "SELECT * FROM person ORDER BY last_name, id"),
-                LiveMirror(device, device.store.rows(in: "package").filter("recipient.city == 'Oslo'").sorted(by: [Ordering("id")]),
+                LiveMirror(device, try device.store.rows(in: "package").filter("recipient.city == 'Oslo'").sorted(by: [Ordering("id")]),
                            sql: "SELECT package.* FROM package JOIN person ON person.id = package.recipient_id WHERE person.city = 'Oslo' ORDER BY package.id"),
             ]
         }

@@ -246,7 +246,7 @@ extension SyncSubsetTests {
         let mirrors = [
             LiveMirror(subset, subset.store.rows(in: "package").sorted(by: [Ordering("created_at"), Ordering("id")]),
                        sql: "SELECT * FROM package ORDER BY created_at, id"),
-            LiveMirror(subset, subset.store.rows(in: "person").filter("city == 'Oslo'").sorted(by: [Ordering("id")]),
+            LiveMirror(subset, try subset.store.rows(in: "person").filter("city == 'Oslo'").sorted(by: [Ordering("id")]),
                        sql: "SELECT * FROM person WHERE city = 'Oslo' ORDER BY id"),
         ]
         var random = ConvergenceTests.Generator(state: seed)

@@ -146,7 +146,13 @@ public final class PackageViewModel: ObservableObject {
             packagesToRecipientCity = 0
             return
         }
-        cityCount = store.objects(Package.self).filter("recipient.city == $0", city).aggregates.count.publisher
+        // The query names the demo schema's columns: it fails only on a store without them.
+        guard let packages = try? store.objects(Package.self).filter("recipient.city == $0", city) else {
+            cityCount = nil
+            packagesToRecipientCity = 0
+            return
+        }
+        cityCount = packages.aggregates.count.publisher
             .sink(receiveCompletion: { _ in }, receiveValue: { [weak self] count in self?.packagesToRecipientCity = count })
     }
 

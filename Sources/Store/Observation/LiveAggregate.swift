@@ -52,6 +52,22 @@ public struct LiveAggregate<Value: Sendable>: Sendable {
         return convert(value)
     }
 
+    /// Observes the value on the main actor: `block` receives it (first
+    /// asynchronously, unless `scheduling` says otherwise), then after each
+    /// commit that changes it, on the main queue, as the main actor;
+    /// `.failure` when the query cannot run.
+    ///
+    /// - Parameters:
+    ///   - scheduling: whether the first value comes before `observe` returns (on the main actor).
+    ///   - block: receives each value (`.success`) or why the query cannot run (`.failure`).
+    /// - Returns: a token: keep it to keep observing.
+    public func observe(
+        scheduling: ObservationScheduling = .async,
+        _ block: @escaping @MainActor (Result<Value, StoreError>) -> Void
+    ) -> ObservationToken {
+        observe(on: .main, scheduling: MainActorDelivery.scheduling(scheduling), MainActorDelivery.deliver(block))
+    }
+
     /// Observes the value: `block` receives it now (unless `scheduling`
     /// says otherwise, asynchronously), then after each commit that changes
     /// it, on `queue`; `.failure` when the query cannot run.
@@ -66,7 +82,7 @@ public struct LiveAggregate<Value: Sendable>: Sendable {
     ///   O(k) (count, sum, average) or O(k log d) (min, max over d distinct
     ///   values) for k changed rows: the query is not re-run.
     public func observe(
-        on queue: DispatchQueue = .main, scheduling: ObservationScheduling = .async,
+        on queue: DispatchQueue, scheduling: ObservationScheduling = .async,
         _ block: @escaping @Sendable (Result<Value, StoreError>) -> Void
     ) -> ObservationToken {
         let convert = self.convert
@@ -266,16 +282,14 @@ public final class LiveValue<Value: Sendable> {
     ///
     /// - Parameter aggregate: the aggregate to follow.
     public init(_ aggregate: LiveAggregate<Value>) {
-        token = aggregate.observe(on: .main, scheduling: .immediate) { [weak self] result in
-            MainActor.assumeIsolated {
-                guard let self else { return }
-                switch result {
-                case .success(let value):
-                    self.value = value
-                    if self.error != nil { self.error = nil }
-                case .failure(let error):
-                    self.error = error
-                }
+        token = aggregate.observe(scheduling: .immediate) { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success(let value):
+                self.value = value
+                if self.error != nil { self.error = nil }
+            case .failure(let error):
+                self.error = error
             }
         }
     }

@@ -69,6 +69,22 @@ extension Results where Element: Model {
         }
     }
 
+    /// Observes the results on the main actor, counting a row as modified
+    /// only when one of these properties changes (Realm's `keyPaths:`); see
+    /// `observe(keyPaths:scheduling:_:)` with column names.
+    ///
+    /// - Parameters:
+    ///   - keyPaths: the properties whose changes count as a modification.
+    ///   - scheduling: whether the first result comes before `observe` returns (on the main actor).
+    ///   - block: receives the first result, then each change, as the main actor.
+    /// - Returns: a token: keep it to keep observing.
+    public func observe(
+        keyPaths: [PartialKeyPath<Element>], scheduling: ObservationScheduling = .async,
+        _ block: @escaping @MainActor (CollectionChange<Element>) -> Void
+    ) -> ObservationToken {
+        observe(keyPaths: keyPaths, on: .main, scheduling: MainActorDelivery.scheduling(scheduling), MainActorDelivery.deliver(block))
+    }
+
     /// Observes the results, counting a row as modified only when one of
     /// these properties changes (Realm's `keyPaths:`); see `observe(keyPaths:on:scheduling:_:)`.
     ///
@@ -80,7 +96,7 @@ extension Results where Element: Model {
     /// - Returns: a token: keep it to keep observing.
     /// - Complexity: as `observe(keyPaths:on:scheduling:_:)` with column names.
     public func observe(
-        keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue = .main, scheduling: ObservationScheduling = .async,
+        keyPaths: [PartialKeyPath<Element>], on queue: DispatchQueue, scheduling: ObservationScheduling = .async,
         _ block: @escaping @Sendable (CollectionChange<Element>) -> Void
     ) -> ObservationToken {
         switch Element.columns(for: keyPaths) {

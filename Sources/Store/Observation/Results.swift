@@ -12,9 +12,12 @@ import Dispatch
 /// ```
 ///
 /// Results are values: `filter` and `sorted` return new ones. Ties in the
-/// order are broken by primary key. A query string that does not parse is
-/// reported when the results are fetched (`fetch()` throws) or observed
-/// (`.error`), so that chains read as in Realm.
+/// order are broken by primary key. A query string is checked where it is
+/// given: `filter(_:_:)` throws when it does not parse or names a column the
+/// table does not have, with a caret under the problem. What only the
+/// database can find out later (its table dropped, a value it cannot
+/// decode) is reported when the results are fetched (`fetch()` throws) or
+/// observed (`.error`).
 public struct Results<Element: Sendable>: Sendable {
     let host: any ObservationHost
     let table: String
@@ -38,16 +41,26 @@ public struct Results<Element: Sendable>: Sendable {
     /// - Parameters:
     ///   - query: the query, in the query language (`"age >= $0 AND city ==[c] $1"`).
     ///   - arguments: the values of `$0`, `$1`, ... (bound, never spliced into the SQL).
-    /// - Returns: the narrowed results (a new value: this one is unchanged). An
-    ///   invalid query is reported when the results are read or observed, with a
-    ///   caret under the problem.
-    /// - Complexity: O(1); the filter runs in SQLite when the results are read.
-    public func filter(_ query: String, _ arguments: any SQLiteValueConvertible...) -> Results {
-        do {
-            return filter(try Filter(query, arguments: arguments.map(\.sqliteValue)))
-        } catch {
-            return failing(error as? StoreError ?? StoreError(code: .invalidQuery, message: "\(error)"))
-        }
+    /// - Returns: the narrowed results (a new value: this one is unchanged).
+    /// - Throws: `StoreError`, a caret under the problem: `.invalidQuery`
+    ///   when the query does not parse or compares a column with a value it
+    ///   cannot hold; `.unknownColumn` when it names a column or relationship
+    ///   the table does not have (checked now, against the schema, as Realm
+    ///   checks a predicate's key paths); `.unknownTable` when the results'
+    ///   table does not exist.
+    /// - Complexity: one read of the schema (cached); the filter runs in
+    ///   SQLite when the results are read.
+    public func filter(_ query: String, _ arguments: any SQLiteValueConvertible...) throws -> Results {
+        let narrowed = filter(try Filter(query, arguments: arguments.map(\.sqliteValue)))
+        try narrowed.check()
+        return narrowed
+    }
+
+    /// Compiles the query against the database's schema now, so that a
+    /// column that does not exist is reported where it was named.
+    func check() throws {
+        let filter = try self.filter?.get()
+        _ = try host.read { db in try select(in: db, filter: filter).build() }
     }
 
     /// These results, failing with `error` when fetched or observed (a bad
@@ -183,9 +196,43 @@ public struct Results<Element: Sendable>: Sendable {
                       keyPaths: keyPaths)
     }
 
+    /// Observes the results on the main actor: `block` receives `.initial`
+    /// with the current rows, then one `.update` per commit that changes
+    /// them, in commit order, on the main queue, isolated to the main actor
+    /// (it can update a `@MainActor` view or view model directly).
+    ///
+    /// ```swift
+    /// @MainActor final class Inbox {
+    ///     var count = 0
+    ///     var token: ObservationToken?
+    ///     func start(_ store: Store) {
+    ///         token = store.objects(Person.self).observe { [weak self] change in
+    ///             if case .initial(let people) = change { self?.count = people.count }
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// See `observe(keyPaths:on:scheduling:_:)` for errors, `keyPaths`
+    /// and the cost; use it to be called on another queue.
+    ///
+    /// - Parameters:
+    ///   - keyPaths: column names; when given, a row counts as modified only
+    ///     when one of these columns changes.
+    ///   - scheduling: `.immediate` delivers `.initial` before this returns
+    ///     when called on the main actor (elsewhere, asynchronously).
+    ///   - block: receives the changes, as the main actor.
+    /// - Returns: a token: keep it to keep observing.
+    public func observe(
+        keyPaths: [String]? = nil, scheduling: ObservationScheduling = .async,
+        _ block: @escaping @MainActor (CollectionChange<Element>) -> Void
+    ) -> ObservationToken {
+        observe(keyPaths: keyPaths, on: .main, scheduling: MainActorDelivery.scheduling(scheduling), MainActorDelivery.deliver(block))
+    }
+
     /// Observes the results: `block` receives `.initial` with the current
     /// rows, then one `.update` per commit that changes them, in commit
-    /// order, on `queue` (the main queue unless you say otherwise).
+    /// order, on `queue`.
     ///
     /// When the query cannot run (its table was dropped, a stored value
     /// cannot be decoded), `block` receives `.error`; observing goes on, and
@@ -209,7 +256,7 @@ public struct Results<Element: Sendable>: Sendable {
     ///   commit), and a re-run and diff for `limit` and `distinct`. A
     ///   commit to other tables costs nothing.
     public func observe(
-        keyPaths: [String]? = nil, on queue: DispatchQueue = .main, scheduling: ObservationScheduling = .async,
+        keyPaths: [String]? = nil, on queue: DispatchQueue, scheduling: ObservationScheduling = .async,
         _ block: @escaping @Sendable (CollectionChange<Element>) -> Void
     ) -> ObservationToken {
         let observation = ResultsObservation(results: self, keyPaths: keyPaths, presenter: FlatPresenter<Element>(),

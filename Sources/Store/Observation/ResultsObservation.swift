@@ -56,7 +56,8 @@ final class ResultsObservation<Presenter: ResultsPresenter>: StoreObservation, F
         try results.plan(in: db, keyPaths: keyPaths)
     }
 
-    /// Reads the first state; nil (after delivering `.error`) when the query cannot run.
+    /// Reads the first state: `.initial`, or `.error` when the query cannot
+    /// run (nil when that error was reported already).
     private func begin(_ db: Database, pin: ReadPin) -> Presenter.Change? {
         do {
             let plan = try makePlan(db)
@@ -70,8 +71,7 @@ final class ResultsObservation<Presenter: ResultsPresenter>: StoreObservation, F
             failed = false
             return initial
         } catch {
-            fail(error)
-            return nil
+            return failure(error)
         }
     }
 
@@ -79,6 +79,8 @@ final class ResultsObservation<Presenter: ResultsPresenter>: StoreObservation, F
         if let initial = begin(db, pin: pin) { send(initial) }
     }
 
+    /// The first state, read now: `.initial`, or `.error` at once when the
+    /// query cannot run (a view model's first error is there with its first items).
     func startImmediately(_ db: Database, pin: ReadPin) -> Presenter.Change? {
         begin(db, pin: pin)
     }
@@ -111,13 +113,18 @@ final class ResultsObservation<Presenter: ResultsPresenter>: StoreObservation, F
     }
 
     func fail(_ error: Error) {
-        guard !failed else { return }
+        if let change = failure(error) { send(change) }
+    }
+
+    /// The `.error` to deliver for `error`; nil when one was delivered since the last good state.
+    private func failure(_ error: Error) -> Presenter.Change? {
+        guard !failed else { return nil }
         failed = true
         var storeError = error as? StoreError ?? StoreError(code: .error, message: "\(error)")
         if storeError.code == .unknownTable {
             storeError.message = "the observed table '\(results.table)' is gone: \(storeError.message)"
         }
-        send(presenter.error(storeError))
+        return presenter.error(storeError)
     }
 
     func fail(_ error: StoreError) {

@@ -66,6 +66,24 @@ public struct SectionedResults<Key: Hashable & Sendable, Element: Sendable>: Sen
         }, column: column, makeKey: makeKey)
     }
 
+    /// Observes the sections on the main actor: `block` receives `.initial`,
+    /// then one `.update` per commit that changes them, in commit order, on
+    /// the main queue, as the main actor (it can update a table view directly).
+    ///
+    /// - Parameters:
+    ///   - keyPaths: column names; when given, a row counts as modified only
+    ///     when one of these columns changes (see `observe(keyPaths:on:scheduling:_:)`).
+    ///   - scheduling: `.immediate` delivers `.initial` before this returns
+    ///     when called on the main actor (elsewhere, asynchronously).
+    ///   - block: receives the changes, as the main actor.
+    /// - Returns: a token: keep it to keep observing.
+    public func observe(
+        keyPaths: [String]? = nil, scheduling: ObservationScheduling = .async,
+        _ block: @escaping @MainActor (SectionedResultsChange<Key, Element>) -> Void
+    ) -> ObservationToken {
+        observe(keyPaths: keyPaths, on: .main, scheduling: MainActorDelivery.scheduling(scheduling), MainActorDelivery.deliver(block))
+    }
+
     /// Observes the sections: `block` receives `.initial`, then one
     /// `.update` per commit that changes them, in commit order, on `queue`.
     ///
@@ -83,7 +101,7 @@ public struct SectionedResults<Key: Hashable & Sendable, Element: Sendable>: Sen
     ///   O(s) per commit for s sections (and one decode per changed row
     ///   when sectioning by a closure).
     public func observe(
-        keyPaths: [String]? = nil, on queue: DispatchQueue = .main, scheduling: ObservationScheduling = .async,
+        keyPaths: [String]? = nil, on queue: DispatchQueue, scheduling: ObservationScheduling = .async,
         _ block: @escaping @Sendable (SectionedResultsChange<Key, Element>) -> Void
     ) -> ObservationToken {
         var observed = keyPaths
