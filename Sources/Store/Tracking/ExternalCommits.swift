@@ -114,7 +114,17 @@ final class ExternalCommits: @unchecked Sendable {
                 state.logPosition = nil
             }
         }
-        queue.async { self.reconcile() }
+        // The watch starts before this returns, so before the first snapshot
+        // is pinned: every commit after that snapshot is written after the
+        // watch began, and heard. (Started later, on the queue, it could miss
+        // a commit whose WAL was written before it began and whose wal-index
+        // said nothing yet when it first looked: an observer then heard no
+        // commit until the next one.) Stopping need not wait.
+        if watching {
+            queue.sync { reconcile() }
+        } else {
+            queue.async { self.reconcile() }
+        }
     }
 
     /// On the queue: starts or stops the event source as `watching` says.
