@@ -21,8 +21,10 @@
 /// with the column names (so `Codable` agrees), `init(row:)` and
 /// `write(to:)` (each column read or bound directly, no `Codable`
 /// dispatch), `columnName(for:)` (key path → column), and
-/// `didInsert(rowID:)` when `id` is an optional integer. Anything you write
-/// yourself is kept. Properties of `SQLiteValueConvertible` types take one
+/// `didInsert(rowID:)` when `id` is an optional integer, and
+/// `columnDeclarations` (each column's type, nullability, constant default,
+/// `@Indexed` and `@References`: what `Migration.table(for:version:)` creates
+/// and what a store checks when it opens). Anything you write yourself is kept. Properties of `SQLiteValueConvertible` types take one
 /// column each; other `Codable` properties are stored as JSON text.
 @attached(member, names: named(CodingKeys), named(init))
 @attached(extension, conformances: Model, names: named(tableName), named(primaryKeyColumn), named(init(row:)), named(write(to:)), named(columnDeclarations),
@@ -38,6 +40,23 @@ public macro ColumnName(_ name: String) = #externalMacro(module: "SluiceMacrosPl
 /// default value: it is not read from rows).
 @attached(peer)
 public macro Transient() = #externalMacro(module: "SluiceMacrosPlugin", type: "TransientMacro")
+
+/// A stored property of a `@Table` struct whose column gets an index of its
+/// own (`table_column`) in a migration made from the model
+/// (`Migration.table(for:version:)`).
+@attached(peer)
+public macro Indexed() = #externalMacro(module: "SluiceMacrosPlugin", type: "IndexedMacro")
+
+/// A stored property of a `@Table` struct that holds another model's primary
+/// key: its column `REFERENCES` that model's table in a migration made from
+/// the model, with what a delete there does (`.cascade`, `.setNull`, ...).
+///
+/// ```swift
+/// @References(Person.self, onDelete: .cascade) var recipientID: Int64
+/// ```
+@attached(peer)
+public macro References<M: Model>(_ model: M.Type, onDelete: ForeignKeyAction = .noAction) =
+    #externalMacro(module: "SluiceMacrosPlugin", type: "ReferencesMacro")
 
 // The names the expansion uses, qualified by this module: the `Store`
 // module has a `Store` class, so `Store.Model` in an app's code means the

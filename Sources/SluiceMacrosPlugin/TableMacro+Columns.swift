@@ -1,5 +1,7 @@
 import SwiftSyntax
+import SwiftDiagnostics
 import SwiftSyntaxBuilder
+import SwiftSyntaxMacros
 
 /// `@Table`'s column declarations: each stored property's column with its
 /// type, and its initial value as the column's DEFAULT when it is a constant.
@@ -11,7 +13,10 @@ extension ModelDescription {
             var arguments = "\(Self.quoted(property.name)), \(Self.quoted(property.column)), \(property.type.trimmedDescription).self"
             if let value = property.defaultValue { arguments += ", default: \(value)" }
             if property.name == "id" { arguments += ", primaryKey: true" }
-            return ".column(\(arguments))"
+            var column = ".column(\(arguments))"
+            if property.indexed { column += ".indexed()" }
+            if let references = property.references { column += ".references(\(references))" }
+            return column
         }
         return """
         /// The stored properties' columns (for `Migration.table(for:version:)` and the store's check).
@@ -42,5 +47,46 @@ extension ModelDescription {
             return expression.trimmedDescription
         }
         return nil
+    }
+}
+
+/// `@Indexed` on a stored property of a `@Table` struct: its column gets an index.
+public struct IndexedMacro: PeerMacro {
+    /// Checks the marker: a stored property.
+    ///
+    /// - Parameters:
+    ///   - node: the `@Indexed` attribute.
+    ///   - declaration: the declaration it is attached to.
+    ///   - context: where diagnostics go.
+    /// - Returns: no peers (`@Table` reads the marker).
+    /// - Throws: never; a problem is a diagnostic.
+    public static func expansion(
+        of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        if !(declaration.as(VariableDeclSyntax.self)?.isStored ?? false) {
+            context.diagnose(Diagnostic(node: node, message: TableDiagnostic.markerOnNonStored(marker: "@Indexed")))
+        }
+        return []
+    }
+}
+
+/// `@References(Model.self, onDelete:)` on a stored property of a `@Table`
+/// struct: its column refers to that model's primary key.
+public struct ReferencesMacro: PeerMacro {
+    /// Checks the marker: a stored property.
+    ///
+    /// - Parameters:
+    ///   - node: the `@References` attribute.
+    ///   - declaration: the declaration it is attached to.
+    ///   - context: where diagnostics go.
+    /// - Returns: no peers (`@Table` reads the arguments).
+    /// - Throws: never; a problem is a diagnostic.
+    public static func expansion(
+        of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        if !(declaration.as(VariableDeclSyntax.self)?.isStored ?? false) {
+            context.diagnose(Diagnostic(node: node, message: TableDiagnostic.markerOnNonStored(marker: "@References")))
+        }
+        return []
     }
 }

@@ -115,6 +115,10 @@ struct ModelDescription {
         let type: TypeSyntax
         /// Its initial value's source when it is a constant (a literal, an enum case), for the column's DEFAULT.
         let defaultValue: String?
+        /// Whether it is marked `@Indexed`.
+        var indexed = false
+        /// The arguments of its `@References(...)`, as written.
+        var references: String?
     }
 
     /// A parameter of the memberwise initializer, as Swift's implicit one has it.
@@ -217,8 +221,11 @@ struct ModelDescription {
                 } else {
                     column = variable.attribute("ColumnName").flatMap(Self.stringArgument) ?? ColumnNaming.snakeCase(name)
                 }
-                properties.append(Property(name: name, column: column, type: type.trimmed,
-                                           defaultValue: binding.initializer.flatMap { Self.constant($0.value) }))
+                var property = Property(name: name, column: column, type: type.trimmed,
+                                        defaultValue: binding.initializer.flatMap { Self.constant($0.value) })
+                property.indexed = variable.hasAttribute("Indexed")
+                property.references = variable.attribute("References")?.arguments?.trimmedDescription
+                properties.append(property)
             }
         }
         guard valid else { return nil }

@@ -36,6 +36,21 @@ struct ChatMessageNeedsValue {
     var editedBy: String
 }
 
+@Table("chat_room")
+struct ChatRoom {
+    var id: Int64?
+    var title: String
+}
+
+/// Indexes and foreign keys where the model declares them.
+@Table("chat_post")
+struct ChatPost {
+    var id: Int64?
+    @References(ChatRoom.self, onDelete: .cascade) @Indexed var roomID: Int64
+    @Indexed var sentAt: Date
+    @References(ChatRoom.self, onDelete: .setNull) var movedFromID: Int64?
+}
+
 /// A migration made from a model creates the table its declarations say,
 /// exactly as the SQL one writes by hand; a later one adds what a model
 /// grew; a store that opens with its models checks them against the tables,
@@ -75,6 +90,35 @@ struct ChatMessageNeedsValue {
         let read = try made.read { db in try db.fetchAll(ChatMessage.self, orderBy: [Ordering("id")]) }
         #expect(read.map(\.id) == [message.id, 2])
         #expect(read.last.map { ($0.isRead, $0.urgency, $0.score, $0.note) } ?? (true, .high, 0, "") == (false, .low, -1.5, nil))
+    }
+
+    @Test func indexesAndForeignKeysWhereTheModelDeclaresThem() throws {
+        let migration = Migration.table(for: ChatPost.self, version: 2)
+        #expect(migration.sql == """
+            CREATE TABLE "chat_post" (
+                "id" INTEGER PRIMARY KEY,
+                "room_id" INTEGER NOT NULL REFERENCES "chat_room" ("id") ON DELETE CASCADE,
+                "sent_at" TEXT NOT NULL,
+                "moved_from_id" INTEGER REFERENCES "chat_room" ("id") ON DELETE SET NULL
+            );
+            CREATE INDEX IF NOT EXISTS "chat_post_room_id" ON "chat_post" ("room_id");
+            CREATE INDEX IF NOT EXISTS "chat_post_sent_at" ON "chat_post" ("sent_at")
+            """)
+        let store = try Store.inMemory(migrations: [Migration.table(for: ChatRoom.self, version: 1), migration])
+        let indexes = try store.read { db in try db.fetchRows(sql: "SELECT name FROM pragma_index_list('chat_post') ORDER BY name").map { $0[0] } }
+        #expect(indexes == [.text("chat_post_room_id"), .text("chat_post_sent_at")])
+        let keys = try store.read { db in try db.fetchRows(sql: "SELECT \"from\", \"table\", \"to\", on_delete FROM pragma_foreign_key_list('chat_post') ORDER BY \"from\"").map(\.values) }
+        #expect(keys == [[.text("moved_from_id"), .text("chat_room"), .text("id"), .text("SET NULL")],
+                         [.text("room_id"), .text("chat_room"), .text("id"), .text("CASCADE")]])
+        // The keys hold: deleting a room deletes its posts and clears the posts moved from it.
+        try store.write { tx in
+            let kitchen = try tx.insert(ChatRoom(title: "kitchen")), hall = try tx.insert(ChatRoom(title: "hall"))
+            _ = try tx.insert(ChatPost(roomID: kitchen.id ?? 0, sentAt: Date(), movedFromID: nil))
+            _ = try tx.insert(ChatPost(roomID: hall.id ?? 0, sentAt: Date(), movedFromID: kitchen.id))
+            try tx.delete(ChatRoom.self, id: kitchen.id ?? 0)
+        }
+        let posts = try store.read { db in try db.fetchAll(ChatPost.self) }
+        #expect(posts.count == 1 && posts.first?.movedFromID == nil)
     }
 
     @Test func aLaterMigrationAddsTheColumnsAModelGrew() throws {

@@ -7,8 +7,113 @@ import Testing
     "Table": MacroSpec(type: TableMacro.self, conformances: ["Model"]),
     "ColumnName": MacroSpec(type: ColumnNameMacro.self),
     "Transient": MacroSpec(type: TransientMacro.self),
+    "Indexed": MacroSpec(type: IndexedMacro.self),
+    "References": MacroSpec(type: ReferencesMacro.self),
 ], record: .missing))
 struct TableMacroTests {
+    /// `@Indexed` and `@References` reach the column declarations, a
+    /// constant initial value becomes the DEFAULT, and `Date()` does not.
+    @Test func declaresIndexesReferencesAndDefaults() {
+        assertMacro {
+            """
+            @Table
+            struct Post {
+                var id: Int64?
+                @References(Room.self, onDelete: .cascade) @Indexed var roomID: Int64
+                var title: String = "untitled"
+                var createdAt: Date = Date()
+                var tags: [String] = []
+            }
+            """
+        } expansion: {
+            #"""
+            struct Post {
+                var id: Int64?
+                var roomID: Int64
+                var title: String = "untitled"
+                var createdAt: Date = Date()
+                var tags: [String] = []
+
+                /// The columns, as `Codable` names them.
+                enum CodingKeys: String, CodingKey {
+                    case id
+                    case roomID = "room_id"
+                    case title
+                    case createdAt = "created_at"
+                    case tags
+                }
+            }
+
+            extension Post: SluiceMacros._SluiceModel {
+                /// The table the model lives in.
+                static let tableName = "post"
+
+                /// Reads the model from a row, column by column.
+                init(row: SluiceMacros._SluiceRowReader) throws {
+                    let _sluice_id: Int64? = try row["id"]
+                    let _sluice_roomID: Int64 = try row["room_id"]
+                    let _sluice_title: String = try row["title"]
+                    let _sluice_createdAt: Date = try row["created_at"]
+                    let _sluice_tags: [String] = try row["tags"]
+                    self.id = _sluice_id
+                    self.roomID = _sluice_roomID
+                    self.title = _sluice_title
+                    self.createdAt = _sluice_createdAt
+                    self.tags = _sluice_tags
+                }
+
+                /// Writes the model's columns.
+                func write(to row: inout SluiceMacros._SluiceRowWriter) throws {
+                    try row.write(self.id, as: "id")
+                    try row.write(self.roomID, as: "room_id")
+                    try row.write(self.title, as: "title")
+                    try row.write(self.createdAt, as: "created_at")
+                    try row.write(self.tags, as: "tags")
+                }
+
+                /// The column of a stored property's key path.
+                static func columnName(for keyPath: PartialKeyPath<Post>) -> String? {
+                    if keyPath == \Post.id {
+                        return "id"
+                    }
+                    if keyPath == \Post.roomID {
+                        return "room_id"
+                    }
+                    if keyPath == \Post.title {
+                        return "title"
+                    }
+                    if keyPath == \Post.createdAt {
+                        return "created_at"
+                    }
+                    if keyPath == \Post.tags {
+                        return "tags"
+                    }
+                    return nil
+                }
+
+                /// The stored properties' columns (for `Migration.table(for:version:)` and the store's check).
+                static var columnDeclarations: [SluiceMacros._SluiceColumnDeclaration] {
+                    [
+                        .column("id", "id", Int64?.self, primaryKey: true),
+                        .column("roomID", "room_id", Int64.self).indexed().references(Room.self, onDelete: .cascade),
+                        .column("title", "title", String.self, default: "untitled"),
+                        .column("createdAt", "created_at", Date.self),
+                        .column("tags", "tags", [String].self, default: [])
+                    ]
+                }
+
+                /// The primary key's type (`Identifiable`'s `ID`).
+                typealias ID = Int64?
+
+                /// Takes the id SQLite assigned.
+                mutating func didInsert(rowID: Int64) {
+                    self.id = rowID
+                }
+            }
+            """#
+        }
+    }
+
     @Test func expandsAStruct() {
         assertMacro {
             """

@@ -65,7 +65,7 @@ public struct Migration: Sendable, Hashable {
         self.version = version
         self.name = name
         self.modelTable = modelTable
-        sql = modelTable.createSQL
+        sql = modelTable.script
     }
 
     /// Runs the migration's SQL, or brings its model's table up to the model.

@@ -16,6 +16,11 @@ struct ModelTable: Sendable, Hashable {
         "CREATE TABLE \(quoteIdentifier(table)) (\n    " + columns.map(\.definition).joined(separator: ",\n    ") + "\n)"
     }
 
+    /// The table and its indexes, as a script.
+    var script: String {
+        ([createSQL] + indexSQL).joined(separator: ";\n")
+    }
+
     /// Creates the table, or adds the columns it lacks.
     ///
     /// - Throws: `.migration` naming the model, property and column when the
@@ -27,6 +32,7 @@ struct ModelTable: Sendable, Hashable {
         }
         guard try db.tableExists(table) else {
             try db.execute(script: createSQL)
+            try createIndexes(on: db)
             return
         }
         let existing = Set(try db.tableInfo(table).columns.map { $0.name.lowercased() })
@@ -39,5 +45,17 @@ struct ModelTable: Sendable, Hashable {
             }
             try db.execute(sql: "ALTER TABLE \(quoteIdentifier(table)) ADD COLUMN \(column.definition)")
         }
+        try createIndexes(on: db)
+    }
+
+    /// `CREATE INDEX` for each `@Indexed` column (named `table_column`), unless there is one by that name.
+    var indexSQL: [String] {
+        columns.filter(\.isIndexed).map { column in
+            "CREATE INDEX IF NOT EXISTS \(quoteIdentifier(table + "_" + column.column)) ON \(quoteIdentifier(table)) (\(quoteIdentifier(column.column)))"
+        }
+    }
+
+    private func createIndexes(on db: Database) throws {
+        for sql in indexSQL { try db.execute(sql: sql) }
     }
 }

@@ -20,6 +20,39 @@ public struct ColumnDeclaration: Sendable, Hashable {
     public let defaultValue: SQLiteValue?
     /// Whether this is the primary key (the `id` property).
     public let isPrimaryKey: Bool
+    /// Whether the column gets an index of its own (`@Indexed`).
+    public var isIndexed = false
+    /// The table and column it refers to (`@References(Person.self)`), and what a delete there does.
+    public var reference: Reference?
+
+    /// A foreign key: the referred table's primary key, and the action on delete.
+    public struct Reference: Sendable, Hashable {
+        /// The referred table.
+        public let table: String
+        /// Its primary-key column.
+        public let column: String
+        /// What deleting the referred row does to this one.
+        public let onDelete: ForeignKeyAction
+    }
+
+    /// The same column, with an index of its own.
+    public func indexed() -> ColumnDeclaration {
+        var copy = self
+        copy.isIndexed = true
+        return copy
+    }
+
+    /// The same column, referring to a model's primary key.
+    ///
+    /// - Parameters:
+    ///   - model: the model referred to.
+    ///   - onDelete: what deleting the referred row does to this one.
+    /// - Returns: the column with its foreign key.
+    public func references<M: Model>(_ model: M.Type, onDelete: ForeignKeyAction = .noAction) -> ColumnDeclaration {
+        var copy = self
+        copy.reference = Reference(table: M.tableName, column: M.primaryKeyColumn, onDelete: onDelete)
+        return copy
+    }
 
     /// A column of a type the row writer binds directly (numbers, text, dates, enums...).
     ///
@@ -82,6 +115,24 @@ public struct ColumnDeclaration: Sendable, Hashable {
             parts.append("NOT NULL")
         }
         if let defaultValue, !defaultValue.isNull { parts.append("DEFAULT " + defaultValue.sqlLiteral) }
+        if let reference {
+            parts.append("REFERENCES \(quoteIdentifier(reference.table)) (\(quoteIdentifier(reference.column)))")
+            if reference.onDelete != .noAction { parts.append("ON DELETE " + reference.onDelete.rawValue) }
+        }
         return parts.joined(separator: " ")
     }
+}
+
+/// What deleting a referred row does to the rows that refer to it (SQL's `ON DELETE`).
+public enum ForeignKeyAction: String, Sendable, Hashable {
+    /// Nothing: the delete fails while rows refer to it (with `foreign_keys` on, as a store opens it).
+    case noAction = "NO ACTION"
+    /// The delete fails at once while rows refer to it.
+    case restrict = "RESTRICT"
+    /// The referring rows are deleted too.
+    case cascade = "CASCADE"
+    /// The referring column becomes NULL.
+    case setNull = "SET NULL"
+    /// The referring column takes its default value.
+    case setDefault = "SET DEFAULT"
 }
