@@ -46,10 +46,12 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
             ]
         ),
+        // Development only, not a product: a throwaway PostgreSQL for `serve --throwaway-postgres` and the tests.
+        .target(name: "SluiceSyncDevelopment"),
         .executableTarget(
             name: "sluice-sync",
             dependencies: [
-                "SluiceSync",
+                "SluiceSync", "SluiceSyncDevelopment",
                 .product(name: "SluiceSyncClient", package: root),
                 .product(name: "SluiceDemo", package: root),
                 .product(name: "Sluice", package: root),
@@ -65,7 +67,7 @@ let package = Package(
         .testTarget(
             name: "SluiceSyncTests",
             dependencies: [
-                "SluiceSync", "sluice-sync",
+                "SluiceSync", "SluiceSyncDevelopment", "sluice-sync",
                 .product(name: "Sluice", package: root),
                 .product(name: "SluiceDemo", package: root),
                 .product(name: "SluiceSyncClient", package: root),

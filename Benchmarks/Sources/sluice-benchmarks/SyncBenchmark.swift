@@ -225,7 +225,8 @@ enum SyncBenchmark {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, pipe[1], 1)
         posix_spawn_file_actions_addclose(&actions, pipe[0])
-        let arguments = [binary, "serve", "--postgres", postgres, "--port", "0", "--rate-limit", "10000"] + extra
+        let schema = extra.contains("--schema") ? [] : ["--demo"]
+        let arguments = [binary, "serve", "--postgres", postgres, "--port", "0", "--rate-limit", "10000"] + schema + extra
         let argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0

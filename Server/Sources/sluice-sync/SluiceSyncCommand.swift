@@ -8,6 +8,7 @@ import PostgresNIO
 import Prometheus
 import SluiceDemo
 import SluiceSync
+import SluiceSyncDevelopment
 import SluiceSyncClient
 import SluiceSyncProtocol
 import Sluice
@@ -128,8 +129,11 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Port to listen on (0: any free port; the line 'listening on URL' says which).")
     var port = 8080
 
-    @Option(help: ArgumentHelp("The registered schema as JSON (a SyncSchema, or a SyncSchemaVersions for several app versions); default: the demo domain's person, package, package_content and message.", valueName: "file"))
+    @Option(help: ArgumentHelp("The registered schema as JSON (a SyncSchema, or a SyncSchemaVersions for several app versions). Required, unless --demo.", valueName: "file"))
     var schema: String?
+
+    @Flag(help: "Serve the demo domain's schema (person, package, package_content and message), to try sync; an app's service names its own with --schema.")
+    var demo = false
 
     @Option(help: "Largest request body, in bytes.")
     var maxBodyBytes = 64 << 20
@@ -173,6 +177,11 @@ struct Serve: AsyncParsableCommand {
     var logLevel = "warning"
 
     func validate() throws {
+        // A service that synced the demo's tables for an app that has others would refuse every push.
+        guard schema != nil || demo else {
+            throw ValidationError("no schema: give --schema FILE (the tables devices sync, as SyncSchema JSON), or --demo to serve the demo domain's")
+        }
+        guard schema == nil || !demo else { throw ValidationError("--demo serves the demo domain's schema: leave out --schema") }
         guard maxBodyBytes > 0 else { throw ValidationError("--max-body-bytes: must be at least 1") }
         guard maxPushTransactions > 0 else { throw ValidationError("--max-push-transactions: must be at least 1") }
         guard idleTimeout > 0 else { throw ValidationError("--idle-timeout: must be at least 1") }

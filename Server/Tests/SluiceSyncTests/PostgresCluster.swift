@@ -1,5 +1,6 @@
 import Foundation
 import SluiceSync
+import SluiceSyncDevelopment
 import SluiceTestSupport
 
 /// A throwaway PostgreSQL for the sync tests: the server from Debian's packages, started

@@ -143,7 +143,7 @@ struct SyncCommandTests {
         guard !PostgresCluster.external else { return }
         let service = Process()
         service.executableURL = CommandRunner.executable(named: "sluice-sync")
-        service.arguments = ["serve", "--throwaway-postgres", "--port", "0", "--space", "team"]
+        service.arguments = ["serve", "--demo", "--throwaway-postgres", "--port", "0", "--space", "team"]
         let output = Pipe()
         service.standardOutput = output
         service.standardError = FileHandle.nullDevice
@@ -178,12 +178,32 @@ struct SyncCommandTests {
         // Asked for both, it says which to leave out.
         let both = Process()
         both.executableURL = CommandRunner.executable(named: "sluice-sync")
-        both.arguments = ["serve", "--throwaway-postgres", "--postgres", "postgres://u@127.0.0.1/x"]
+        both.arguments = ["serve", "--demo", "--throwaway-postgres", "--postgres", "postgres://u@127.0.0.1/x"]
         both.standardOutput = FileHandle.nullDevice
         both.standardError = FileHandle.nullDevice
         try both.run()
         both.waitUntilExit()
         #expect(both.terminationStatus != 0)
+    }
+
+    /// `serve` names the schema it serves: without `--schema` it refuses to
+    /// start unless told `--demo` (a service that synced the demo's tables for
+    /// an app with others refused its every push), before it touches PostgreSQL.
+    @Test func serveRefusesToStartWithoutASchemaUnlessToldDemo() throws {
+        for arguments in [["serve", "--postgres", "postgres://u@127.0.0.1:1/x"],
+                          ["serve", "--demo", "--schema", "schema.json", "--postgres", "postgres://u@127.0.0.1:1/x"]] {
+            let serve = Process()
+            serve.executableURL = CommandRunner.executable(named: "sluice-sync")
+            serve.arguments = arguments
+            let errors = Pipe()
+            serve.standardOutput = FileHandle.nullDevice
+            serve.standardError = errors
+            try serve.run()
+            let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            serve.waitUntilExit()
+            #expect(serve.terminationStatus != 0, "\(arguments)")
+            #expect(message.contains("--schema") && message.contains("--demo"), "\(message)")
+        }
     }
 
     @Test func twoDemosFollowOneService() async throws {

@@ -1,6 +1,7 @@
 import Foundation
 import SluiceDemo
 import SluiceSync
+import SluiceSyncDevelopment
 import SluiceTestSupport
 import Sluice
 import Testing

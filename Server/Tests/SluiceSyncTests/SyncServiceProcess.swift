@@ -12,7 +12,9 @@ final class SyncServiceProcess: @unchecked Sendable {
     /// error) goes to `log` when given; in `namespace` when given (pass `--host`).
     init(postgres: String, port: Int = 0, extraArguments: [String] = [], log: FileHandle? = nil, namespace: String? = nil) throws {
         self.postgres = postgres
-        let arguments = ["serve", "--postgres", postgres, "--port", String(port)] + extraArguments
+        // The demo's schema unless the test names one.
+        let schema = extraArguments.contains("--schema") ? [] : ["--demo"]
+        let arguments = ["serve", "--postgres", postgres, "--port", String(port)] + schema + extraArguments
         if let namespace {
             // In a network namespace of its own (a host of NetworkLab's).
             process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
