@@ -20,6 +20,9 @@ let package = Package(
         // is the package in Server/, so an app resolves none of its packages.
         .library(name: "SluiceSyncClient", targets: ["SluiceSyncClient"]),
         .library(name: "SluiceSyncProtocol", targets: ["SluiceSyncProtocol"]),
+        // What the device client and the service both need of the store (SyncValue ↔ SQLiteValue,
+        // a registered schema read from a database): the service links this, not the client.
+        .library(name: "SluiceSyncStore", targets: ["SluiceSyncStore"]),
         // Test helpers (temporary databases, the sqlite3 shell, a plain connection), for the
         // service package's tests; not for apps.
         .library(name: "SluiceTestSupport", targets: ["SluiceTestSupport"]),
@@ -89,7 +92,8 @@ let package = Package(
         .executableTarget(name: "sluice", dependencies: ["SluiceCLI"]),
         // What devices and the service exchange: values, clocks, messages, the registered schema.
         .target(name: "SluiceSyncProtocol", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
-        .target(name: "SluiceSyncClient", dependencies: ["Sluice", "SluiceSyncProtocol"]),
+        .target(name: "SluiceSyncStore", dependencies: ["Sluice", "SluiceSyncProtocol"]),
+        .target(name: "SluiceSyncClient", dependencies: ["Sluice", "SluiceSyncProtocol", "SluiceSyncStore"]),
         .target(name: "SluiceTestSupport", dependencies: ["Sluice", "CSQLite"], path: "Tests/Support"),
         // A writer process for the reliability tests (killed at random points, run side by side).
         .executableTarget(name: "sluice-stress", dependencies: ["Sluice", "SluiceDemo"], path: "Tests/Stress"),

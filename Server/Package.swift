@@ -35,7 +35,7 @@ let package = Package(
             name: "SluiceSync",
             dependencies: [
                 .product(name: "SluiceSyncProtocol", package: root),
-                .product(name: "SluiceSyncClient", package: root),
+                .product(name: "SluiceSyncStore", package: root),
                 .product(name: "Sluice", package: root),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -52,7 +52,7 @@ let package = Package(
             name: "sluice-sync",
             dependencies: [
                 "SluiceSync", "SluiceSyncDevelopment",
-                .product(name: "SluiceSyncClient", package: root),
+                .product(name: "SluiceSyncStore", package: root),
                 .product(name: "SluiceDemo", package: root),
                 .product(name: "Sluice", package: root),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

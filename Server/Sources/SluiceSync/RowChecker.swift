@@ -1,5 +1,5 @@
 import Foundation
-import SluiceSyncClient
+import SluiceSyncStore
 import SluiceSyncProtocol
 import Sluice
 

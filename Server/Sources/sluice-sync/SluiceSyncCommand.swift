@@ -9,7 +9,7 @@ import Prometheus
 import SluiceDemo
 import SluiceSync
 import SluiceSyncDevelopment
-import SluiceSyncClient
+import SluiceSyncStore
 import SluiceSyncProtocol
 import Sluice
 

@@ -56,7 +56,7 @@ extension SyncSchema {
 
     /// The foreign-key columns of `info` (lowercased) that point at a synced table, with
     /// that table's lowercased name: the columns whose values travel as references.
-    static func references(of info: TableInfo, synced: Set<String>) -> [String: String] {
+    package static func references(of info: TableInfo, synced: Set<String>) -> [String: String] {
         var references: [String: String] = [:]
         for key in info.foreignKeys where synced.contains(key.parentTable.lowercased()) {
             references[key.column.lowercased()] = key.parentTable.lowercased()
@@ -66,7 +66,7 @@ extension SyncSchema {
 }
 
 extension SyncSchema.ColumnType {
-    init(_ affinity: TableInfo.Affinity) {
+    package init(_ affinity: TableInfo.Affinity) {
         switch affinity {
         case .integer: self = .integer
         case .real: self = .real
