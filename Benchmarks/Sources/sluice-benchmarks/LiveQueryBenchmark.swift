@@ -104,7 +104,7 @@ enum LiveQueryBenchmark {
         let (store, path) = try makeStore(count)
         defer { removeDatabase(at: path) }
         let arrivals = Arrivals()
-        let token = store.objects(Person.self).filter(filterSQL).sorted(byKeyPath: "last_name").observe(on: deliveryQueue) { _ in arrivals.arrived() }
+        let token = try store.objects(Person.self).filter(filterSQL).sorted(byKeyPath: "last_name").observe(on: deliveryQueue) { _ in arrivals.arrived() }
         try arrivals.wait()   // .initial
         var random = SystemRandomNumberGenerator()
         let lastNames = ["Müller", "Nguyễn", "Smith", "Öztürk", "García", "Kowalski", "Tanaka", "Ødegaard"]
@@ -133,7 +133,7 @@ enum LiveQueryBenchmark {
     /// of a filtered, sorted live query on `store` arriving.
     static func externalLatency(store: Store, path: String, count: Int, samples: Int) throws -> Double {
         let arrivals = Arrivals()
-        let token = store.objects(Person.self).filter(filterSQL).sorted(byKeyPath: "last_name").observe(on: deliveryQueue) { _ in arrivals.arrived() }
+        let token = try store.objects(Person.self).filter(filterSQL).sorted(byKeyPath: "last_name").observe(on: deliveryQueue) { _ in arrivals.arrived() }
         try arrivals.wait()
         let other = RecordsBenchmark.openRaw(path)
         defer { sqlite3_close_v2(other) }
@@ -162,7 +162,7 @@ enum LiveQueryBenchmark {
         let (store, path) = try makeStore(count)
         defer { removeDatabase(at: path) }
         let arrivals = Arrivals()
-        let token = store.objects(Person.self).filter(filterSQL).sorted(byKeyPath: "last_name").observe(on: deliveryQueue) { _ in arrivals.arrived() }
+        let token = try store.objects(Person.self).filter(filterSQL).sorted(byKeyPath: "last_name").observe(on: deliveryQueue) { _ in arrivals.arrived() }
         try arrivals.wait()
         var latencies: [Double] = []
         for sample in 0..<samples {
