@@ -4,11 +4,11 @@ import Dispatch
 /// and observed, as Realm's `Results`.
 ///
 /// ```swift
-/// let adults = store.objects(Person.self)
+/// let adults = try store.objects(Person.self)   // a typo in the query throws here
 ///     .filter("age >= $0", 18)
 ///     .sorted(byKeyPath: "last_name")
 /// let now = try adults.fetch()
-/// let token = adults.observe { change in ... }          // CollectionChange<Person>, on the main queue
+/// let token = adults.observe { change in ... }          // CollectionChange<Person>, on the main actor
 /// ```
 ///
 /// Results are values: `filter` and `sorted` return new ones. Ties in the

@@ -183,7 +183,7 @@ extension UUID: SQLiteValueConvertible {
 ///
 /// ```swift
 /// enum Priority: Int, Codable, SQLiteValueConvertible { case low, high }
-/// let urgent = store.objects(Task.self).filter("priority == $0", Priority.high)
+/// let urgent = try store.objects(Task.self).filter("priority == $0", Priority.high)
 /// ```
 extension SQLiteValueConvertible where Self: RawRepresentable, RawValue: SQLiteValueConvertible {
     /// The raw value's.
