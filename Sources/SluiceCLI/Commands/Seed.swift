@@ -86,7 +86,7 @@ struct Seed: ParsableCommand {
         for migration in try store.migrate(DemoSchema.migrations) {
             print("applied \(migration.identifier)")
         }
-        let existing = try store.read { db in try db.fetchRows(sql: "SELECT count(*) FROM person") }.first.flatMap { Int(sqliteValue: $0[0]) } ?? 0
+        let existing = try store.read { db in try db.fetchCount(Person.self) }
         // The same seed twice would add copies of the same people.
         let seed = seed ?? (existing == 0 || reset ? 42 : 42 &+ UInt64(existing))
         let counts = try Self.generate(people: people, seed: seed, into: store, reset: reset)

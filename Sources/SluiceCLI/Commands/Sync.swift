@@ -223,9 +223,7 @@ enum SyncStores {
             // The first versions of the demo's own migrations, by name: `migrate` checks the rest.
             return zip(applied, demo).allSatisfy { $0.version == $1.version && $0.name == $1.name }
         }
-        let tables = try store.read { db in
-            try db.fetchRows(sql: "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE 'sluice\\_%' ESCAPE '\\'")
-        }
+        let tables = try store.read { db in try db.tableNames() }    // the app's tables and views
         return tables.isEmpty
     }
 
