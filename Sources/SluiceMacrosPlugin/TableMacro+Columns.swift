@@ -50,12 +50,19 @@ extension ModelDescription {
     }
 }
 
-/// `@Indexed` on a stored property of a `@Table` struct: its column gets an index.
-public struct IndexedMacro: PeerMacro {
+/// A marker on a stored property of a `@Table` struct that `@Table` reads
+/// (`@Transient`, `@Indexed`, `@References`): its own expansion only checks
+/// that it is on a stored property.
+public protocol StoredPropertyMarker: PeerMacro {
+    /// The marker as written, for the diagnostic.
+    static var marker: String { get }
+}
+
+extension StoredPropertyMarker {
     /// Checks the marker: a stored property.
     ///
     /// - Parameters:
-    ///   - node: the `@Indexed` attribute.
+    ///   - node: the attribute.
     ///   - declaration: the declaration it is attached to.
     ///   - context: where diagnostics go.
     /// - Returns: no peers (`@Table` reads the marker).
@@ -64,29 +71,21 @@ public struct IndexedMacro: PeerMacro {
         of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext
     ) throws -> [DeclSyntax] {
         if !(declaration.as(VariableDeclSyntax.self)?.isStored ?? false) {
-            context.diagnose(Diagnostic(node: node, message: TableDiagnostic.markerOnNonStored(marker: "@Indexed")))
+            context.diagnose(Diagnostic(node: node, message: TableDiagnostic.markerOnNonStored(marker: marker)))
         }
         return []
     }
 }
 
+/// `@Indexed` on a stored property of a `@Table` struct: its column gets an index.
+public struct IndexedMacro: StoredPropertyMarker {
+    /// `@Indexed`.
+    public static let marker = "@Indexed"
+}
+
 /// `@References(Model.self, onDelete:)` on a stored property of a `@Table`
 /// struct: its column refers to that model's primary key.
-public struct ReferencesMacro: PeerMacro {
-    /// Checks the marker: a stored property.
-    ///
-    /// - Parameters:
-    ///   - node: the `@References` attribute.
-    ///   - declaration: the declaration it is attached to.
-    ///   - context: where diagnostics go.
-    /// - Returns: no peers (`@Table` reads the arguments).
-    /// - Throws: never; a problem is a diagnostic.
-    public static func expansion(
-        of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext
-    ) throws -> [DeclSyntax] {
-        if !(declaration.as(VariableDeclSyntax.self)?.isStored ?? false) {
-            context.diagnose(Diagnostic(node: node, message: TableDiagnostic.markerOnNonStored(marker: "@References")))
-        }
-        return []
-    }
+public struct ReferencesMacro: StoredPropertyMarker {
+    /// `@References`.
+    public static let marker = "@References"
 }

@@ -83,24 +83,9 @@ public struct ColumnNameMacro: PeerMacro {
 }
 
 /// `@Transient` on a stored property of a `@Table` struct: not a column.
-public struct TransientMacro: PeerMacro {
-    /// Checks the marker: a stored property.
-    ///
-    /// - Parameters:
-    ///   - node: the `@Transient` attribute.
-    ///   - declaration: the declaration it is attached to.
-    ///   - context: where diagnostics go.
-    /// - Returns: no peers (`@Table` leaves the property out).
-    /// - Throws: never; a problem is a diagnostic.
-    public static func expansion(
-        of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext
-    ) throws -> [DeclSyntax] {
-        guard let variable = declaration.as(VariableDeclSyntax.self), variable.isStored else {
-            context.diagnose(Diagnostic(node: node, message: TableDiagnostic.markerOnNonStored(marker: "@Transient")))
-            return []
-        }
-        return []
-    }
+public struct TransientMacro: StoredPropertyMarker {
+    /// `@Transient`.
+    public static let marker = "@Transient"
 }
 
 /// What `@Table` read off a struct.

@@ -160,9 +160,6 @@ extension Store {
     public func waitForObservers() {
         if observationCenter.isObserving { observationCenter.commits.checkNow() }
         observationCenter.drain()
-        if !Self.isOnMainQueue { DispatchQueue.main.sync {} }
+        if !MainQueue.isCurrent { DispatchQueue.main.sync {} }
     }
-
-    /// Whether this code runs on the main queue.
-    static var isOnMainQueue: Bool { MainQueue.isCurrent }
 }

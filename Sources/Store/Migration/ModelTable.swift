@@ -31,8 +31,7 @@ struct ModelTable: Sendable, Hashable {
             throw StoreError(code: .migration, message: "model \(model) declares no columns: give it @Table (SluiceMacros), or write its table's SQL in a Migration")
         }
         guard try db.tableExists(table) else {
-            try db.execute(script: createSQL)
-            try createIndexes(on: db)
+            try db.execute(script: script)
             return
         }
         let existing = Set(try db.tableInfo(table).columns.map { $0.name.lowercased() })

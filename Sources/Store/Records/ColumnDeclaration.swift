@@ -65,13 +65,18 @@ public struct ColumnDeclaration: Sendable, Hashable {
     public static func column<T: SQLiteValueConvertible>(
         _ property: String, _ column: String, _ type: T.Type, default defaultValue: T? = nil, primaryKey: Bool = false
     ) -> ColumnDeclaration {
-        ColumnDeclaration(property: property, column: column, type: T.columnType, isNullable: T.isNullableColumn,
-                          defaultValue: defaultValue.map(\.sqliteValue), isPrimaryKey: primaryKey)
+        bound(property, column, type, defaultValue, primaryKey)
     }
 
     /// A column of a type that is both bound directly and `Codable` (the row writer binds it).
     public static func column<T: SQLiteValueConvertible & Encodable>(
         _ property: String, _ column: String, _ type: T.Type, default defaultValue: T? = nil, primaryKey: Bool = false
+    ) -> ColumnDeclaration {
+        bound(property, column, type, defaultValue, primaryKey)
+    }
+
+    private static func bound<T: SQLiteValueConvertible>(
+        _ property: String, _ column: String, _ type: T.Type, _ defaultValue: T?, _ primaryKey: Bool
     ) -> ColumnDeclaration {
         ColumnDeclaration(property: property, column: column, type: T.columnType, isNullable: T.isNullableColumn,
                           defaultValue: defaultValue.map(\.sqliteValue), isPrimaryKey: primaryKey)

@@ -9,7 +9,7 @@ import CSQLite
 /// report the row. Such a commit adds no frame to the WAL and does not move
 /// the file's commit counter, so it must not be counted as a commit.
 extension Connection {
-    /// What `committedPages(since:)` compares: the pages this connection has
+    /// What `committedMainPages(since:)` compares: the pages this connection has
     /// written so far (`SQLITE_DBSTATUS_CACHE_WRITE`, every schema), and
     /// whether a schema other than `main` is in a write transaction.
     struct PageWrites {

@@ -37,7 +37,7 @@ final class ChangeTracker: TransactionObserver {
     private var schemaGeneration: Int
     /// The writer's connection, whose page writes tell whether a commit made one.
     private unowned let connection: Connection
-    /// Its page-write statistics in the commit hook of the commit in progress.
+    /// Its page-write statistics in the commit hook of the commit in progress, when it is numbered (something is observed).
     private var pagesAtCommit: Connection.PageWrites?
 
     init(db: Database, broker: HookBroker, commits: ExternalCommits, listener: CommitListener) {
@@ -62,8 +62,8 @@ final class ChangeTracker: TransactionObserver {
 
     func databaseWillCommit() {
         committing.append(silenced)
-        if committing.count == 1 { pagesAtCommit = connection.pageWrites }
         if committing.count == 1, listener?.isObserving == true {
+            pagesAtCommit = connection.pageWrites
             commits.ownCommitBegins()
             toldCommits = true
         }
