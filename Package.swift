@@ -94,7 +94,9 @@ let package = Package(
         .target(name: "SluiceSyncProtocol", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "SluiceSyncStore", dependencies: ["Sluice", "SluiceSyncProtocol"]),
         .target(name: "SluiceSyncClient", dependencies: ["Sluice", "SluiceSyncProtocol", "SluiceSyncStore"]),
-        .target(name: "SluiceTestSupport", dependencies: ["Sluice", "CSQLite"], path: "Tests/Support"),
+        .target(name: "SluiceTestSupport", dependencies: ["Sluice", "CSQLite", "SluiceTestVFS"], path: "Tests/Support"),
+        // A VFS for tests that need SQLite held at one step (a checkpoint mid-way).
+        .target(name: "SluiceTestVFS", dependencies: ["CSQLite"], path: "Tests/SupportVFS"),
         // A writer process for the reliability tests (killed at random points, run side by side).
         .executableTarget(name: "sluice-stress", dependencies: ["Sluice", "SluiceDemo"], path: "Tests/Stress"),
         .testTarget(name: "StoreTests", dependencies: ["Sluice", "SluiceNaming", "SluiceDemo", "SluiceTestSupport", "sluice-stress", "CSQLite"]),
@@ -106,7 +108,7 @@ let package = Package(
         // The sync client's logic and the wire protocol, without PostgreSQL or a service.
         .testTarget(name: "SluiceSyncClientTests", dependencies: ["Sluice", "SluiceSyncClient", "SluiceSyncProtocol"]),
         // The public API as an app sees it: imports the products only (no @testable, no internals).
-        .testTarget(name: "SluiceAPITests", dependencies: ["Sluice", "SluiceViewModels", "SluiceMacros", "SluiceDemo"]),
+        .testTarget(name: "SluiceAPITests", dependencies: ["Sluice", "SluiceViewModels", "SluiceMacros", "SluiceDemo", "SluiceTestSupport"]),
         .testTarget(
             name: "SluiceMacrosTests",
             dependencies: [

@@ -65,6 +65,20 @@ static inline int _sluice_wal_index_frames(const volatile void *region, unsigned
     memcpy(frames, header + 16, 4);
     return 0;
 }
+/// The wal-index's checkpoint record: `nBackfill` (frames copied to the
+/// database) and `nBackfillAttempted` (frames the latest checkpoint set out
+/// to copy: larger while one is copying). Read without the checkpoint lock,
+/// as a hint. 0 when the header could be read.
+static inline int _sluice_wal_index_backfill(const volatile void *region, unsigned int *backfilled, unsigned int *attempted) {
+    unsigned char header[48];
+    if (_sluice_wal_index_header(region, header) != 0) return 1;
+    const volatile unsigned char *bytes = (const volatile unsigned char *)region;
+    unsigned char info[36];
+    for (int i = 0; i < 36; i++) info[i] = bytes[96 + i];
+    memcpy(backfilled, info, 4);
+    memcpy(attempted, info + 32, 4);
+    return 0;
+}
 /// The parts of FTS5's `bm25` for the current row, so that a live search
 /// can score rows it did not read again: a blob of 8-byte slots, the
 /// index's row count and token count (int64), the row's token count

@@ -81,6 +81,39 @@ import SluiceDemo
         withExtendedLifetime(recorders) {}
     }
 
+    /// Another connection's TRUNCATE that is slow to copy the WAL (its sync of the
+    /// database file takes 400 ms, between writing the frames and recording them as
+    /// copied) gets through an idle observer: the observer moves its pin when it hears
+    /// the checkpoint write the file, still before the frames count as copied, so that pin
+    /// holds them; it moves it again until the checkpoint has copied them all.
+    @Test func aSlowCheckpointByAnotherConnectionGetsThroughAnIdleObserver() throws {
+        try SlowSyncVFS.register()
+        let database = TemporaryDatabase()
+        let store = try Self.seeded(database)
+        let recorder = ChangeRecorder(store.objects(Person.self).sorted(byKeyPath: "first_name"))
+        store.waitForObservers()
+        try PlainConnection(path: database.path).execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        // Under 1 MiB of WAL, so the observer's idle upkeep only moves its pin (no
+        // checkpoint of its own): it holds the frames until someone copies them.
+        let writer = PlainConnection(path: database.path)
+        for round in 0..<100 { try writer.execute("UPDATE person SET age = \(round) WHERE id = \(1 + round)") }
+        store.waitForObservers()
+        Thread.sleep(forTimeInterval: 0.3)
+
+        let slow = PlainConnection(path: database.path, vfs: SlowSyncVFS.name, busyTimeout: 3_000)
+        SlowSyncVFS.setDelay(milliseconds: 400)
+        defer { SlowSyncVFS.setDelay(milliseconds: 0) }
+        let result = try slow.rows("PRAGMA wal_checkpoint(TRUNCATE)")
+        SlowSyncVFS.setDelay(milliseconds: 0)
+        #expect(result.first?.first == .integer(0), "the checkpoint was busy: \(result)")
+        #expect(Self.walSize(database.path) == 0)
+        // Still observing: the next commit is heard.
+        _ = recorder.take()
+        try writer.execute("UPDATE person SET age = 1000 WHERE id = 1")
+        store.waitForObservers()
+        #expect(recorder.take().count == 1)
+    }
+
     /// Once the store falls idle, its latest read transaction holds no
     /// frames: a TRUNCATE checkpoint by another connection gets through at
     /// once, while a list stays open and its snapshot stays readable.

@@ -7,9 +7,13 @@ import Sluice
 public final class PlainConnection {
     private var handle: OpaquePointer?
 
-    public init(path: String) {
-        sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE, nil)
-        sqlite3_busy_timeout(handle, 5_000)
+    /// - Parameters:
+    ///   - path: the database file.
+    ///   - vfs: the VFS to open it through (the default unless named).
+    ///   - busyTimeout: how long a statement waits for a lock, in ms.
+    public init(path: String, vfs: String? = nil, busyTimeout: Int32 = 5_000) {
+        sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE, vfs)
+        sqlite3_busy_timeout(handle, busyTimeout)
     }
 
     deinit { sqlite3_close_v2(handle) }

@@ -119,10 +119,16 @@ extension ObservationCenter {
             repinLatest(to: new)
             wal.checkpointElsewhere = true
             return false
-        case .moved(let new):
+        case .moved(let new, let duringCheckpoint):
             // Taken again after anyone's checkpoint: the next write to the files
-            // (another checkpoint's) takes it again.
+            // (another checkpoint's) takes it again. Taken while one copies
+            // frames (it was heard writing the file before it finished), it may
+            // hold some: again, as for a checkpoint found busy, until it is done.
             repinLatest(to: new)
+            if duringCheckpoint {
+                wal.checkpointElsewhere = true
+                return false
+            }
             return true
         }
     }

@@ -146,8 +146,10 @@ final class SnapshotPool: @unchecked Sendable {
         case repinned(ReadPin)
         /// A new pin at the same state, taken without a checkpoint of this
         /// queue's own (`checkpointing` false): it holds no frames if a
-        /// checkpoint by anyone copied them all.
-        case moved(ReadPin)
+        /// checkpoint by anyone copied them all. `duringCheckpoint`: a
+        /// checkpoint was copying frames while it was taken, so it may hold
+        /// some until it is taken again after that checkpoint.
+        case moved(ReadPin, duringCheckpoint: Bool)
     }
 
     /// A pin at the same state as the latest event's (commit `applied`)
@@ -173,7 +175,9 @@ final class SnapshotPool: @unchecked Sendable {
         guard checkpointing else {
             let version = counter.read()
             guard version != nil, version == applied else { return .failed }
-            return pinAgain(at: version).map(Renewal.moved) ?? .failed
+            let copying = counter.checkpointUnderWay()
+            guard let new = pinAgain(at: version) else { return .failed }
+            return .moved(new, duringCheckpoint: copying || counter.checkpointUnderWay())
         }
         guard let checkpointer = maintenanceConnection() else { return .failed }
         func checkpoint() -> (log: Int64, copied: Int64)?? {

@@ -92,14 +92,35 @@ final class CommitCounter: @unchecked Sendable {
     /// The bytes of the WAL's frames (its size since it last restarted), or
     /// nil when the file is not in WAL mode or the wal-index could not be read.
     func walBytes() -> Int64? {
+        readIndex { region in
+            var frames: UInt32 = 0
+            var pageSize: UInt32 = 0
+            guard _sluice_wal_index_frames(region, &frames, &pageSize) == 0 else { return nil }
+            return Int64(frames) * Int64(pageSize + 24)
+        }
+    }
+
+    /// Whether a checkpoint is copying the WAL's frames to the database right
+    /// now (by any connection): it set out to copy more frames than are
+    /// recorded as copied. A read transaction begun meanwhile holds frames; one
+    /// begun after it finished reads the database file only. False when
+    /// unknown (not in WAL mode, the wal-index unreadable).
+    func checkpointUnderWay() -> Bool {
+        readIndex { region in
+            var backfilled: UInt32 = 0
+            var attempted: UInt32 = 0
+            guard _sluice_wal_index_backfill(region, &backfilled, &attempted) == 0 else { return nil }
+            return attempted > backfilled
+        } ?? false
+    }
+
+    /// Reads the wal-index (WAL mode only), trying three times while a
+    /// writer changes the header under it (`body` returns nil).
+    private func readIndex<T>(_ body: (UnsafeRawPointer) -> T?) -> T? {
         guard read() != nil else { return nil }
         return lock.withLock {
             guard let region else { return nil }
-            var frames: UInt32 = 0
-            var pageSize: UInt32 = 0
-            for _ in 0..<3 where _sluice_wal_index_frames(region, &frames, &pageSize) == 0 {
-                return Int64(frames) * Int64(pageSize + 24)
-            }
+            for _ in 0..<3 { if let value = body(region) { return value } }
             return nil
         }
     }
