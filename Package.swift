@@ -106,7 +106,12 @@ let package = Package(
             dependencies: ["Sluice", "SluiceDemo", "SluiceViewModels", "SluiceTestSupport", .product(name: "OpenCombineShim", package: "OpenCombine")]
         ),
         // The sync client's logic and the wire protocol, without PostgreSQL or a service.
-        .testTarget(name: "SluiceSyncClientTests", dependencies: ["Sluice", "SluiceSyncClient", "SluiceSyncProtocol"]),
+        .testTarget(
+            name: "SluiceSyncClientTests",
+            dependencies: ["Sluice", "SluiceSyncClient", "SluiceSyncProtocol", "SluiceDemo", "SluiceTestSupport"],
+            // Store files written by earlier versions of the client, opened by the upgrade tests.
+            exclude: ["Fixtures"]
+        ),
         // The public API as an app sees it: imports the products only (no @testable, no internals).
         .testTarget(name: "SluiceAPITests", dependencies: ["Sluice", "SluiceViewModels", "SluiceMacros", "SluiceDemo", "SluiceTestSupport"]),
         .testTarget(

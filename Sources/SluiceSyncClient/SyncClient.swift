@@ -139,6 +139,7 @@ public actor SyncClient {
         subscriptions = configuration.subscriptions
         let engine = engine
         try engine.check(configuration.subscriptions)
+        try SyncStateFormat.migrate(store)
         let file = store.path
         let state = try store.write { db in try engine.prepare(db, file: file) }
         // Writers that are not Sluice (the sqlite3 shell, another tool) fill the log too, so

@@ -14,17 +14,6 @@ import Sluice
 ///   (pushed or fetched), so that bytes here already are not fetched again for another row;
 ///   checked against the row's bytes on use.
 extension SyncEngine {
-    static let attachmentTables = """
-        CREATE TABLE IF NOT EXISTS sluice_sync_attachment (tbl TEXT NOT NULL, gid TEXT NOT NULL, col TEXT NOT NULL,
-            hash TEXT NOT NULL, size INTEGER NOT NULL, PRIMARY KEY (tbl, gid, col));
-        CREATE INDEX IF NOT EXISTS sluice_sync_attachment_hash ON sluice_sync_attachment (hash);
-        CREATE TABLE IF NOT EXISTS sluice_sync_chunk (hash TEXT NOT NULL, idx INTEGER NOT NULL, data BLOB NOT NULL,
-            PRIMARY KEY (hash, idx));
-        CREATE TABLE IF NOT EXISTS sluice_sync_held (tbl TEXT NOT NULL, gid TEXT NOT NULL, col TEXT NOT NULL, hash TEXT NOT NULL,
-            PRIMARY KEY (tbl, gid, col));
-        CREATE INDEX IF NOT EXISTS sluice_sync_held_hash ON sluice_sync_held (hash);
-        """
-
     /// The attachment columns of each synced table (lowercased), from the configuration;
     /// refuses a name that is not a nullable blob column of a synced table.
     func attachmentColumns(_ infos: [TableInfo]) throws -> [String: Set<String>] {

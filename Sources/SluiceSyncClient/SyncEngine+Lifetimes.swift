@@ -15,11 +15,6 @@ import Sluice
 /// `reinserted`), so that a push built again (after a failure) names the same rows. Records
 /// go once the transactions they concern are acknowledged.
 extension SyncEngine {
-    static let retiredTable = """
-        CREATE TABLE IF NOT EXISTS sluice_sync_retired (tbl TEXT NOT NULL, local INTEGER NOT NULL, seq INTEGER NOT NULL,
-            gid TEXT NOT NULL, next TEXT, reinserted INTEGER, PRIMARY KEY (tbl, local, seq));
-        """
-
     struct Retirement {
         var seq: Int64
         var gid: String

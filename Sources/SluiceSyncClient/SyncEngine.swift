@@ -123,28 +123,12 @@ final class SyncEngine: @unchecked Sendable {
 
     // MARK: - Set-up
 
-    /// Creates the sync tables and the device's state (a new device id), reads the synced
-    /// tables' schema, and registers the history consumer. A store whose file is not the
-    /// one its state was recorded in (`file`, from ``FileIdentity``) is a copy: it takes a
-    /// new device id, so that both copies' later edits are pushed.
+    /// Creates the device's state (a new device id) in the sync tables (``SyncStateFormat``
+    /// makes them), reads the synced tables' schema, and registers the history consumer. A
+    /// store whose file is not the one its state was recorded in (`file`, from
+    /// ``FileIdentity``) is a copy: it takes a new device id, so that both copies' later
+    /// edits are pushed.
     func prepare(_ db: Database, file: String? = nil) throws -> State {
-        try db.execute(script: """
-            CREATE TABLE IF NOT EXISTS sluice_sync_state (key TEXT PRIMARY KEY, value);
-            CREATE TABLE IF NOT EXISTS sluice_sync_id (tbl TEXT NOT NULL, local INTEGER NOT NULL, gid TEXT NOT NULL,
-                pulled INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (tbl, local), UNIQUE (tbl, gid));
-            CREATE TABLE IF NOT EXISTS sluice_sync_stamp (seq INTEGER PRIMARY KEY, clock INTEGER NOT NULL, acked INTEGER);
-            CREATE TABLE IF NOT EXISTS sluice_sync_resurrect (tbl TEXT NOT NULL, local INTEGER NOT NULL, PRIMARY KEY (tbl, local));
-            CREATE TABLE IF NOT EXISTS sluice_sync_fixup (tbl TEXT NOT NULL, gid TEXT NOT NULL, col TEXT NOT NULL, PRIMARY KEY (tbl, gid, col));
-            CREATE TABLE IF NOT EXISTS sluice_sync_quarantine (seq INTEGER PRIMARY KEY, device TEXT NOT NULL, local INTEGER NOT NULL,
-                clock INTEGER NOT NULL, changes TEXT NOT NULL, error TEXT NOT NULL, at INTEGER NOT NULL);
-            CREATE TABLE IF NOT EXISTS sluice_sync_merge (tbl TEXT NOT NULL, local INTEGER NOT NULL, col TEXT NOT NULL, value,
-                PRIMARY KEY (tbl, local, col));
-            """ + Self.attachmentTables + Self.retiredTable)
-        // Columns added since the tables were first made.
-        for (table, column) in [("sluice_sync_stamp", "acked"), ("sluice_sync_fixup", "ref")]
-        where try db.fetchRows(sql: "SELECT 1 FROM pragma_table_info(?) WHERE name = ?", arguments: [.text(table), .text(column)]).isEmpty {
-            try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN \(column)")
-        }
         try loadTables(db)
         let identity = file.flatMap(FileIdentity.of)
         if var state = try loadState(db) {

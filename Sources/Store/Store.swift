@@ -365,35 +365,16 @@ public final class Store: @unchecked Sendable {
         return db
     }
 
-    // MARK: - Migrations
-
-    /// Applies the migrations the database has not applied yet, in version
-    /// order, each in its own transaction, and returns them.
-    ///
-    /// - Throws: `.migration` when an applied migration's SQL changed (its
-    ///   checksum differs), an applied migration is missing from `migrations`,
-    ///   or a migration fails (the database stays at the previous version);
-    ///   `.databaseTooNew` when the database has migrations newer than these.
-    ///
-    /// - Parameter migrations: every migration of the app, in any order.
-    /// - Returns: the migrations applied now, in version order.
-    @discardableResult
-    public func migrate(_ migrations: [Migration]) throws -> [Migration] {
+    /// Runs the migrations of a track (the app's, or a library's) on the writer; see
+    /// `migrate(_:recordedIn:)`.
+    func migrate(with migrator: Migrator) throws -> [Migration] {
         guard let writer else {
             throw StoreError(code: .readOnly, message: "the store at \(path) was opened read-only and cannot be migrated")
         }
         return try writerQueue.sync {
-            var migrator = Migrator(migrations: migrations)
+            var migrator = migrator
             migrator.around = { db, body in try ForeignTracking.preserving(db, body) }
             return try migrator.migrate(writer)
         }
-    }
-
-    /// The migrations recorded as applied in the database, by version.
-    ///
-    /// - Returns: each applied migration's version, name and checksum, in version order.
-    /// - Throws: `StoreError` when the bookkeeping table cannot be read.
-    public func appliedMigrations() throws -> [AppliedMigration] {
-        try read { db in try Migrator.applied(in: db) }
     }
 }

@@ -40,6 +40,29 @@ import SluiceDemo
         #expect(try dump(store) == before, "nothing after the refusal is applied")
     }
 
+    @Test("a library's migrations keep a track of their own, numbered and checked apart from the app's")
+    func migrationTracksAreIndependent() throws {
+        let database = TemporaryDatabase()
+        let store = try database.store()
+        try store.migrate([first, second])
+        let library = Migration(version: 1, name: "create_bookmark", sql: "CREATE TABLE reader_bookmark (id INTEGER PRIMARY KEY, page INTEGER);")
+        #expect(try store.migrate([library], recordedIn: "reader_migration").map(\.version) == [1])
+        #expect(try store.migrate([first, second, third]).map(\.version) == [3], "the app's track does not see the library's version 1")
+        #expect(try store.appliedMigrations().map(\.name) == ["create_item", "add_price", "index_price"])
+        #expect(try store.appliedMigrations(recordedIn: "reader_migration").map(\.name) == ["create_bookmark"])
+
+        // The track's own checks: its newer version is refused, whatever the app's.
+        let later = Migration(version: 2, name: "bookmark_note", sql: "ALTER TABLE reader_bookmark ADD COLUMN note TEXT;")
+        try store.migrate([library, later], recordedIn: "reader_migration")
+        let error = try #require(throws: StoreError.self) { try store.migrate([library], recordedIn: "reader_migration") }
+        #expect(error.code == .databaseTooNew)
+        #expect(error.message.contains("migration 2 (bookmark_note)"))
+
+        let badName = try #require(throws: StoreError.self) { try store.migrate([library], recordedIn: "reader; DROP TABLE item") }
+        #expect(badName.code == .invalidUse)
+        #expect(try store.read { db in try db.tableExists("item") })
+    }
+
     @Test func databaseNewerThanTheCodeIsRefused() throws {
         let database = TemporaryDatabase()
         try database.store().migrate([first, second, third])

@@ -1,16 +1,21 @@
 /// Applies migrations to a writer connection and checks the recorded ones.
 struct Migrator {
+    /// The app's migrations' bookkeeping table.
     static let table = "sluice_migration"
     let migrations: [Migration]
+    /// Where the applied migrations are recorded: the app's table, or a track of its own
+    /// (a library's tables, such as the sync client's).
+    let table: String
     /// Runs each migration's SQL (in its transaction): lets the store take
     /// the change log's foreign-writer triggers off and put them back.
     var around: (Database, () throws -> Void) throws -> Void = { _, body in try body() }
 
-    init(migrations: [Migration]) {
+    init(migrations: [Migration], table: String = Migrator.table) {
         self.migrations = migrations.sorted { $0.version < $1.version }
+        self.table = table
     }
 
-    static func applied(in db: Database) throws -> [AppliedMigration] {
+    static func applied(in db: Database, table: String = Migrator.table) throws -> [AppliedMigration] {
         guard try db.tableExists(table) else { return [] }
         return try db.fetchRows(sql: "SELECT version, name, checksum, applied_at FROM \(table) ORDER BY version").map { row in
             AppliedMigration(
@@ -28,7 +33,7 @@ struct Migrator {
         }
         try db.inTransaction {
             try db.execute(script: """
-                CREATE TABLE IF NOT EXISTS \(Self.table) (
+                CREATE TABLE IF NOT EXISTS \(table) (
                     version INTEGER PRIMARY KEY,
                     name TEXT NOT NULL,
                     checksum TEXT NOT NULL,
@@ -37,7 +42,7 @@ struct Migrator {
                 """)
         }
 
-        let applied = try Self.applied(in: db)
+        let applied = try Self.applied(in: db, table: table)
         let known = Dictionary(uniqueKeysWithValues: migrations.map { ($0.version, $0) })
         // Another set altogether (not one edited migration): say so, naming both.
         if applied.contains(where: { record in known[record.version].map { $0.name != record.name } ?? false }) {
@@ -67,7 +72,7 @@ struct Migrator {
                 try db.inTransaction(author: "migration") {
                     try around(db) { try migration.apply(on: db) }
                     try db.execute(
-                        sql: "INSERT INTO \(Self.table) (version, name, checksum, applied_at) VALUES (?, ?, ?, strftime('%Y-%m-%d %H:%M:%f', 'now'))",
+                        sql: "INSERT INTO \(table) (version, name, checksum, applied_at) VALUES (?, ?, ?, strftime('%Y-%m-%d %H:%M:%f', 'now'))",
                         arguments: [.integer(Int64(migration.version)), .text(migration.name), .text(migration.checksum)])
                 }
             } catch let error as StoreError {

@@ -30,6 +30,7 @@ import Testing
         // The migration writes app_state (not synced): a local transaction with nothing to push.
         try store.migrate(DemoSchema.migrations)
         let engine = SyncEngine(configuration: configuration)
+        try SyncStateFormat.migrate(store)
         _ = try store.write { db in try engine.prepare(db) }
         #expect(try store.read { db in try engine.hasLocalTransactions(after: HistoryToken(databaseID: db.currentHistoryToken().databaseID, sequence: 0), db) } == false)
 
@@ -62,6 +63,7 @@ import Testing
     func localTransactionsCountSyncedTablesOnly() throws {
         let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
         let engine = SyncEngine(configuration: configuration)
+        try SyncStateFormat.migrate(store)
         _ = try store.write { db in try engine.prepare(db) }
         let start = try store.currentToken.sequence
 

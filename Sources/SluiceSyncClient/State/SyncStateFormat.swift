@@ -1,0 +1,60 @@
+import Sluice
+
+/// The format of the device's sync tables (`sluice_sync_*`): numbered migrations on a
+/// track of their own (`sluice_sync_migration`), applied by the store's migrator when a
+/// client opens the store, apart from the app's migrations. A file whose track is newer
+/// than this code (written by a newer client) is refused with `.databaseTooNew`.
+///
+/// A new column or table is a new migration at the end of ``migrations``; an applied
+/// migration is never edited (its checksum is recorded).
+enum SyncStateFormat {
+    /// The track's bookkeeping table.
+    static let track = "sluice_sync_migration"
+
+    static let migrations: [Migration] = [
+        // The tables as the client made them before they were versioned (2026-11-28,
+        // 70633f9): `IF NOT EXISTS`, so that a file synced by that code is adopted as it is.
+        Migration(version: 1, name: "sync_state", sql: """
+            CREATE TABLE IF NOT EXISTS sluice_sync_state (key TEXT PRIMARY KEY, value);
+            CREATE TABLE IF NOT EXISTS sluice_sync_id (tbl TEXT NOT NULL, local INTEGER NOT NULL, gid TEXT NOT NULL,
+                pulled INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (tbl, local), UNIQUE (tbl, gid));
+            CREATE TABLE IF NOT EXISTS sluice_sync_stamp (seq INTEGER PRIMARY KEY, clock INTEGER NOT NULL, acked INTEGER);
+            CREATE TABLE IF NOT EXISTS sluice_sync_resurrect (tbl TEXT NOT NULL, local INTEGER NOT NULL, PRIMARY KEY (tbl, local));
+            CREATE TABLE IF NOT EXISTS sluice_sync_fixup (tbl TEXT NOT NULL, gid TEXT NOT NULL, col TEXT NOT NULL, ref,
+                PRIMARY KEY (tbl, gid, col));
+            CREATE TABLE IF NOT EXISTS sluice_sync_quarantine (seq INTEGER PRIMARY KEY, device TEXT NOT NULL, local INTEGER NOT NULL,
+                clock INTEGER NOT NULL, changes TEXT NOT NULL, error TEXT NOT NULL, at INTEGER NOT NULL);
+            CREATE TABLE IF NOT EXISTS sluice_sync_merge (tbl TEXT NOT NULL, local INTEGER NOT NULL, col TEXT NOT NULL, value,
+                PRIMARY KEY (tbl, local, col));
+            CREATE TABLE IF NOT EXISTS sluice_sync_attachment (tbl TEXT NOT NULL, gid TEXT NOT NULL, col TEXT NOT NULL,
+                hash TEXT NOT NULL, size INTEGER NOT NULL, PRIMARY KEY (tbl, gid, col));
+            CREATE INDEX IF NOT EXISTS sluice_sync_attachment_hash ON sluice_sync_attachment (hash);
+            CREATE TABLE IF NOT EXISTS sluice_sync_chunk (hash TEXT NOT NULL, idx INTEGER NOT NULL, data BLOB NOT NULL,
+                PRIMARY KEY (hash, idx));
+            CREATE TABLE IF NOT EXISTS sluice_sync_held (tbl TEXT NOT NULL, gid TEXT NOT NULL, col TEXT NOT NULL, hash TEXT NOT NULL,
+                PRIMARY KEY (tbl, gid, col));
+            CREATE INDEX IF NOT EXISTS sluice_sync_held_hash ON sluice_sync_held (hash);
+            CREATE TABLE IF NOT EXISTS sluice_sync_retired (tbl TEXT NOT NULL, local INTEGER NOT NULL, seq INTEGER NOT NULL,
+                gid TEXT NOT NULL, next TEXT, reinserted INTEGER, PRIMARY KEY (tbl, local, seq));
+            """),
+    ]
+
+    /// Brings the store's sync tables to this code's format.
+    static func migrate(_ store: Store) throws {
+        try store.write { db in try adoptUnversioned(db) }
+        try store.migrate(migrations, recordedIn: track)
+    }
+
+    /// A file synced before the tables were versioned may predate two columns that code
+    /// added when missing (`sluice_sync_stamp.acked`, `sluice_sync_fixup.ref`): they are
+    /// added once, so that migration 1 describes every adopted file.
+    private static func adoptUnversioned(_ db: Database) throws {
+        guard try !db.tableExists(track) else { return }
+        // Declared as migration 1 declares them.
+        for (table, column, declaration) in [("sluice_sync_stamp", "acked", "acked INTEGER"), ("sluice_sync_fixup", "ref", "ref")]
+        where try db.tableExists(table) {
+            guard try !db.tableInfo(table).columns.contains(where: { $0.name == column }) else { continue }
+            try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN \(declaration)")
+        }
+    }
+}
