@@ -68,15 +68,16 @@ extension SyncClient {
     ///
     /// - Parameters:
     ///   - store: the store.
-    ///   - configuration: the sync configuration the store is synced with.
+    ///   - configuration: the sync configuration the store is synced with (the quarantine
+    ///     does not depend on it; kept so the call reads as ``quarantined(in:configuration:)``).
     /// - Returns: how many transactions were dropped.
     /// - Throws: `StoreError` when the sync tables cannot be written.
     @discardableResult
     public static func discardQuarantined(in store: Store, configuration: SyncConfiguration) throws -> Int {
-        let engine = SyncEngine(configuration: configuration)
-        return try store.write { db in
-            let count = try engine.quarantinedCount(db)
-            if count > 0 { try db.execute(sql: "DELETE FROM sluice_sync_quarantine") }
+        try store.write { db in
+            let quarantine = QuarantineTable(db)
+            let count = try quarantine.count()
+            if count > 0 { try quarantine.removeAll() }
             return count
         }
     }

@@ -3,16 +3,9 @@ import SluiceSyncProtocol
 import Sluice
 
 /// Attachments on the device: blob columns named in ``SyncConfiguration/attachments``
-/// travel as their hash (``SyncAttachment``) and their bytes go in chunks.
-///
-/// Tables (Sluice's own, never logged):
-/// - `sluice_sync_attachment`: the attachments pulled and not here yet, per row (by global
-///   id) and column: the column is NULL until their bytes are fetched.
-/// - `sluice_sync_chunk`: the chunks fetched so far of attachments not complete yet (a cut
-///   download goes on from them).
-/// - `sluice_sync_held`: which row and column held which attachment when sync last saw it
-///   (pushed or fetched), so that bytes here already are not fetched again for another row;
-///   checked against the row's bytes on use.
+/// travel as their hash (``SyncAttachment``) and their bytes go in chunks. What waits,
+/// what was fetched and which rows hold which bytes is kept by ``AttachmentLedger``; a
+/// holder is checked against the row's bytes on use.
 extension SyncEngine {
     /// The attachment columns of each synced table (lowercased), from the configuration;
     /// refuses a name that is not a nullable blob column of a synced table.
@@ -57,8 +50,7 @@ extension SyncEngine {
             try held(attachment, name, gid: gid, column: column, db)
             return .blob(content)
         }
-        try db.execute(sql: "INSERT OR REPLACE INTO sluice_sync_attachment (tbl, gid, col, hash, size) VALUES (?, ?, ?, ?, ?)",
-                       arguments: [.text(name), .text(gid), .text(column.lowercased()), .text(attachment.hash), .integer(attachment.size)])
+        try AttachmentLedger(db).wait(.init(table: name, gid: gid, column: column), for: attachment)
         return .null
     }
 
@@ -77,24 +69,19 @@ extension SyncEngine {
     }
 
     func forgetAttachment(_ table: String, gid: String, column: String, _ db: Database) throws {
-        try db.execute(sql: "DELETE FROM sluice_sync_attachment WHERE tbl = ? AND gid = ? AND col = ?",
-                       arguments: [.text(table), .text(gid), .text(column.lowercased())])
+        try AttachmentLedger(db).stopWaiting(.init(table: table, gid: gid, column: column))
     }
 
     /// The content of `attachment` from its fetched chunks, when every one is here and they
     /// match its hash.
     func fetchedContent(of attachment: SyncAttachment, _ db: Database) throws -> Data? {
-        let chunks = try db.fetchRows(sql: "SELECT idx, data FROM sluice_sync_chunk WHERE hash = ? ORDER BY idx", arguments: [.text(attachment.hash)])
+        let chunks = try AttachmentLedger(db).chunks(of: attachment.hash)
         guard chunks.count == attachment.chunkCount else { return nil }
         var content = Data()
         content.reserveCapacity(Int(attachment.size))
-        for (index, row) in chunks.enumerated() {
-            guard case .integer(Int64(index))? = row["idx"] else { return nil }
-            switch row["data"] {
-            case .blob(let data)?: content.append(data)
-            case .text(let text)?: content.append(Data(text.utf8))
-            default: break
-            }
+        for (position, chunk) in chunks.enumerated() {
+            guard chunk.index == Int64(position) else { return nil }
+            content.append(chunk.data)
         }
         guard content.count == attachment.size, SyncAttachment.hash(of: content) == attachment.hash else { return nil }
         return content
@@ -102,8 +89,7 @@ extension SyncEngine {
 
     /// Records that a row's column holds `attachment`'s bytes.
     func held(_ attachment: SyncAttachment, _ table: String, gid: String, column: String, _ db: Database) throws {
-        try db.execute(sql: "INSERT OR REPLACE INTO sluice_sync_held (tbl, gid, col, hash) VALUES (?, ?, ?, ?)",
-                       arguments: [.text(table), .text(gid), .text(column.lowercased()), .text(attachment.hash)])
+        try AttachmentLedger(db).hold(attachment, at: .init(table: table, gid: gid, column: column))
     }
 
     /// The bytes row `gid` holds in `column`, when they are `attachment`'s.
@@ -117,13 +103,13 @@ extension SyncEngine {
 
     /// `attachment`'s bytes from a row here that holds them (records found stale are dropped).
     func heldContent(of attachment: SyncAttachment, _ db: Database) throws -> Data? {
-        for row in try db.fetchRows(sql: "SELECT tbl, gid, col FROM sluice_sync_held WHERE hash = ?", arguments: [.text(attachment.hash)]) {
-            guard case .text(let name)? = row["tbl"], case .text(let gid)? = row["gid"], case .text(let column)? = row["col"] else { continue }
-            if let table = tables[name], let column = table.info.column(named: column)?.name,
-               let data = try bytes(of: attachment, in: table, gid: gid, column: column, db) {
+        let ledger = AttachmentLedger(db)
+        for holder in try ledger.holders(of: attachment.hash) {
+            if let table = tables[holder.table], let column = table.info.column(named: holder.column)?.name,
+               let data = try bytes(of: attachment, in: table, gid: holder.gid, column: column, db) {
                 return data
             }
-            try db.execute(sql: "DELETE FROM sluice_sync_held WHERE tbl = ? AND gid = ? AND col = ?", arguments: [.text(name), .text(gid), .text(column)])
+            try ledger.forgetHolder(holder)
         }
         return nil
     }
@@ -163,10 +149,7 @@ extension SyncEngine {
     }
 
     func pendingAttachment(_ table: String, gid: String, column: String, _ db: Database) throws -> SyncAttachment? {
-        let row = try db.fetchRows(sql: "SELECT hash, size FROM sluice_sync_attachment WHERE tbl = ? AND gid = ? AND col = ?",
-                                   arguments: [.text(table), .text(gid), .text(column.lowercased())]).first
-        guard case .text(let hash)? = row?["hash"], case .integer(let size)? = row?["size"] else { return nil }
-        return SyncAttachment(hash: hash, size: size)
+        try AttachmentLedger(db).awaited(at: .init(table: table, gid: gid, column: column))
     }
 
     // MARK: - Fetching
@@ -175,7 +158,7 @@ extension SyncEngine {
     var syncsAttachments: Bool { tables.values.contains { !$0.attachments.isEmpty } }
 
     func hasAttachmentsToFetch(_ db: Database) throws -> Bool {
-        try !db.fetchRows(sql: "SELECT 1 FROM sluice_sync_attachment LIMIT 1").isEmpty
+        try AttachmentLedger(db).isWaiting()
     }
 
     /// The attachments to fetch, each with the rows waiting for it and the chunks here
@@ -185,9 +168,8 @@ extension SyncEngine {
                             _ db: Database) throws -> [(SyncAttachment, [PendingAttachment])] {
         var eager: [String: EagerRows] = [:]
         var found: [String: (SyncAttachment, [PendingAttachment])] = [:]
-        for row in try db.fetchRows(sql: "SELECT tbl, gid, col, hash, size FROM sluice_sync_attachment ORDER BY tbl, gid, col") {
-            guard case .text(let name)? = row["tbl"], case .text(let gid)? = row["gid"], case .text(let column)? = row["col"],
-                  case .text(let hash)? = row["hash"], case .integer(let size)? = row["size"] else { continue }
+        for (place, attachment) in try AttachmentLedger(db).waiting() {
+            let (name, gid, column) = (place.table, place.gid, place.column)
             guard let table = tables[name], let local = try localID(name, gid, db), try currentRow(table, local, db) != nil,
                   let columnName = table.info.column(named: column)?.name else {
                 try forgetAttachment(name, gid: gid, column: column, db)
@@ -199,8 +181,7 @@ extension SyncEngine {
                 eager[name] = scope
                 if case .only(let kept) = scope, !kept.contains(local) { continue }
             }
-            let attachment = SyncAttachment(hash: hash, size: size)
-            found[hash, default: (attachment, [])].1.append(PendingAttachment(table: table.name, rowID: local, column: columnName, attachment: attachment))
+            found[attachment.hash, default: (attachment, [])].1.append(PendingAttachment(table: table.name, rowID: local, column: columnName, attachment: attachment))
         }
         return found.values.sorted { $0.0.hash < $1.0.hash }
     }
@@ -227,14 +208,11 @@ extension SyncEngine {
 
     /// Chunk numbers of `attachment` fetched so far.
     func fetchedChunks(of attachment: SyncAttachment, _ db: Database) throws -> Set<Int> {
-        Set(try db.fetchRows(sql: "SELECT idx FROM sluice_sync_chunk WHERE hash = ?", arguments: [.text(attachment.hash)]).compactMap { row in
-            if case .integer(let index) = row[0] { Int(index) } else { nil }
-        })
+        try AttachmentLedger(db).chunkIndexes(of: attachment.hash)
     }
 
     func saveChunk(_ attachment: SyncAttachment, index: Int, _ data: Data, _ db: Database) throws {
-        try db.execute(sql: "INSERT OR REPLACE INTO sluice_sync_chunk (hash, idx, data) VALUES (?, ?, ?)",
-                       arguments: [.text(attachment.hash), .integer(Int64(index)), .blob(data)])
+        try AttachmentLedger(db).saveChunk(of: attachment.hash, index: index, data)
     }
 
     /// Writes a fetched attachment into the rows that wait for it (one transaction, authored
@@ -244,7 +222,7 @@ extension SyncEngine {
     /// fetched again next time.
     func fill(_ attachment: SyncAttachment, _ db: Database) throws -> Int? {
         guard let content = try fetchedContent(of: attachment, db) else {
-            try db.execute(sql: "DELETE FROM sluice_sync_chunk WHERE hash = ?", arguments: [.text(attachment.hash)])
+            try AttachmentLedger(db).removeChunks(of: attachment.hash)
             return nil
         }
         return try fill(attachment, content: content, db)
@@ -261,8 +239,9 @@ extension SyncEngine {
         db.transactionAuthor = Self.syncAuthor
         let pending = try loadState(db).map { state in pendingRows(try unpushed(state, db), stamps: [:]) } ?? [:]
         var filled = 0
-        for row in try db.fetchRows(sql: "SELECT tbl, gid, col FROM sluice_sync_attachment WHERE hash = ?", arguments: [.text(attachment.hash)]) {
-            guard case .text(let name)? = row["tbl"], case .text(let gid)? = row["gid"], case .text(let column)? = row["col"] else { continue }
+        let ledger = AttachmentLedger(db)
+        for place in try ledger.waiting(for: attachment.hash) {
+            let (name, gid, column) = (place.table, place.gid, place.column)
             try forgetAttachment(name, gid: gid, column: column, db)
             guard let table = tables[name], let local = try localID(name, gid, db), let current = try currentRow(table, local, db),
                   let columnName = table.info.column(named: column)?.name, current[columnName] == .null,
@@ -271,7 +250,7 @@ extension SyncEngine {
             try held(attachment, name, gid: gid, column: column, db)
             filled += 1
         }
-        try db.execute(sql: "DELETE FROM sluice_sync_chunk WHERE hash = ?", arguments: [.text(attachment.hash)])
+        try ledger.removeChunks(of: attachment.hash)
         return filled
     }
 }

@@ -11,6 +11,6 @@ extension SyncEngine {
     /// else): SQLite may give its rowid to a row made here next, which must not be pushed
     /// under the id of the row that left (that would overwrite it on the service).
     func forget(_ table: String, _ local: Int64, _ db: Database) throws {
-        try db.execute(sql: "DELETE FROM sluice_sync_id WHERE tbl = ? AND local = ?", arguments: [.text(table), .integer(local)])
+        try IdentityMap(db).remove(table, local)
     }
 }

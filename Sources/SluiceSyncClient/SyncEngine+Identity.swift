@@ -13,27 +13,22 @@ extension SyncEngine {
         let old = state.device
         state.device = Self.newDeviceID()
         try save(state, db)
-        try db.execute(sql: """
-            INSERT INTO sluice_sync_state (key, value) VALUES ('ancestors', ?)
-            ON CONFLICT (key) DO UPDATE SET value = sluice_sync_state.value || ' ' || excluded.value
-            """, arguments: [.text(old)])
+        try DeviceStateTable(db).append(old, to: .ancestors)
     }
 
     /// Whether a pulled transaction under this device's id is one this device sent: its
     /// number and the clock it was sent with match a recorded stamp.
     func isOwn(_ transaction: SyncTransaction, _ db: Database) throws -> Bool {
-        let rows = try db.fetchRows(sql: "SELECT clock FROM sluice_sync_stamp WHERE seq = ?", arguments: [.integer(transaction.local)])
-        return rows.first?[0] == .integer((transaction.sent ?? transaction.clock).rawValue)
+        try StampLedger(db).clock(of: transaction.local) == (transaction.sent ?? transaction.clock)
     }
 
     /// The recorded stamp of transaction (or upload part) `seq`, or a new one at `date`,
     /// recorded before it is sent: a retried push carries the same clock.
     func stamp(_ seq: Int64, at date: Date, state: inout State, _ db: Database) throws -> HybridClock {
-        if case .integer(let clock)? = try db.fetchRows(sql: "SELECT clock FROM sluice_sync_stamp WHERE seq = ?", arguments: [.integer(seq)]).first?[0] {
-            return HybridClock(rawValue: clock)
-        }
+        let ledger = StampLedger(db)
+        if let clock = try ledger.clock(of: seq) { return clock }
         let clock = state.stamp(at: date)
-        try db.execute(sql: "INSERT INTO sluice_sync_stamp (seq, clock) VALUES (?, ?)", arguments: [.integer(seq), .integer(clock.rawValue)])
+        try ledger.record(seq, clock)
         return clock
     }
 
@@ -41,8 +36,6 @@ extension SyncEngine {
     /// drops those the cursor has passed (their transactions are never pulled again).
     /// Upload parts have negative numbers, log transactions positive ones.
     func acknowledgeStamps(_ seqs: ClosedRange<Int64>, head: Int64, cursor: Int64, _ db: Database) throws {
-        try db.execute(sql: "UPDATE sluice_sync_stamp SET acked = ? WHERE seq BETWEEN ? AND ? AND acked IS NULL",
-                       arguments: [.integer(head), .integer(seqs.lowerBound), .integer(seqs.upperBound)])
-        try db.execute(sql: "DELETE FROM sluice_sync_stamp WHERE acked <= ?", arguments: [.integer(cursor)])
+        try StampLedger(db).acknowledge(seqs, head: head, cursor: cursor)
     }
 }

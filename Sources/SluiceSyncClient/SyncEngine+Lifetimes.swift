@@ -15,34 +15,18 @@ import Sluice
 /// `reinserted`), so that a push built again (after a failure) names the same rows. Records
 /// go once the transactions they concern are acknowledged.
 extension SyncEngine {
-    struct Retirement {
-        var seq: Int64
-        var gid: String
-        var next: String?
-    }
-
-    private func retirements(_ table: String, _ local: Int64, _ db: Database) throws -> [Retirement] {
-        try db.fetchRows(sql: "SELECT seq, gid, next FROM sluice_sync_retired WHERE tbl = ? AND local = ? ORDER BY seq",
-                         arguments: [.text(table), .integer(local)]).compactMap { row in
-            guard case .integer(let seq)? = row["seq"], case .text(let gid)? = row["gid"] else { return nil }
-            if case .text(let next)? = row["next"] { return Retirement(seq: seq, gid: gid, next: next) }
-            return Retirement(seq: seq, gid: gid, next: nil)
-        }
-    }
-
     /// The global id of the row that rowid `local` held at log sequence `seq` (a change
     /// logged then); with `creating`, made for a row that has none yet.
     func globalID(_ table: String, _ local: Int64, at seq: Int64, creating: Bool, _ db: Database) throws -> String? {
-        let retired = try retirements(table, local, db)
+        let retired = try RetiredIDs(db).retirements(table, local)
         guard !retired.isEmpty else { return creating ? try globalIDCreating(table, local, db) : try globalID(table, local, db) }
         if let last = retired.last(where: { $0.seq < seq }) {
             if let next = last.next { return next }
             guard creating else { return nil }
             // The first row on this rowid after the deleted one: a new row.
             let next = UUID().uuidString.lowercased()
-            try db.execute(sql: "UPDATE sluice_sync_retired SET next = ?, reinserted = ? WHERE tbl = ? AND local = ? AND seq = ?",
-                           arguments: [.text(next), .integer(seq), .text(table), .integer(local), .integer(last.seq)])
-            try map(table, local: local, to: next, pulled: false, db)
+            try RetiredIDs(db).setNext(table, local, retiredAt: last.seq, next: next, reinserted: seq)
+            try IdentityMap(db).map(table, local: local, to: next, pulled: false)
             return next
         }
         return retired.first { $0.seq >= seq }?.gid
@@ -51,8 +35,7 @@ extension SyncEngine {
     /// Records that the row `gid` on rowid `local` was deleted at `seq` for good (its
     /// transaction did not insert the rowid again).
     func retire(_ table: String, _ local: Int64, gid: String, at seq: Int64, _ db: Database) throws {
-        try db.execute(sql: "INSERT OR IGNORE INTO sluice_sync_retired (tbl, local, seq, gid) VALUES (?, ?, ?, ?)",
-                       arguments: [.text(table), .integer(local), .integer(seq), .text(gid)])
+        try RetiredIDs(db).add(table, local, gid: gid, at: seq)
     }
 
     /// Gives the unpushed transactions' rows their global ids as a push would (a row
@@ -95,9 +78,7 @@ extension SyncEngine {
     /// loses to the delete, which is pushed.
     func deletedHere(_ table: LocalTable, gid: String, _ db: Database) throws -> Bool {
         let name = table.name.lowercased()
-        guard try !db.fetchRows(sql: "SELECT 1 FROM sluice_sync_retired WHERE tbl = ? AND gid = ? LIMIT 1", arguments: [.text(name), .text(gid)]).isEmpty else {
-            return false
-        }
+        guard try RetiredIDs(db).contains(name, gid: gid) else { return false }
         // Its rowid may hold it again (pulled back before this device's push): then it is here.
         guard let local = try localID(name, gid, db) else { return true }
         return try currentRow(table, local, db) == nil
@@ -106,17 +87,17 @@ extension SyncEngine {
     /// Whether any delete here waits to be acknowledged (pulls check pulled inserts against
     /// them only then: one query per pulled transaction, not per row).
     func hasRetirements(_ db: Database) throws -> Bool {
-        try !db.fetchRows(sql: "SELECT 1 FROM sluice_sync_retired LIMIT 1").isEmpty
+        try !RetiredIDs(db).isEmpty()
     }
 
     /// Drops what no push can need again once the log is pushed through `pushed`: a rowid
     /// whose row was deleted and not replaced forgets the deleted row's id.
     func dropRetirements(through pushed: Int64, _ db: Database) throws {
-        for row in try db.fetchRows(sql: "SELECT tbl, local, gid FROM sluice_sync_retired WHERE seq <= ? AND next IS NULL", arguments: [.integer(pushed)]) {
-            guard case .text(let name)? = row["tbl"], case .integer(let local)? = row["local"], case .text(let gid)? = row["gid"],
-                  try globalID(name, local, db) == gid, let table = tables[name], try currentRow(table, local, db) == nil else { continue }
+        let retired = RetiredIDs(db)
+        for (name, local, gid) in try retired.unreplaced(through: pushed) {
+            guard try globalID(name, local, db) == gid, let table = tables[name], try currentRow(table, local, db) == nil else { continue }
             try forget(name, local, db)
         }
-        try db.execute(sql: "DELETE FROM sluice_sync_retired WHERE seq <= ?1 AND (next IS NULL OR reinserted <= ?1)", arguments: [.integer(pushed)])
+        try retired.removeAll(through: pushed)
     }
 }

@@ -132,8 +132,7 @@ extension SyncEngine {
         case .merge(let value):
             applied.append((column, remote))
             pending[key]?.columns[column.lowercased()] = nil
-            try db.execute(sql: "INSERT OR REPLACE INTO sluice_sync_merge (tbl, local, col, value) VALUES (?, ?, ?, ?)",
-                           arguments: [.text(key.table), .integer(key.rowID), .text(column), value])
+            try MergeResults(db).record(key.table, key.rowID, column: column, value)
             return true
         }
     }
@@ -181,7 +180,7 @@ extension SyncEngine {
         let key = RowKey(table: name, rowID: local)
         if resolver.resolveDelete(ofRowChangedHere: !(pending[key]?.columns.isEmpty ?? true)) == .kept {
             // The unpushed update wins: the row stays, and the next push brings it back everywhere.
-            try db.execute(sql: "INSERT OR IGNORE INTO sluice_sync_resurrect (tbl, local) VALUES (?, ?)", arguments: [.text(name), .integer(local)])
+            try Resurrections(db).add(name, local)
             return
         }
         try keepReferences(to: table, local, gid: gid, pending: pending, db)
@@ -220,42 +219,26 @@ extension SyncEngine {
         state.cursor = seq
         state.clock = state.clock.receiving(transaction.clock)
         try save(state, db)
-        let changes = String(decoding: try JSONEncoder().encode(transaction.changes), as: UTF8.self)
-        try db.execute(sql: """
-            INSERT OR REPLACE INTO sluice_sync_quarantine (seq, device, local, clock, changes, error, at) VALUES (?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [.integer(seq), .text(transaction.device), .integer(transaction.local), .integer(transaction.clock.rawValue),
-                             .text(changes), .text(error.message), .integer(Int64(Date().timeIntervalSince1970 * 1000))])
+        try QuarantineTable(db).add(transaction, seq: seq, error: error.message)
     }
 
     /// The quarantined transactions, oldest first, with the error each failed with.
     func quarantined(_ db: Database) throws -> [(transaction: SyncTransaction, error: String, date: Date)] {
-        guard try db.tableExists("sluice_sync_quarantine") else { return [] }
-        let decoder = JSONDecoder()
-        return try db.fetchRows(sql: "SELECT seq, device, local, clock, changes, error, at FROM sluice_sync_quarantine ORDER BY seq").compactMap { row in
-            guard case .integer(let seq) = row[0], case .text(let device) = row[1], case .integer(let local) = row[2],
-                  case .integer(let clock) = row[3], case .text(let changes) = row[4], case .text(let error) = row[5],
-                  case .integer(let at) = row[6] else { return nil }
-            let decoded = try decoder.decode([SyncChange].self, from: Data(changes.utf8))
-            return (SyncTransaction(seq: seq, device: device, local: local, clock: HybridClock(rawValue: clock), changes: decoded),
-                    error, Date(timeIntervalSince1970: Double(at) / 1000))
-        }
+        try QuarantineTable(db).entries().map { ($0.transaction, $0.error, $0.date) }
     }
 
     func quarantinedCount(_ db: Database) throws -> Int {
-        guard try db.tableExists("sluice_sync_quarantine"),
-              case .integer(let count)? = try db.fetchRows(sql: "SELECT count(*) FROM sluice_sync_quarantine").first?[0] else { return 0 }
-        return Int(count)
+        try QuarantineTable(db).count()
     }
 
     /// Drops a quarantined transaction (applied again, or discarded).
     func release(_ seq: Int64, _ db: Database) throws {
-        try db.execute(sql: "DELETE FROM sluice_sync_quarantine WHERE seq = ?", arguments: [.integer(seq)])
+        try QuarantineTable(db).remove(seq)
     }
 
     /// Records a new error for a quarantined transaction that failed again.
     func requarantine(_ seq: Int64, error: StoreError, _ db: Database) throws {
-        try db.execute(sql: "UPDATE sluice_sync_quarantine SET error = ?, at = ? WHERE seq = ?",
-                       arguments: [.text(error.message), .integer(Int64(Date().timeIntervalSince1970 * 1000)), .integer(seq)])
+        try QuarantineTable(db).update(seq, error: error.message)
     }
 
     /// Before a pulled delete of `parent`'s row `local`: records this device's unpushed
@@ -273,30 +256,29 @@ extension SyncEngine {
                     guard case .integer(let rowID) = row[0],
                           pending[RowKey(table: child.name.lowercased(), rowID: rowID)]?.columns[column]?.value == .integer(local),
                           let childGid = try globalID(child.name.lowercased(), rowID, db) else { continue }
-                    try db.execute(sql: "INSERT OR REPLACE INTO sluice_sync_fixup (tbl, gid, col, ref) VALUES (?, ?, ?, ?)",
-                                   arguments: [.text(child.name.lowercased()), .text(childGid), .text(name), .text(gid)])
+                    try FixUps(db).keep(child.name.lowercased(), childGid, column: name, pointingAt: gid)
                 }
             }
         }
     }
 
     func hasFixUps(_ db: Database) throws -> Bool {
-        try !db.fetchRows(sql: "SELECT 1 FROM sluice_sync_fixup LIMIT 1").isEmpty
+        try !FixUps(db).isEmpty()
     }
 
     /// Writes the recorded merge results as one local transaction (author `"sync-merge"`,
     /// pushed like any local change); false when there were none.
     @discardableResult
     func writeMerges(_ db: Database) throws -> Bool {
-        let rows = try db.fetchRows(sql: "SELECT tbl, local, col, value FROM sluice_sync_merge")
-        guard !rows.isEmpty else { return false }
+        let merges = MergeResults(db)
+        let entries = try merges.entries()
+        guard !entries.isEmpty else { return false }
         db.transactionAuthor = Self.mergeAuthor
-        for row in rows {
-            guard case .text(let name)? = row["tbl"], case .integer(let local)? = row["local"], case .text(let column)? = row["col"],
-                  let table = tables[name], try currentRow(table, local, db) != nil else { continue }
-            try update(table, local, [(column, row["value"] ?? .null)], db)
+        for entry in entries {
+            guard let table = tables[entry.table], try currentRow(table, entry.local, db) != nil else { continue }
+            try update(table, entry.local, [(entry.column, entry.value)], db)
         }
-        try db.execute(sql: "DELETE FROM sluice_sync_merge")
+        try merges.removeAll()
         return true
     }
 
@@ -346,8 +328,7 @@ extension SyncEngine {
     /// Records a change to push for a row whose reference this device cannot resolve:
     /// its deletion (`column` nil), or NULL for `column`.
     func fixUp(_ table: String, _ gid: String, column: String?, _ db: Database) throws {
-        try db.execute(sql: "INSERT OR IGNORE INTO sluice_sync_fixup (tbl, gid, col) VALUES (?, ?, ?)",
-                       arguments: [.text(table), .text(gid), .text(column ?? "")])
+        try FixUps(db).add(table, gid, column: column)
     }
 
     func insert(_ table: LocalTable, local: Int64?, _ values: [(String, SQLiteValue)], gid: String, _ db: Database) throws {
@@ -359,7 +340,7 @@ extension SyncEngine {
         }
         let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
         try db.execute(sql: "INSERT INTO \(quoteIdentifier(table.name)) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))", arguments: arguments)
-        try map(table.name.lowercased(), local: db.lastInsertedRowID, to: gid, pulled: true, db)
+        try IdentityMap(db).map(table.name.lowercased(), local: db.lastInsertedRowID, to: gid, pulled: true)
     }
 
     func update(_ table: LocalTable, _ local: Int64, _ values: [(String, SQLiteValue)], _ db: Database) throws {

@@ -44,7 +44,7 @@ extension SyncEngine {
                             upload: next, attachments: attachments)
             }
             // Every row is on the service: the log after the upload's start follows.
-            try db.execute(sql: "INSERT INTO sluice_sync_state (key, value) VALUES ('uploaded', 1) ON CONFLICT (key) DO NOTHING")
+            try DeviceStateTable(db).setIfMissing(.uploaded, .integer(1))
             floor = max(floor, progress.floor)
             state.pushed = floor
             try save(state, db)
@@ -80,7 +80,7 @@ extension SyncEngine {
                                           values: try syncValues(new, table, at: seq, db)))
                 case .update:
                     if let old = change.oldRowID, old != change.rowID, let gid = try globalID(name, old, at: seq, creating: false, db) {
-                        try map(name, local: change.rowID, to: gid, pulled: false, db)
+                        try IdentityMap(db).map(name, local: change.rowID, to: gid, pulled: false)
                     }
                     guard let new = change.new else { continue }
                     let values = try syncValues(new, table, at: seq, db)
@@ -125,15 +125,12 @@ extension SyncEngine {
     func fixUps(_ db: Database) throws -> [SyncChange] {
         var nulls: [String: (LocalTable, [String: SyncValue])] = [:]
         var deletions: [SyncChange] = []
-        for row in try db.fetchRows(sql: "SELECT tbl, gid, col, ref FROM sluice_sync_fixup ORDER BY tbl, gid, col") {
-            guard case .text(let name)? = row["tbl"], case .text(let gid)? = row["gid"], case .text(let column)? = row["col"],
-                  let table = tables[name] else { continue }
-            if column.isEmpty {
-                deletions.append(SyncChange(table: table.name, id: gid, op: .delete))
-            } else if case .text(let parent)? = row["ref"] {
-                nulls[name + " " + gid, default: (table, [:])].1[column] = .reference(parent)
+        for entry in try FixUps(db).entries() {
+            guard let table = tables[entry.table] else { continue }
+            if entry.column.isEmpty {
+                deletions.append(SyncChange(table: table.name, id: entry.gid, op: .delete))
             } else {
-                nulls[name + " " + gid, default: (table, [:])].1[column] = .null
+                nulls[entry.table + " " + entry.gid, default: (table, [:])].1[entry.column] = entry.reference.map(SyncValue.reference) ?? .null
             }
         }
         let updates = nulls.sorted { $0.key < $1.key }.map { key, value in
@@ -149,7 +146,7 @@ extension SyncEngine {
     }
 
     func hasPushedBefore(_ db: Database) throws -> Bool {
-        try !db.fetchRows(sql: "SELECT 1 FROM sluice_sync_state WHERE key = 'uploaded'").isEmpty
+        try DeviceStateTable(db).contains(.uploaded)
     }
 
     /// Where a store's first upload of its rows stands: the log sequence when it began
@@ -168,21 +165,17 @@ extension SyncEngine {
     static func uploadLocal(_ part: Int64) -> Int64 { part - (1 << 40) }
 
     func uploadProgress(_ db: Database) throws -> UploadProgress? {
-        var values: [String: Int64] = [:]
-        for row in try db.fetchRows(sql: "SELECT key, value FROM sluice_sync_state WHERE key LIKE 'upload_%'") {
-            if case .text(let key)? = row["key"], case .integer(let value)? = row["value"] { values[key] = value }
-        }
-        guard let floor = values["upload_floor"] else { return nil }
-        return UploadProgress(floor: floor, table: Int(values["upload_table"] ?? 0), rowID: values["upload_rowid"] ?? 0, part: values["upload_part"] ?? 0)
+        let values = try DeviceStateTable(db).values()
+        func integer(_ key: DeviceStateTable.Key) -> Int64? { if case .integer(let value)? = values[key] { value } else { nil } }
+        guard let floor = integer(.uploadFloor) else { return nil }
+        return UploadProgress(floor: floor, table: Int(integer(.uploadTable) ?? 0), rowID: integer(.uploadRowID) ?? 0, part: integer(.uploadPart) ?? 0)
     }
 
     func save(_ progress: UploadProgress, _ db: Database) throws {
-        let pairs: [(String, Int64)] = [("upload_floor", progress.floor), ("upload_table", Int64(progress.table)),
-                                        ("upload_rowid", progress.rowID), ("upload_part", progress.part)]
-        for (key, value) in pairs {
-            try db.execute(sql: "INSERT INTO sluice_sync_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                           arguments: [.text(key), .integer(value)])
-        }
+        let table = DeviceStateTable(db)
+        let pairs: [(DeviceStateTable.Key, Int64)] = [(.uploadFloor, progress.floor), (.uploadTable, Int64(progress.table)),
+                                                      (.uploadRowID, progress.rowID), (.uploadPart, progress.part)]
+        for (key, value) in pairs { try table.set(key, .integer(value)) }
     }
 
     /// The next part of the upload, at most `rows` rows from `progress` on, and where the
@@ -201,7 +194,7 @@ extension SyncEngine {
             let asked = min(wanted - changes.count, 100_000)
             let sql = """
                 SELECT rowid AS sluice_rowid, * FROM \(quoteIdentifier(table.name))
-                WHERE rowid > ? AND rowid NOT IN (SELECT local FROM sluice_sync_id WHERE tbl = ? AND pulled) ORDER BY rowid LIMIT ?
+                WHERE rowid > ? AND rowid NOT IN (\(IdentityMap.pulledRowIDs)) ORDER BY rowid LIMIT ?
                 """
             let found = try db.fetchRows(sql: sql, arguments: [.integer(next.rowID), .text(name), .integer(Int64(asked))])
             for row in found {
@@ -250,21 +243,18 @@ extension SyncEngine {
     /// the head the service answered with (its transactions are at or below it).
     func pushed(through last: Int64, head: Int64?, served: Int64? = nil, fixUps: Bool = false, _ db: Database) throws {
         guard var state = try loadState(db) else { return }
-        if fixUps { try db.execute(sql: "DELETE FROM sluice_sync_fixup") }
+        if fixUps { try FixUps(db).removeAll() }
         state.pushed = max(state.pushed, last)
         if let head { state.cursor = max(state.cursor, head) }
         try save(state, db)
         if state.pushed >= 1 { try acknowledgeStamps(1...state.pushed, head: served ?? state.cursor, cursor: state.cursor, db) }
-        try db.execute(sql: "DELETE FROM sluice_sync_resurrect")
+        try Resurrections(db).removeAll()
         try dropRetirements(through: state.pushed, db)
         try db.acknowledgeHistory(HistoryToken(databaseID: state.databaseID, sequence: state.pushed), for: Self.consumer)
     }
 
     func resurrections(_ db: Database) throws -> [(LocalTable, Int64)] {
-        try db.fetchRows(sql: "SELECT tbl, local FROM sluice_sync_resurrect").compactMap { row in
-            guard case .text(let name)? = row["tbl"], case .integer(let local)? = row["local"], let table = tables[name] else { return nil }
-            return (table, local)
-        }
+        try Resurrections(db).all().compactMap { entry in tables[entry.table].map { ($0, entry.local) } }
     }
 
     /// Local values → wire values: the key column left out, foreign keys as global ids (of

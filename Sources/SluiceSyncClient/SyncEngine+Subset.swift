@@ -68,8 +68,8 @@ extension SyncEngine {
             for change in rows where change.op == .insert { named[change.table.lowercased(), default: []].insert(change.id) }
             for name in order.reversed() {
                 guard let table = tables[name] else { continue }
-                for row in try db.fetchRows(sql: "SELECT local, gid FROM sluice_sync_id WHERE tbl = ? AND (pulled OR ?)", arguments: [.text(name), .integer(uploaded ? 1 : 0)]) {
-                    guard case .integer(let local)? = row["local"], case .text(let gid)? = row["gid"], !(named[name]?.contains(gid) ?? false),
+                for (local, gid) in try IdentityMap(db).rows(of: name, includingMadeHere: uploaded) {
+                    guard !(named[name]?.contains(gid) ?? false),
                           pending[RowKey(table: name, rowID: local)] == nil, try currentRow(table, local, db) != nil else { continue }
                     try db.execute(sql: "DELETE FROM \(quoteIdentifier(table.name)) WHERE rowid = ?", arguments: [.integer(local)])
                     try forget(name, local, db)
@@ -187,32 +187,25 @@ extension SyncEngine {
 
     /// The subscriptions the rows here were pulled for (nil: none, the whole history).
     func appliedSubscriptions(_ db: Database) throws -> String? {
-        guard try Self.hasStateTable(db),
-              case .text(let key)? = try db.fetchRows(sql: "SELECT value FROM sluice_sync_state WHERE key = 'subscriptions'").first?[0]
-        else { return nil }
+        let table = DeviceStateTable(db)
+        guard try table.exists(), case .text(let key)? = try table.value(.subscriptions) else { return nil }
         return key
     }
 
     func saveAppliedSubscriptions(_ key: String?, _ db: Database) throws {
-        guard let key else {
-            try db.execute(sql: "DELETE FROM sluice_sync_state WHERE key = 'subscriptions'")
-            return
-        }
-        try db.execute(sql: "INSERT INTO sluice_sync_state (key, value) VALUES ('subscriptions', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                       arguments: [.text(key)])
+        let table = DeviceStateTable(db)
+        if let key { try table.set(.subscriptions, .text(key)) } else { try table.remove(.subscriptions) }
     }
 
     /// Whether this device started from a snapshot (after which a cursor of 0 means the
     /// space was empty, and the history from its start follows).
     func tookSnapshot(_ db: Database) throws -> Bool {
-        try Self.hasStateTable(db) && !db.fetchRows(sql: "SELECT 1 FROM sluice_sync_state WHERE key = 'snapshot'").isEmpty
+        let table = DeviceStateTable(db)
+        return try table.exists() && table.contains(.snapshot)
     }
 
     func recordSnapshot(_ taken: Bool, _ db: Database) throws {
-        if taken {
-            try db.execute(sql: "INSERT INTO sluice_sync_state (key, value) VALUES ('snapshot', 1) ON CONFLICT (key) DO NOTHING")
-        } else {
-            try db.execute(sql: "DELETE FROM sluice_sync_state WHERE key = 'snapshot'")
-        }
+        let table = DeviceStateTable(db)
+        if taken { try table.setIfMissing(.snapshot, .integer(1)) } else { try table.remove(.snapshot) }
     }
 }

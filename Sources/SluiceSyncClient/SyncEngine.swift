@@ -7,26 +7,12 @@ import Sluice
 /// step that changes state is one SQLite transaction, so a process killed at any point
 /// resumes where the last commit left it: nothing is applied twice or lost.
 ///
-/// Tables (Sluice's own, never logged):
-/// - `sluice_sync_state`: device id, pull cursor, the last log sequence pushed, the clock
-///   received, the last clock stamped, the store file's identity (``FileIdentity``).
-/// - `sluice_sync_id`: `(table, local id) ↔ global id`, one logical row per local id.
-/// - `sluice_sync_stamp`: the clock of each local transaction (and upload part) sent or
-///   to send, kept until the cursor passes the head the service answered with (`acked`):
-///   a pulled transaction under this device's id is its own only when number and clock
-///   match one of these.
-/// - `sluice_sync_resurrect`: rows whose pending update beat a pulled delete.
-/// - `sluice_sync_fixup`: rows other devices wrote pointing at a parent this device
-///   deleted: pushed as deletes (a NOT NULL reference) or as NULL (a nullable one), so the
-///   service ends as every device's ON DELETE action leaves them; and (with `ref`) this
-///   device's unpushed references to a parent another device deleted, which the pulled
-///   delete's local ON DELETE action overwrote: pushed as they were written, so that the
-///   service applies the action to them too (see `SyncStorage.deleteActions`).
-/// - `sluice_sync_quarantine`: pulled transactions this device could not apply (a value
-///   its schema refuses, a column it does not have), kept with the error until retried or
-///   discarded; the transactions after them are applied.
-/// - `sluice_sync_merge`: merge results recorded with the pulled transaction they settle,
-///   written (and pushed) by the next local transaction.
+/// Its state lives in the `sluice_sync_*` tables (Sluice's own, never logged), made by
+/// ``SyncStateFormat``'s migrations, each table read and written by one small type in
+/// `State/`: ``DeviceStateTable`` (id, cursor, clocks, upload progress), ``IdentityMap``
+/// (local ↔ global ids), ``StampLedger`` (the clocks of transactions sent),
+/// ``RetiredIDs`` (ids a delete ended), ``QuarantineTable``, ``Resurrections``,
+/// ``FixUps``, ``MergeResults`` and ``AttachmentLedger``.
 // @unchecked Sendable: `tables` and `order` are set once, by `prepare` in the client's
 // initializer, before the engine is shared; every other call only reads them, and each
 // step runs inside one store transaction.
@@ -133,7 +119,7 @@ final class SyncEngine: @unchecked Sendable {
         let identity = file.flatMap(FileIdentity.of)
         if var state = try loadState(db) {
             guard let identity else { return state }
-            let recorded = try db.fetchRows(sql: "SELECT value FROM sluice_sync_state WHERE key = 'file'").first?[0]
+            let recorded = try DeviceStateTable(db).value(.file)
             if case .text(let recorded)? = recorded, recorded != identity { try reidentify(&state, db) }
             if recorded != .text(identity) { try saveFile(identity, db) }
             return state
@@ -149,8 +135,7 @@ final class SyncEngine: @unchecked Sendable {
     static func newDeviceID() -> String { UUID().uuidString.lowercased() }
 
     private func saveFile(_ identity: String, _ db: Database) throws {
-        try db.execute(sql: "INSERT INTO sluice_sync_state (key, value) VALUES ('file', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                       arguments: [.text(identity)])
+        try DeviceStateTable(db).set(.file, .text(identity))
     }
 
     func loadTables(_ db: Database) throws {
@@ -185,68 +170,53 @@ final class SyncEngine: @unchecked Sendable {
     }
 
     func loadState(_ db: Database) throws -> State? {
-        guard try Self.hasStateTable(db) else { return nil }
-        var values: [String: SQLiteValue] = [:]
-        for row in try db.fetchRows(sql: "SELECT key, value FROM sluice_sync_state") {
-            if case .text(let key)? = row["key"] { values[key] = row["value"] }
-        }
-        guard case .text(let device)? = values["device"], case .text(let databaseID)? = values["database"] else { return nil }
-        func integer(_ key: String) -> Int64 { if case .integer(let value)? = values[key] { return value } else { return 0 } }
-        return State(device: device, cursor: integer("cursor"), pushed: integer("pushed"),
-                     clock: HybridClock(rawValue: integer("clock")), databaseID: databaseID, stamped: HybridClock(rawValue: integer("stamped")))
+        let table = DeviceStateTable(db)
+        guard try table.exists() else { return nil }
+        let values = try table.values()
+        guard case .text(let device)? = values[.device], case .text(let databaseID)? = values[.database] else { return nil }
+        func integer(_ key: DeviceStateTable.Key) -> Int64 { if case .integer(let value)? = values[key] { return value } else { return 0 } }
+        return State(device: device, cursor: integer(.cursor), pushed: integer(.pushed),
+                     clock: HybridClock(rawValue: integer(.clock)), databaseID: databaseID, stamped: HybridClock(rawValue: integer(.stamped)))
     }
 
     /// Writes the state; with `loaded` (what was read in this transaction), only what differs.
     func save(_ state: State, _ db: Database, loaded: State? = nil) throws {
-        func pairs(_ state: State) -> [(String, SQLiteValue)] {
-            [("device", .text(state.device)), ("database", .text(state.databaseID)), ("cursor", .integer(state.cursor)),
-             ("pushed", .integer(state.pushed)), ("clock", .integer(state.clock.rawValue)), ("stamped", .integer(state.stamped.rawValue))]
+        func pairs(_ state: State) -> [(DeviceStateTable.Key, SQLiteValue)] {
+            [(.device, .text(state.device)), (.database, .text(state.databaseID)), (.cursor, .integer(state.cursor)),
+             (.pushed, .integer(state.pushed)), (.clock, .integer(state.clock.rawValue)), (.stamped, .integer(state.stamped.rawValue))]
         }
         let before = loaded.map(pairs)
+        let table = DeviceStateTable(db)
         for (index, (key, value)) in pairs(state).enumerated() where before?[index].1 != value {
-            try db.execute(sql: "INSERT INTO sluice_sync_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                           arguments: [.text(key), value])
+            try table.set(key, value)
         }
     }
 
     /// When a sync last completed (saved by ``syncCompleted(_:)``).
     func lastSync(_ db: Database) throws -> Date? {
-        guard try Self.hasStateTable(db),
-              case .integer(let milliseconds)? = try db.fetchRows(sql: "SELECT value FROM sluice_sync_state WHERE key = 'last_sync'").first?[0]
-        else { return nil }
+        let table = DeviceStateTable(db)
+        guard try table.exists(), case .integer(let milliseconds)? = try table.value(.lastSync) else { return nil }
         return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
 
     func syncCompleted(_ db: Database) throws {
-        try db.execute(sql: "INSERT INTO sluice_sync_state (key, value) VALUES ('last_sync', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                       arguments: [.integer(Int64(Date().timeIntervalSince1970 * 1000))])
+        try DeviceStateTable(db).set(.lastSync, .integer(Int64(Date().timeIntervalSince1970 * 1000)))
     }
 
     // MARK: - Global ids
 
+    // The identity map's lookups as the engine's steps use them (``IdentityMap`` owns the table).
+
     func globalID(_ table: String, _ local: Int64, _ db: Database) throws -> String? {
-        let rows = try db.fetchRows(sql: "SELECT gid FROM sluice_sync_id WHERE tbl = ? AND local = ?", arguments: [.text(table), .integer(local)])
-        if case .text(let gid)? = rows.first?["gid"] { return gid }
-        return nil
+        try IdentityMap(db).globalID(table, local)
     }
 
     func globalIDCreating(_ table: String, _ local: Int64, _ db: Database) throws -> String {
-        if let gid = try globalID(table, local, db) { return gid }
-        let gid = UUID().uuidString.lowercased()
-        try db.execute(sql: "INSERT INTO sluice_sync_id (tbl, local, gid) VALUES (?, ?, ?)", arguments: [.text(table), .integer(local), .text(gid)])
-        return gid
+        try IdentityMap(db).globalIDCreating(table, local)
     }
 
     func localID(_ table: String, _ gid: String, _ db: Database) throws -> Int64? {
-        let rows = try db.fetchRows(sql: "SELECT local FROM sluice_sync_id WHERE tbl = ? AND gid = ?", arguments: [.text(table), .text(gid)])
-        if case .integer(let local)? = rows.first?["local"] { return local }
-        return nil
-    }
-
-    func map(_ table: String, local: Int64, to gid: String, pulled: Bool, _ db: Database) throws {
-        // REPLACE drops the rows that held this local id or this global id (both are unique).
-        try db.execute(sql: "INSERT OR REPLACE INTO sluice_sync_id (tbl, local, gid, pulled) VALUES (?, ?, ?, ?)",
-                       arguments: [.text(table), .integer(local), .text(gid), .integer(pulled ? 1 : 0)])
+        try IdentityMap(db).localID(table, gid)
     }
 
     // MARK: - What the device has not pushed
@@ -337,14 +307,12 @@ final class SyncEngine: @unchecked Sendable {
     func stamp(_ transactions: [(LoggedTransaction, [LocalChange])], state: inout State, _ db: Database) throws -> [Int64: HybridClock] {
         var stamps: [Int64: HybridClock] = [:]
         guard !transactions.isEmpty else { return stamps }
-        for row in try db.fetchRows(sql: "SELECT seq, clock FROM sluice_sync_stamp WHERE seq > ?", arguments: [.integer(state.pushed)]) {
-            if case .integer(let seq)? = row["seq"], case .integer(let clock)? = row["clock"] { stamps[seq] = HybridClock(rawValue: clock) }
-        }
+        let ledger = StampLedger(db)
+        stamps = try ledger.clocks(after: state.pushed)
         for (transaction, _) in transactions where stamps[transaction.token.sequence] == nil {
             let clock = state.stamp(at: transaction.date)
             stamps[transaction.token.sequence] = clock
-            try db.execute(sql: "INSERT INTO sluice_sync_stamp (seq, clock) VALUES (?, ?)",
-                           arguments: [.integer(transaction.token.sequence), .integer(clock.rawValue)])
+            try ledger.record(transaction.token.sequence, clock)
         }
         return stamps
     }
@@ -376,7 +344,5 @@ final class SyncEngine: @unchecked Sendable {
         return rows
     }
 
-    static func hasStateTable(_ db: Database) throws -> Bool {
-        try db.tableExists("sluice_sync_state")
-    }
+
 }
