@@ -36,15 +36,7 @@ extension SyncEngine {
             // claims this id): this store takes a new id and applies it as any other.
             try reidentify(&state, db)
         }
-        let local = try hasLocalTransactions(after: state.pushedToken, db)
-        let unpushed = try unpushed(state, local: local, db)
-        try settleLifetimes(unpushed, db)
-        let retired = try hasRetirements(db)
-        let stamps = try stamp(unpushed, state: &state, db)
-        var pending = pendingRows(unpushed, stamps: stamps)
-        var reserved = Self.reservedRowIDs(unpushed)
-        var merged = false
-        let resolver = ConflictResolver(configuration: configuration)
+        var context = try beginPull(state, loaded: loaded, db)
         let replaced = Self.replaced(transaction.changes)
         for change in transaction.changes {
             // A table this device does not sync (the space has more than it): not its business.
@@ -53,7 +45,7 @@ extension SyncEngine {
             let local = try localID(name, change.id, db)
             switch change.op {
             case .insert:
-                if retired, try deletedHere(table, gid: change.id, db) { continue }
+                if context.retired, try deletedHere(table, gid: change.id, db) { continue }
                 guard let values = try localValues(change.values ?? [:], table, gid: change.id, db) else {
                     // Its parent is gone here (deleted by this device, not pushed yet): the row
                     // goes too, everywhere, as the parent's cascade takes it on every device.
@@ -63,20 +55,20 @@ extension SyncEngine {
                 if let local, try currentRow(table, local, db) != nil {
                     try update(table, local, values, db)
                 } else {
-                    try insert(table, local: try newRowID(local, table, reserved: &reserved, db), values, gid: change.id, db)
+                    try insert(table, local: try newRowID(local, table, reserved: &context.reserved, db), values, gid: change.id, db)
                 }
             case .update:
                 guard let local else { continue }
                 let key = RowKey(table: name, rowID: local)
                 guard try currentRow(table, local, db) != nil else {
-                    if let deleted = pending[key]?.deleted, resolver.resolveUpdateOfRowDeletedHere() == .kept,
+                    if let deleted = context.pending[key]?.deleted, context.resolver.resolveUpdateOfRowDeletedHere() == .kept,
                        let values = try localValues(change.values ?? [:], table, gid: change.id, db) {
                         // The update brings back the row this device deleted.
                         var all = Dictionary(uniqueKeysWithValues: zip(deleted.columns, deleted.values).map { ($0.0, $0.1) })
                         for (column, value) in values { all[column] = value }
                         if let keyColumn = table.keyColumn { all = all.filter { $0.key.lowercased() != keyColumn.lowercased() } }
                         try insert(table, local: local, all.map { ($0.key, $0.value) }, gid: change.id, db)
-                        pending[key] = nil
+                        context.pending[key] = nil
                     }
                     continue
                 }
@@ -84,15 +76,10 @@ extension SyncEngine {
                     // It now points at a parent this device deleted: it goes, as the cascade takes it.
                     try db.execute(sql: "DELETE FROM \(quoteIdentifier(table.name)) WHERE rowid = ?", arguments: [.integer(local)])
                     try fixUp(name, change.id, column: nil, db)
-                    pending[key] = nil
+                    context.pending[key] = nil
                     continue
                 }
-                var applied: [(String, SQLiteValue)] = []
-                for (column, remote) in values {
-                    let outcome = resolver.resolve(table: table.name, column: column, local: pending[key]?.columns[column.lowercased()], remote: remote,
-                                                   from: .init(clock: transaction.clock, device: transaction.device))
-                    merged = try settle(outcome, column: column, remote: remote, key: key, applied: &applied, pending: &pending, db) || merged
-                }
+                let applied = try settleColumns(values, of: table, key: key, clock: { _ in transaction.clock }, device: transaction.device, &context, db)
                 if !applied.isEmpty { try update(table, local, applied, db) }
             case .leave:
                 // Only a subset's rows leave (``applyRows``), never a history's.
@@ -102,18 +89,11 @@ extension SyncEngine {
                 // whose values change, as the insert writes them. Deleting it here first would
                 // run this device's ON DELETE actions on its own unpushed rows that point at it.
                 guard let local, !replaced.contains("\(name) \(change.id)") else { continue }
-                try deleteRow(table, local, gid: change.id, pending: &pending, resolver: resolver, db)
+                try deleteRow(table, local, gid: change.id, pending: &context.pending, resolver: context.resolver, db)
             }
         }
-        try forgetDeleted(transaction.changes, pending: pending, db)
-        if !merged, !local, try !hasFixUps(db) {
-            // Nothing local since the last push: what the log holds up to here is pushed or
-            // pulled, so later scans can start here. (Not with fix-ups waiting: their
-            // transaction takes the number of the last logged one, which must stay above.)
-            state.pushed = try db.currentHistoryToken().sequence
-        }
-        try save(state, db, loaded: loaded)
-        return merged
+        try forgetDeleted(transaction.changes, pending: context.pending, db)
+        return try finishPull(context, db)
     }
 
     /// Carries out what the resolver decided for one pulled column of row `key`: the value

@@ -29,20 +29,12 @@ extension SyncEngine {
         if let newest = rows.compactMap({ $0.clocks?.values.max() }).max() {
             state.clock = state.clock.receiving(HybridClock(rawValue: newest))
         }
-        let local = try hasLocalTransactions(after: state.pushedToken, db)
-        let unpushed = try unpushed(state, local: local, db)
-        try settleLifetimes(unpushed, db)
-        let retired = try hasRetirements(db)
-        let stamps = try stamp(unpushed, state: &state, db)
-        var pending = pendingRows(unpushed, stamps: stamps)
-        var reserved = Self.reservedRowIDs(unpushed)
-        let resolver = ConflictResolver(configuration: configuration)
+        var context = try beginPull(state, loaded: loaded, db)
         let position = Dictionary(order.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
         func rank(_ change: SyncChange) -> Int { position[change.table.lowercased()] ?? .max }
-        var merged = false
         // Rows created or changed, parents first (their references resolve).
         for change in rows.enumerated().filter({ $0.element.op == .insert }).sorted(by: { (rank($0.element), $0.offset) < (rank($1.element), $1.offset) }) {
-            merged = try upsert(change.element, pending: &pending, reserved: &reserved, resolver: resolver, retired: retired, db) || merged
+            try upsert(change.element, &context, db)
         }
         // Rows deleted or leaving, children first.
         for change in rows.enumerated().filter({ $0.element.op != .insert }).sorted(by: { (rank($0.element), $0.offset) > (rank($1.element), $1.offset) }) {
@@ -51,16 +43,16 @@ extension SyncEngine {
             guard let local = try localID(table.name.lowercased(), change.id, db) else { continue }
             switch change.op {
             case .delete:
-                try deleteRow(table, local, gid: change.id, pending: &pending, resolver: resolver, db)
+                try deleteRow(table, local, gid: change.id, pending: &context.pending, resolver: context.resolver, db)
             case .leave:
-                guard pending[RowKey(table: table.name.lowercased(), rowID: local)] == nil else { continue }
+                guard context.pending[RowKey(table: table.name.lowercased(), rowID: local)] == nil else { continue }
                 try db.execute(sql: "DELETE FROM \(quoteIdentifier(table.name)) WHERE rowid = ?", arguments: [.integer(local)])
                 try forget(table.name.lowercased(), local, db)
             case .insert, .update:
                 continue
             }
         }
-        try forgetDeleted(rows, pending: pending, db)
+        try forgetDeleted(rows, pending: context.pending, db)
         if complete {
             // Before its first upload is over, a device's own rows may not be on the service yet.
             let uploaded = try hasPushedBefore(db)
@@ -70,18 +62,14 @@ extension SyncEngine {
                 guard let table = tables[name] else { continue }
                 for (local, gid) in try IdentityMap(db).rows(of: name, includingMadeHere: uploaded) {
                     guard !(named[name]?.contains(gid) ?? false),
-                          pending[RowKey(table: name, rowID: local)] == nil, try currentRow(table, local, db) != nil else { continue }
+                          context.pending[RowKey(table: name, rowID: local)] == nil, try currentRow(table, local, db) != nil else { continue }
                     try db.execute(sql: "DELETE FROM \(quoteIdentifier(table.name)) WHERE rowid = ?", arguments: [.integer(local)])
                     try forget(name, local, db)
                 }
             }
         }
-        try removeUnsubscribed(subscriptions, pending: pending, db)
-        if !merged, !local, try !hasFixUps(db) {
-            state.pushed = try db.currentHistoryToken().sequence
-        }
-        try save(state, db, loaded: loaded)
-        return merged
+        try removeUnsubscribed(subscriptions, pending: context.pending, db)
+        return try finishPull(context, db)
     }
 
     /// The synced table a subset's row belongs to.
@@ -97,42 +85,38 @@ extension SyncEngine {
     /// A row's current values: created here, or the columns that differ updated, each
     /// settled against an unpushed value here by the column's policy (with the clock the
     /// service has for that column).
-    private func upsert(_ change: SyncChange, pending: inout [RowKey: PendingRow], reserved: inout [String: Int64],
-                        resolver: ConflictResolver, retired: Bool, _ db: Database) throws -> Bool {
+    private func upsert(_ change: SyncChange, _ context: inout PullContext, _ db: Database) throws {
         let table = try syncedTable(change.table)
         let name = table.name.lowercased()
-        if retired, try deletedHere(table, gid: change.id, db) { return false }
+        if context.retired, try deletedHere(table, gid: change.id, db) { return }
         // Every parent comes with its rows, so a parent missing here is one this device
         // deleted (not pushed yet): as with a pulled history, the row goes too, everywhere,
         // as the parent's cascade takes it on every device (a nullable reference is cleared).
         guard let values = try localValues(change.values ?? [:], table, gid: change.id, db) else {
             try fixUp(name, change.id, column: nil, db)
-            return false
+            return
         }
         let local = try localID(name, change.id, db)
         if let local, let current = try currentRow(table, local, db) {
             let key = RowKey(table: name, rowID: local)
-            var applied: [(String, SQLiteValue)] = []
-            var merged = false
-            for (column, remote) in values where current[column] != remote {
-                let lowered = column.lowercased()
-                let mine = pending[key]?.columns[lowered]
-                // The service's value is the one this device changed from: its own stays.
-                if let mine, mine.base == remote { continue }
-                let clock = HybridClock(rawValue: change.clocks?.first(where: { $0.key.lowercased() == lowered })?.value ?? 0)
-                let outcome = resolver.resolve(table: table.name, column: column, local: mine, remote: remote, from: .init(clock: clock, device: ""))
-                merged = try settle(outcome, column: column, remote: remote, key: key, applied: &applied, pending: &pending, db) || merged
+            // Only the columns that differ; and where the service's value is the one this
+            // device changed from, its own stays.
+            let changed = values.filter { column, remote in
+                current[column] != remote && context.pending[key]?.columns[column.lowercased()]?.base != remote
             }
+            // A row's current values name no writer per column: only each column's clock.
+            let clocks = Dictionary(change.clocks?.map { ($0.key.lowercased(), $0.value) } ?? [], uniquingKeysWith: { first, _ in first })
+            let applied = try settleColumns(changed, of: table, key: key, clock: { HybridClock(rawValue: clocks[$0.lowercased()] ?? 0) },
+                                            device: "", &context, db)
             try update(table, local, applied, db)
-            return merged
+            return
         }
-        if let local, let deleted = pending[RowKey(table: name, rowID: local)]?.deleted {
+        if let local, let deleted = context.pending[RowKey(table: name, rowID: local)]?.deleted {
             // Deleted here, unpushed: back only when updates win and the service changed it since.
-            guard resolver.resolveUpdateOfRowDeletedHere() == .kept, values.contains(where: { deleted[$0.0] != $0.1 }) else { return false }
-            pending[RowKey(table: name, rowID: local)] = nil
+            guard context.resolver.resolveUpdateOfRowDeletedHere() == .kept, values.contains(where: { deleted[$0.0] != $0.1 }) else { return }
+            context.pending[RowKey(table: name, rowID: local)] = nil
         }
-        try insert(table, local: try newRowID(local, table, reserved: &reserved, db), values, gid: change.id, db)
-        return false
+        try insert(table, local: try newRowID(local, table, reserved: &context.reserved, db), values, gid: change.id, db)
     }
 
     /// Removes the rows of the synced tables that no subscription keeps and no row here

@@ -1,0 +1,70 @@
+import SluiceSyncProtocol
+import Sluice
+
+/// What both appliers of pulled changes share — a pulled history transaction (`apply`) and
+/// a round of a subscription's rows (`applyRows`): one context, built once per applied
+/// transaction or round, that holds this device's unpushed values to settle against; one
+/// way to settle a pulled column (``settle(_:column:remote:key:applied:pending:_:)``, with
+/// the resolver's one equal-clock rule); one way to finish.
+extension SyncEngine {
+    struct PullContext {
+        /// The state being moved (cursor, clocks, stamps), and as it was read.
+        var state: State
+        let loaded: State
+        /// Whether this device has logged transactions after its last push.
+        let hasLocal: Bool
+        /// Whether a delete here waits to be acknowledged (pulled inserts are checked then).
+        let retired: Bool
+        /// Unpushed values per row, settled against pulled ones as they are applied.
+        var pending: [RowKey: PendingRow]
+        /// Rowids the unpushed transactions used, which pulled inserts must not take.
+        var reserved: [String: Int64]
+        let resolver: ConflictResolver
+        /// Whether a merge result was recorded (written by ``writeMerges(_:)``).
+        var merged = false
+    }
+
+    /// Reads what this device has not pushed, as of `state` (whose cursor and clock the
+    /// caller moved for what it applies), and gives the unpushed rows their ids.
+    func beginPull(_ state: State, loaded: State, _ db: Database) throws -> PullContext {
+        db.transactionAuthor = Self.syncAuthor
+        var state = state
+        let local = try hasLocalTransactions(after: state.pushedToken, db)
+        let unpushed = try unpushed(state, local: local, db)
+        try settleLifetimes(unpushed, db)
+        let retired = try hasRetirements(db)
+        let stamps = try stamp(unpushed, state: &state, db)
+        return PullContext(state: state, loaded: loaded, hasLocal: local, retired: retired,
+                           pending: pendingRows(unpushed, stamps: stamps), reserved: Self.reservedRowIDs(unpushed),
+                           resolver: ConflictResolver(configuration: configuration))
+    }
+
+    /// Settles each pulled column of row `key` (written at `clock` by `device`; "" when the
+    /// writer is not named per column) against this device's unpushed value, and returns
+    /// the values to write.
+    func settleColumns(_ values: [(String, SQLiteValue)], of table: LocalTable, key: RowKey, clock: (String) -> HybridClock, device: String,
+                       _ context: inout PullContext, _ db: Database) throws -> [(String, SQLiteValue)] {
+        var applied: [(String, SQLiteValue)] = []
+        for (column, remote) in values {
+            let outcome = context.resolver.resolve(table: table.name, column: column, local: context.pending[key]?.columns[column.lowercased()],
+                                                   remote: remote, from: .init(clock: clock(column), device: device))
+            if try settle(outcome, column: column, remote: remote, key: key, applied: &applied, pending: &context.pending, db) {
+                context.merged = true
+            }
+        }
+        return applied
+    }
+
+    /// Saves the state; with nothing local since the last push, what the log holds up to
+    /// here is pushed or pulled, so later scans start here. (Not with fix-ups waiting: their
+    /// transaction takes the number of the last logged one, which must stay above.) Returns
+    /// whether merge results were recorded.
+    func finishPull(_ context: PullContext, _ db: Database) throws -> Bool {
+        var state = context.state
+        if !context.merged, !context.hasLocal, try !hasFixUps(db) {
+            state.pushed = try db.currentHistoryToken().sequence
+        }
+        try save(state, db, loaded: context.loaded)
+        return context.merged
+    }
+}
