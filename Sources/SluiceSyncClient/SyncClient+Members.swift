@@ -8,7 +8,7 @@ extension SyncClient {
     ///
     /// - Parameter token: the new token or JWT.
     public func updateToken(_ token: String) {
-        transport.bearer.current = token
+        transport.updateBearer(token)
     }
 
     /// Shares this client's space with a user (this client's token must be an owner's):

@@ -101,7 +101,7 @@ public actor SyncClient {
 
     let store: Store
     let engine: SyncEngine
-    let transport: SyncTransport
+    let transport: any SyncTransport
     /// What this device syncs of each table (nil: everything; see ``subscribe(_:)``).
     var subscriptions: [SyncSubscription]?
     /// The latest snapshot.
@@ -133,9 +133,16 @@ public actor SyncClient {
     ///     add`, `share`), or a JWT the app's backend signed (`serve --jwt-secret-file`).
     ///   - configuration: the synced tables and how conflicts are settled.
     public init(store: Store, server: URL, token: String, configuration: SyncConfiguration) throws {
+        try self.init(store: store, transport: HTTPSyncTransport(server: server, token: token, space: configuration.space,
+                                                                 schemaVersion: configuration.schemaVersion),
+                      configuration: configuration)
+    }
+
+    /// A client that reaches the service through `transport` (tests: a scripted service).
+    init(store: Store, transport: any SyncTransport, configuration: SyncConfiguration) throws {
         self.store = store
         engine = SyncEngine(configuration: configuration)
-        transport = SyncTransport(server: server, token: token, space: configuration.space, schemaVersion: configuration.schemaVersion)
+        self.transport = transport
         subscriptions = configuration.subscriptions
         let engine = engine
         try engine.check(configuration.subscriptions)
@@ -224,7 +231,7 @@ public actor SyncClient {
                     continue
                 }
                 agreed = false
-                let outcome: SyncTransport.PushOutcome
+                let outcome: SyncPushOutcome
                 do {
                     try await upload(push.attachments, into: &report)
                     outcome = try await transport.push(push.request)

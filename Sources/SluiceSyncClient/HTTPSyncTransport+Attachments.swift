@@ -5,7 +5,7 @@ import FoundationNetworking
 import SluiceSyncProtocol
 
 /// Attachments' bytes, chunk by chunk (`/v1/attachments/<hash>[/<index>]`).
-extension SyncTransport {
+extension HTTPSyncTransport {
     /// What the service holds of an attachment (nil: nothing).
     func attachmentStatus(_ attachment: SyncAttachment) async throws -> AttachmentStatus? {
         let (status, data) = try await send(URLRequest(url: server.appendingPathComponent("v1/attachments/\(attachment.hash)")))

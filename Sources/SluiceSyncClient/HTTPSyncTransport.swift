@@ -1,0 +1,171 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+@_spi(SluiceInternal) import SluiceSyncProtocol
+
+/// HTTP to the sync service (URLSession; Foundation's networking on Linux).
+struct HTTPSyncTransport: SyncTransport {
+    let server: URL
+    /// The bearer, shared by every copy of this transport (a follow loop's too), so that
+    /// a refreshed one is used from the next request on.
+    let bearer: Bearer
+    let session: URLSession
+
+    /// The bearer token or JWT requests carry; replaced when the app refreshes it.
+    final class Bearer: @unchecked Sendable {
+        // @unchecked Sendable: `value` is guarded by `lock`.
+        private let lock = NSLock()
+        private var value: String
+
+        init(_ value: String) { self.value = value }
+
+        var current: String {
+            get { lock.withLock { value } }
+            set { lock.withLock { value = newValue } }
+        }
+    }
+
+    /// The space named in `Sluice-Space` (a JWT's bearer may open several).
+    let space: String?
+    /// The schema version sent as `Sluice-Schema-Version` (nil: none).
+    let schemaVersion: Int?
+
+    init(server: URL, token: String, space: String? = nil, schemaVersion: Int? = nil, timeout: TimeInterval = 30) {
+        self.server = server
+        bearer = Bearer(token)
+        self.space = space
+        self.schemaVersion = schemaVersion
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = timeout
+        session = URLSession(configuration: configuration)
+    }
+
+    func push(_ push: PushRequest) async throws -> SyncPushOutcome {
+        var request = URLRequest(url: server.appendingPathComponent("v1/push"))
+        request.httpMethod = "POST"
+        request.httpBody = try JSONEncoder().encode(push)
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        // The service may take a while to write a large push before it answers.
+        request.timeoutInterval = 300
+        let (status, data) = try await send(request)
+        if status == 409 {
+            let body = try? JSONDecoder().decode(SyncErrorBody.self, from: data)
+            if let body, body.code == .identityConflict { return .identityConflict(body.message) }
+            // An attachment it names is not on the service (uploaded before, then lost): the
+            // next sync uploads it again.
+            if let body, body.code == .attachmentMissing { throw SyncClientError.rejected(status: status, body) }
+            return .behind
+        }
+        try check(status, data)
+        return .accepted(try decode(PushResponse.self, data))
+    }
+
+    func pull(since: Int64, limit: Int?, device: String?) async throws -> PullResponse {
+        var components = URLComponents(url: server.appendingPathComponent("v1/pull"), resolvingAgainstBaseURL: false)
+        components?.queryItems = [URLQueryItem(name: "since", value: String(since))] + (limit.map { [URLQueryItem(name: "limit", value: String($0))] } ?? [])
+            + (device.map { [URLQueryItem(name: "device", value: $0)] } ?? [])
+        guard let url = components?.url else { throw SyncClientError.protocolViolation("cannot build a pull URL from \(server)") }
+        let (status, data) = try await send(URLRequest(url: url))
+        try check(status, data)
+        return try decode(PullResponse.self, data)
+    }
+
+    /// One page of a round of a subset's rows.
+    func rows(_ rows: RowsRequest) async throws -> RowsResponse {
+        try await post("v1/rows", rows, answer: RowsResponse.self)
+    }
+
+    /// Shares the space with a user (an owner's token); the member's new token.
+    func share(_ share: ShareRequest) async throws -> ShareResponse {
+        try await post("v1/members", share, answer: ShareResponse.self)
+    }
+
+    /// POSTs `body` as JSON; the answer, decoded, or the error it is.
+    private func post<Answer: Decodable>(_ path: String, _ body: some Encodable, answer: Answer.Type) async throws -> Answer {
+        var request = URLRequest(url: server.appendingPathComponent(path))
+        request.httpMethod = "POST"
+        request.httpBody = try JSONEncoder().encode(body)
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        let (status, data) = try await send(request)
+        try check(status, data)
+        return try decode(Answer.self, data)
+    }
+
+    func updateBearer(_ token: String) { bearer.current = token }
+
+    /// Waits until the head passes `since` (or `timeout` seconds); returns the head.
+    func wait(since: Int64, timeout: Int) async throws -> Int64 {
+        var components = URLComponents(url: server.appendingPathComponent("v1/wait"), resolvingAgainstBaseURL: false)
+        components?.queryItems = [URLQueryItem(name: "since", value: String(since)), URLQueryItem(name: "timeout", value: String(timeout))]
+        guard let url = components?.url else { throw SyncClientError.protocolViolation("cannot build a wait URL from \(server)") }
+        var request = URLRequest(url: url)
+        request.timeoutInterval = TimeInterval(timeout + 15)
+        let (status, data) = try await send(request)
+        try check(status, data)
+        struct Head: Decodable { var head: Int64 }
+        return try decode(Head.self, data).head
+    }
+
+    func send(_ request: URLRequest) async throws -> (Int, Data) {
+        var request = request
+        request.setValue("Bearer \(bearer.current)", forHTTPHeaderField: "Authorization")
+        if let space { request.setValue(space, forHTTPHeaderField: "Sluice-Space") }
+        if let schemaVersion { request.setValue(String(schemaVersion), forHTTPHeaderField: "Sluice-Schema-Version") }
+        do {
+            let (data, response) = try await data(for: request)
+            guard let http = response as? HTTPURLResponse else { throw SyncClientError.protocolViolation("not an HTTP response") }
+            return (http.statusCode, data)
+        } catch let error as SyncClientError {
+            throw error
+        } catch {
+            if Task.isCancelled { throw CancellationError() }
+            throw SyncClientError.offline("\(request.url?.absoluteString ?? "?"): \(error.localizedDescription)")
+        }
+    }
+
+    /// `session.data(for:)`, except that cancelling the calling task returns at once with
+    /// `CancellationError` and leaves the request to finish on its own (its answer is dropped;
+    /// every request is safe to repeat). Cancelling the `URLSessionTask` on Linux is not safe:
+    /// swift-corelibs-foundation deadlocked in the async API's cancel (a CI run hung 30
+    /// minutes) and crashed in libdispatch's event loop after the completion-handler API's.
+    private func data(for request: URLRequest) async throws -> (Data, URLResponse) {
+        let answer = FirstAnswer<(Data, URLResponse)>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
+                guard answer.wait(continuation) else { return }
+                session.dataTask(with: request) { data, response, error in
+                    if let error {
+                        answer.finish(.failure(error))
+                    } else if let response {
+                        answer.finish(.success((data ?? Data(), response)))
+                    } else {
+                        answer.finish(.failure(URLError(.badServerResponse)))
+                    }
+                }.resume()
+            }
+        } onCancel: {
+            answer.finish(.failure(CancellationError()))
+        }
+    }
+
+    func check(_ status: Int, _ data: Data) throws {
+        guard !(200..<300).contains(status) else { return }
+        let body = (try? JSONDecoder().decode(SyncErrorBody.self, from: data))
+            ?? SyncErrorBody(error: "http_\(status)", message: String(decoding: data.prefix(500), as: UTF8.self))
+        // The code decides; a body without one (a proxy's page) goes by its status.
+        if body.code == .unauthorized || status == 401 { throw SyncClientError.unauthorized(body.message) }
+        if body.code.isRetryable || [429, 502, 503, 504].contains(status) {
+            throw SyncClientError.offline("the service answered \(status): \(body.message)")
+        }
+        throw SyncClientError.rejected(status: status, body)
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
+        do {
+            return try JSONDecoder().decode(type, from: data)
+        } catch {
+            throw SyncClientError.protocolViolation("cannot read the service's answer as \(T.self): \(error)")
+        }
+    }
+}
