@@ -3,43 +3,9 @@ import Hummingbird
 import NIOCore
 import SluiceSyncProtocol
 
-/// `/v1/attachments/<hash>`: an attachment's status; `/v1/attachments/<hash>/<index>`: `PUT`
-/// uploads a chunk (`?size=` the attachment's size), `GET` downloads one of a complete
-/// attachment. Writers (owners and editors) upload; every member downloads.
+/// What the attachment routes (``AttachmentsController``) do: a chunk's upload, checked.
 extension SyncService {
-    func addAttachmentRoutes(to router: Router<SyncRequestContext>) {
-        router.get("v1/attachments/:hash") { request, context in
-            let hash = context.parameters.get("hash") ?? ""
-            return await self.respond(request, context, read: {}, { caller, _ in
-                try Self.checkHash(hash)
-                guard let status = try await self.storage.attachmentStatus(space: caller.space, hash: hash) else {
-                    return Self.error(.notFound, "this space has no attachment \(hash)")
-                }
-                return try Self.json(status)
-            })
-        }
-        router.put("v1/attachments/:hash/:index") { request, context in
-            let (hash, index) = (context.parameters.get("hash") ?? "", context.parameters.get("index") ?? "")
-            return await self.respond(request, context, bytes: SyncAttachment.chunkSize, read: {
-                var request = request
-                return try await request.collectBody(upTo: SyncAttachment.chunkSize)
-            }, { caller, body in try await self.putChunk(hash: hash, index: index, request: request, body: body, caller: caller) })
-        }
-        router.get("v1/attachments/:hash/:index") { request, context in
-            let (hash, index) = (context.parameters.get("hash") ?? "", context.parameters.get("index") ?? "")
-            return await self.respond(request, context, read: {}, { caller, _ in
-                try Self.checkHash(hash)
-                guard let number = Int(index), number >= 0,
-                      let bytes = try await self.storage.chunk(space: caller.space, hash: hash, index: number) else {
-                    return Self.error(.notFound, "this space has no chunk \(index) of a complete attachment \(hash)")
-                }
-                SyncMetrics.attachmentChunk(sent: bytes.readableBytes)
-                return Response(status: .ok, headers: [.contentType: "application/octet-stream"], body: .init(byteBuffer: bytes))
-            })
-        }
-    }
-
-    private func putChunk(hash: String, index: String, request: Request, body: ByteBuffer, caller: Caller) async throws -> Response {
+    func putChunk(hash: String, index: String, request: Request, body: ByteBuffer, caller: Caller) async throws -> Response {
         guard caller.access.role != .viewer else {
             let who = caller.access.member.map { "member '\($0)'" } ?? "this token"
             return Self.error(.forbidden, "\(who) is a viewer of this space: it may read, not upload attachments")

@@ -6,7 +6,7 @@ import SluiceSyncProtocol
 /// `GET /v1/pull?since=N&limit=M&device=D`: the history after `since`.
 extension SyncService {
     func pull(_ request: Request, _ context: SyncRequestContext) async -> Response {
-        await respond(request, context, read: {}, { caller, _ in
+        await respond(context, read: {}, { caller, _ in
             let since = try Self.integer(request, "since") ?? 0
             let limit = min(max(try Self.integer(request, "limit") ?? Int64(configuration.pullLimit), 1), Int64(configuration.pullLimit))
             // The device's position, for compaction (older clients send none: they hold nothing back).

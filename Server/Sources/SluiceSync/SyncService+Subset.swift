@@ -9,7 +9,7 @@ extension SyncService {
     static let largestRowsRequest = 256 << 10
 
     func rows(_ request: Request, _ context: SyncRequestContext) async -> Response {
-        await respond(request, context, bytes: Self.largestRowsRequest, read: {
+        await respond(context, bytes: Self.largestRowsRequest, read: {
             var request = request
             return try await request.collectBody(upTo: Self.largestRowsRequest)
         }, { caller, body in

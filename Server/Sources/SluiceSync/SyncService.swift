@@ -126,47 +126,18 @@ public struct SyncService: Sendable {
     /// the head every 20 ms.
     public var listener: HeadListener { HeadListener(storage: storage, signal: signal) }
 
-    /// The routes.
+    /// The routes: health, readiness and metrics open to all; the API behind
+    /// ``BearerAuthenticator``, one controller per resource.
     public func router() -> Router<SyncRequestContext> {
         let router = Router(context: SyncRequestContext.self)
         router.add(middleware: RequestRecorder())
-        router.get("v1/health") { _, context in await self.health(context) }
-        router.get("v1/ready") { _, context in await self.ready(context) }
-        if let registry = configuration.metrics {
-            router.get("metrics") { _, _ in
-                Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                         body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
-            }
-        }
-        router.post("v1/push") { request, context in
-            // A push writes as many rows as it carries: two seconds more per megabyte of body.
-            let length = request.headers[.contentLength].flatMap { Int($0) }
-            let megabytes = length.map { $0 >> 20 } ?? 0
-            // The body is read in the handler's own task, before the database deadline starts:
-            // work the deadline gives up on goes on in the background, and a body still being
-            // read there was read a second time by Hummingbird after the 503 (a crash).
-            return await self.respond(request, context, bytes: min(length ?? configuration.maximumBodyBytes, configuration.maximumBodyBytes),
-                                      deadline: configuration.databaseDeadline + .seconds(2 * megabytes), read: {
-                var request = request
-                return try await request.collectBody(upTo: configuration.maximumBodyBytes)
-            }, { caller, body in
-                try await self.push(body, caller: caller)
-            })
-        }
-        router.post("v1/members") { request, context in
-            await self.respond(request, context, bytes: 64 << 10, read: {
-                var request = request
-                return try await request.collectBody(upTo: 64 << 10)
-            }, { caller, body in
-                try await self.share(body, caller: caller)
-            })
-        }
-        router.post("v1/rows") { request, context in await self.rows(request, context) }
-        addAttachmentRoutes(to: router)
-        router.get("v1/pull") { request, context in await self.pull(request, context) }
-        router.get("v1/wait") { request, context in
-            await self.respond(request, context, longPoll: true, read: {}) { caller, _ in try await self.wait(request, caller: caller) }
-        }
+        HealthController(service: self).addRoutes(to: router)
+        let api = router.group("v1").add(middleware: BearerAuthenticator(service: self))
+        PushController(service: self).addRoutes(to: api)
+        HistoryController(service: self).addRoutes(to: api)
+        RowsController(service: self).addRoutes(to: api)
+        MembersController(service: self).addRoutes(to: api)
+        AttachmentsController(service: self).addRoutes(to: api)
         return router
     }
 
@@ -179,43 +150,25 @@ public struct SyncService: Sendable {
         var space: Int64 { access.space }
     }
 
-    /// Authenticates and rate-limits, then runs `body`; turns errors into JSON responses.
-    private func respond(_ request: Request, _ context: SyncRequestContext, longPoll: Bool = false,
-                         _ body: @escaping @Sendable (Int64) async throws -> Response) async -> Response {
-        await respond(request, context, longPoll: longPoll, read: {}, { caller, _ in try await body(caller.space) })
+    /// Runs `body` for the caller ``BearerAuthenticator`` put in the context; turns errors
+    /// into JSON responses.
+    func respond(_ context: SyncRequestContext, longPoll: Bool = false,
+                 _ body: @escaping @Sendable (Caller) async throws -> Response) async -> Response {
+        await respond(context, longPoll: longPoll, read: {}, { caller, _ in try await body(caller) })
     }
 
-    /// Authenticates and rate-limits (before any query: ``Gatekeeper``), takes a place and
-    /// `bytes` of the body budget, reads what `read` reads (in this task, with no deadline),
-    /// then runs `body` with it under the database deadline; turns errors into JSON responses.
-    func respond<Input: Sendable>(_ request: Request, _ context: SyncRequestContext, longPoll: Bool = false, bytes: Int = 0,
-                                          deadline: Duration? = nil, read: () async throws -> Input,
-                                          _ body: @escaping @Sendable (Caller, Input) async throws -> Response) async -> Response {
-        guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
-              case let token = String(header.dropFirst("Bearer ".count)), !token.isEmpty,
-              token.utf8.count <= (configuration.jwt == nil ? 200 : 8_192) else {
+    /// For the caller in the context (authenticated and rate-limited by
+    /// ``BearerAuthenticator``): takes a place and `bytes` of the body budget, reads what
+    /// `read` reads (in this task, with no deadline), then runs `body` with it under the
+    /// database deadline; turns errors into JSON responses.
+    func respond<Input: Sendable>(_ context: SyncRequestContext, longPoll: Bool = false, bytes: Int = 0,
+                                  deadline: Duration? = nil, read: () async throws -> Input,
+                                  _ body: @escaping @Sendable (Caller, Input) async throws -> Response) async -> Response {
+        guard let caller = context.caller else {
             return Self.error(.unauthorized, "a bearer token is required (Authorization: Bearer <token>)")
         }
-        if let jwt = configuration.jwt, JWTAuthentication.isJWT(token) {
-            return await respond(request, context, jwt: jwt, bearer: token, longPoll: longPoll, bytes: bytes, deadline: deadline, read: read, body)
-        }
         do {
-            let address = context.remoteAddress?.ipAddress ?? ""
-            switch gate.admit(token: token, address: address) {
-            case .limited:
-                return Self.error(.rateLimited, "too many requests (\(Int(configuration.requestsPerSecond)) per second per token); retry later")
-            case .unknown:
-                return Self.error(.unauthorized, "the token is unknown or revoked")
-            case .lookUp:
-                break
-            }
-            // Every PostgreSQL call, the token's lookup included, answers 503 by its deadline
-            // (after a PostgreSQL restart a query on the client's pool has hung for longer than
-            // a device waits for its answer).
-            let found = try await Self.withDeadline(configuration.databaseDeadline, { [storage] in try await storage.access(forToken: token) })
-            gate.looked(up: token, from: address, space: found?.space)
-            guard let access = found else { return Self.error(.unauthorized, "the token is unknown or revoked") }
-            return try await run(Caller(access: access, token: token, schemaVersion: Self.schemaVersion(request)), longPoll: longPoll, bytes: bytes, deadline: deadline, read: read, body)
+            return try await run(caller, longPoll: longPoll, bytes: bytes, deadline: deadline, read: read, body)
         } catch {
             return answer(error, context)
         }
@@ -253,7 +206,7 @@ public struct SyncService: Sendable {
     /// Answers the space's head once it passes `since`, or at the timeout; the caller's
     /// credential is checked again before any answer (a member removed meanwhile gets
     /// 401: removal wakes the space's waits).
-    private func wait(_ request: Request, caller: Caller) async throws -> Response {
+    func wait(_ request: Request, caller: Caller) async throws -> Response {
         let space = caller.space
         let since = try Self.integer(request, "since") ?? 0
         let timeout = min(max(try Self.integer(request, "timeout") ?? 25, 0), Int64(Self.longestWait))
@@ -383,11 +336,13 @@ public struct SyncService: Sendable {
 }
 
 /// The request context of the service's routes: Hummingbird's, with the client's address
-/// (what unknown tokens are rate-limited by).
+/// (what unknown tokens are rate-limited by) and, past ``BearerAuthenticator``, the caller.
 public struct SyncRequestContext: RequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The client's address (nil when the channel has none).
     public let remoteAddress: SocketAddress?
+    /// Who is asking (set by ``BearerAuthenticator``; nil on the open routes).
+    var caller: SyncService.Caller?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
