@@ -1,5 +1,4 @@
 import Dispatch
-import Observation
 import SluiceNaming
 
 /// A count, sum, minimum, maximum or average over live results, kept up to
@@ -12,7 +11,7 @@ import SluiceNaming
 /// let token = heavy.aggregates.count.observe { count in print(count) }   // Result<Int, StoreError>
 /// let total = heavy.aggregates.sum(of: \.weight)                         // LiveAggregate<Int>
 /// for try await grams in total.values { ... }
-/// let shown = LiveValue(total)                                            // @Observable, on the main actor
+/// let shown = LiveValue(total)              // SluiceViewModels: @Observable, on the main actor
 /// ```
 ///
 /// Values follow SQLite's aggregate functions: NULLs are left out; `sum`
@@ -263,40 +262,4 @@ extension Results {
     /// `max(of:)`, `average(of:)`, each a `LiveAggregate` to fetch, observe,
     /// iterate or wrap in a `LiveValue`.
     public var aggregates: ResultsAggregates<Element> { ResultsAggregates(results: self) }
-}
-
-/// A live aggregate kept on the main actor for SwiftUI and `@Observable`
-/// view models: `value` holds the current value as soon as this is made,
-/// then changes once per commit that changes it.
-@MainActor
-@Observable
-public final class LiveValue<Value: Sendable> {
-    /// The value now (nil only while it cannot be computed: see `error`).
-    public private(set) var value: Value?
-    /// Why the value cannot be computed now; nil once it can.
-    public private(set) var error: StoreError?
-
-    @ObservationIgnored private var token: ObservationToken?
-
-    /// Follows an aggregate.
-    ///
-    /// - Parameter aggregate: the aggregate to follow.
-    public init(_ aggregate: LiveAggregate<Value>) {
-        token = aggregate.observe(scheduling: .immediate) { [weak self] result in
-            guard let self else { return }
-            switch result {
-            case .success(let value):
-                self.value = value
-                if self.error != nil { self.error = nil }
-            case .failure(let error):
-                self.error = error
-            }
-        }
-    }
-
-    /// Stops observing.
-    public func cancel() {
-        token?.invalidate()
-        token = nil
-    }
 }

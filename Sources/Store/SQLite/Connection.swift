@@ -40,9 +40,10 @@ final class Connection {
     var statementDidFinish: ((_ notes: StatementNotes, _ succeeded: Bool) -> Void)?
     /// Called before a statement's first step, with what its preparation noted.
     var statementWillRun: ((StatementNotes) -> Void)?
-    /// Whether the foreign-writer triggers' guard (`sluice_foreign.active`)
-    /// reads as NULL here: set on Sluice's writers, which log by themselves.
-    var silencesForeignTriggers = false
+    /// A column that reads as NULL in this connection's statements: the
+    /// change log's foreign-writer triggers' guard, set on Sluice's writers,
+    /// which log by themselves (the log names it, this layer does not).
+    var silencedColumn: (table: String, column: String)?
     /// When set, decides instead of the busy timeout whether to try again a
     /// lock another connection holds, and pauses as long as it likes (called
     /// with the attempts so far): the observation queue's RESTART checkpoint
@@ -129,12 +130,13 @@ final class Connection {
             }
         case SQLITE_TRANSACTION:
             if let first, strcmp(first, "BEGIN") == 0 { notes.transactionEffect = .beginTransaction }
-        case SQLITE_READ where silencesForeignTriggers:
+        case SQLITE_READ where silencedColumn != nil:
             // > If the action code is SQLITE_READ and the callback returns
             // > SQLITE_IGNORE then the prepared statement statement is constructed
             // > to substitute a NULL value in place of the table column that would
             // > have been read if SQLITE_OK had been returned.
-            if let first, let second, strcmp(first, "sluice_foreign") == 0, strcmp(second, "active") == 0 {
+            if let first, let second, let silenced = silencedColumn,
+               silenced.table.withCString({ strcmp(first, $0) }) == 0, silenced.column.withCString({ strcmp(second, $0) }) == 0 {
                 return SQLITE_IGNORE
             }
         default:

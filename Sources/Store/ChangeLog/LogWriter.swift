@@ -48,7 +48,7 @@ final class LogWriter: TransactionObserver {
         counter = CommitCounter(connection: db.connection)
         triggers = broker.capture == .updateHook ? TemporaryLogTriggers(db: db) : nil
         broker.recordsValues = broker.capture == .preupdateHook
-        db.connection.silencesForeignTriggers = true
+        db.connection.silencedColumn = (ChangeLog.foreignGuardTable, ChangeLog.foreignGuardColumn)
         broker.add(self)
         LogValues.registerObjectFunction(on: db.connection.handle)
         refreshByReferenceTables(db)
