@@ -3,7 +3,7 @@ import SluiceSyncProtocol
 import Sluice
 
 /// How a device settles a pulled change against its own unpushed one: the conflict
-/// policies (``ConflictPolicy``) per column and the delete rule (``DeleteRule``), as pure
+/// policies (``ConflictPolicy``) per column and the delete rule (``DeleteConflictRule``), as pure
 /// functions of the two sides, with no store. ``SyncEngine`` applies what they decide.
 ///
 /// The service's history is linear and every device rebases its unpushed changes onto

@@ -35,13 +35,19 @@ public struct MergeConflict: Sendable {
     public let remote: SQLiteValue
 }
 
-/// What happens when one device deletes a row that another updated concurrently.
-public enum DeleteRule: Sendable, Equatable {
+/// What happens when one device deletes a row that another updated concurrently. (Not
+/// the schema's ON DELETE actions, `SyncSchema.DeleteRule`, which the service applies to
+/// a deleted parent's rows.)
+public enum DeleteConflictRule: Sendable, Equatable {
     /// The delete wins: the update is dropped (Realm's rule, and the default).
     case deleteWins
     /// The update wins: the row comes back with its values and the update applied.
     case updateWins
 }
+
+/// The former name of ``DeleteConflictRule``.
+@available(*, deprecated, renamed: "DeleteConflictRule")
+public typealias DeleteRule = DeleteConflictRule
 
 /// Which tables a device syncs and how it settles conflicts.
 public struct SyncConfiguration: Sendable {
@@ -55,7 +61,7 @@ public struct SyncConfiguration: Sendable {
     /// Policies per column, keyed `"table.column"`.
     public var columnPolicies: [String: ConflictPolicy] = [:]
     /// Delete against concurrent update.
-    public var deleteRule: DeleteRule = .deleteWins
+    public var deleteRule: DeleteConflictRule = .deleteWins
     /// Most local transactions in one push: a longer queue (a device offline for a while)
     /// goes in several pushes, oldest first, each acknowledged before the next. When the
     /// service refuses a push as too large (413: over its body size or transaction count),

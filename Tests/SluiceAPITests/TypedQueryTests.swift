@@ -44,6 +44,9 @@ import Testing
         // Sorting by key path, Swift names in strings, and by column name agree.
         #expect(try ids(tasks.sorted(by: \.projectID, ascending: false)) == ids(tasks.sorted(byKeyPath: "projectID", ascending: false)))
         #expect(try ids(tasks.sorted(by: \.dueAt)) == ids(tasks.sorted(byKeyPath: "due_at")))
+        // Several keys, most significant first.
+        let byProjectThenTitle = try ids(tasks.sorted(by: \.projectID, \.title, ascending: false))
+        #expect(byProjectThenTitle == (try ids(tasks.sorted(by: [Ordering("project_id", descending: true), Ordering("title", descending: true)]))))
     }
 
     @Test func aKeyPathThatIsNotAColumnIsNamedInTheError() throws {

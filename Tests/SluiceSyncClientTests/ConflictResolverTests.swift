@@ -57,16 +57,16 @@ import Testing
         #expect(resolver.resolve(table: "package", column: "created_at", local: Self.mine, remote: .null, from: .init(clock: Self.later, device: "z")) == .keepLocal)
     }
 
-    @Test(arguments: [(DeleteRule.deleteWins, true, ConflictResolver.Row.deleted), (.deleteWins, false, .deleted),
+    @Test(arguments: [(DeleteConflictRule.deleteWins, true, ConflictResolver.Row.deleted), (.deleteWins, false, .deleted),
                       (.updateWins, true, .kept), (.updateWins, false, .deleted)])
-    func deleteOfARowChangedHere(rule: DeleteRule, changed: Bool, expected: ConflictResolver.Row) {
+    func deleteOfARowChangedHere(rule: DeleteConflictRule, changed: Bool, expected: ConflictResolver.Row) {
         var configuration = SyncConfiguration(tables: ["person"])
         configuration.deleteRule = rule
         #expect(ConflictResolver(configuration: configuration).resolveDelete(ofRowChangedHere: changed) == expected)
     }
 
-    @Test(arguments: [(DeleteRule.deleteWins, ConflictResolver.Row.deleted), (.updateWins, .kept)])
-    func updateOfARowDeletedHere(rule: DeleteRule, expected: ConflictResolver.Row) {
+    @Test(arguments: [(DeleteConflictRule.deleteWins, ConflictResolver.Row.deleted), (.updateWins, .kept)])
+    func updateOfARowDeletedHere(rule: DeleteConflictRule, expected: ConflictResolver.Row) {
         var configuration = SyncConfiguration(tables: ["person"])
         configuration.deleteRule = rule
         #expect(ConflictResolver(configuration: configuration).resolveUpdateOfRowDeletedHere() == expected)

@@ -28,7 +28,7 @@ struct Sync: AsyncParsableCommand {
               --schema-version <n>
                                 the registered schema version this store's tables are
             """,
-        subcommands: [SyncNow.self, SyncStatus.self, SyncQuarantine.self],
+        subcommands: [SyncNow.self, SyncStatusCommand.self, SyncQuarantine.self],
         defaultSubcommand: SyncNow.self)
 }
 
@@ -107,7 +107,7 @@ struct SyncNow: AsyncParsableCommand {
 }
 
 /// `sluice sync status`.
-struct SyncStatus: ParsableCommand {
+struct SyncStatusCommand: ParsableCommand {
     /// The command's name, abstract and discussion, as `--help` shows them.
     static let configuration = CommandConfiguration(
         commandName: "status",

@@ -47,12 +47,12 @@ struct Tour: ParsableCommand {
         print("""
             let thirtiesInOslo = store.objects(Person.self)
                 .where { $0.age.between(30, 40) && $0.city == "Oslo" }
-                .sorted(by: [Ordering("last_name"), Ordering("first_name")])
+                .sorted(by: \\.lastName, \\.firstName)
                 .limit(5)
             """)
         let thirtiesInOslo = store.objects(Person.self)
             .where { $0.age.between(30, 40) && $0.city == "Oslo" }
-            .sorted(by: [Ordering("last_name"), Ordering("first_name")])
+            .sorted(by: \.lastName, \.firstName)
             .limit(5)
         let people = try thirtiesInOslo.fetch()
         print("→ \(people.count) people, the rows of the first query:")

@@ -94,7 +94,7 @@ public final class ConversationViewModel: ObservableObject {
         self.session = session
         messages = ObservableArray(store.objects(Message.self)
             .filter(Column("conversation_id") == conversationID)
-            .sorted(by: [Ordering("sent_at"), Ordering("id")]))
+            .sorted(by: \.sentAt, \.id))
         messages.itemsPublisher.sink { [weak self] _ in self?.objectWillChange.send() }.store(in: &cancellables)
         writes.failed = { [weak self] error in self?.lastError = error }
     }

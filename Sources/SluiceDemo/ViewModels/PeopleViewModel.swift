@@ -142,7 +142,7 @@ public final class PeopleViewModel: ObservableObject {
     /// Everyone by first then last name; with a search, the matches of its
     /// full-text query, the most relevant first (then by name).
     static func results(_ store: Store, search: String?) -> Results<Person> {
-        let all = store.objects(Person.self).sorted(by: [Ordering("first_name"), Ordering("last_name")])
+        let all = store.objects(Person.self).sorted(by: \.firstName, \.lastName)
         guard let search else { return all }
         return all.searching(search)
     }

@@ -43,16 +43,21 @@ extension Results where Element: Model {
         filter(build(ModelQuery()).isTrue)
     }
 
-    /// Sorts by a property (ties broken by primary key), as Realm's `sorted(by:ascending:)`.
+    /// Sorts by properties, most significant first (ties broken by primary key), as
+    /// Realm's `sorted(by:ascending:)`:
+    ///
+    /// ```swift
+    /// store.objects(Person.self).sorted(by: \.lastName, \.firstName)
+    /// ```
     ///
     /// - Parameters:
-    ///   - keyPath: a stored property (its column).
-    ///   - ascending: the direction.
+    ///   - keyPaths: stored properties (their columns).
+    ///   - ascending: the direction of every key.
     /// - Returns: the sorted results (a new value).
     /// - Complexity: O(1); observed, O(log n) per changed row.
-    public func sorted(by keyPath: PartialKeyPath<Element>, ascending: Bool = true) -> Results {
-        switch Element.column(for: keyPath) {
-        case .success(let column): return sorted(byKeyPath: column, ascending: ascending)
+    public func sorted(by keyPaths: PartialKeyPath<Element>..., ascending: Bool = true) -> Results {
+        switch Element.columns(for: keyPaths) {
+        case .success(let columns): return sorted(by: columns.map { Ordering($0, descending: !ascending) })
         case .failure(let error): return failing(error)
         }
     }

@@ -2,7 +2,7 @@ import ArgumentParser
 import Sluice
 
 /// `sluice`: seed, query and migrate a Sluice database from the shell.
-struct Sluice: AsyncParsableCommand {
+struct SluiceCommand: AsyncParsableCommand {
     /// The command's name, abstract and discussion, as `--help` shows them.
     static let configuration = CommandConfiguration(
         commandName: "sluice",
@@ -11,7 +11,7 @@ struct Sluice: AsyncParsableCommand {
             The database is ./sluice.sqlite unless --db PATH or the SLUICE_DB environment variable says otherwise. \
             The demo schema (person, package, package_content, message, app_state) is built in.
             """,
-        version: "sluice \(Sluice.version) (SQLite \(Store.sqliteVersion))",
+        version: "sluice \(SluiceCommand.version) (SQLite \(Store.sqliteVersion))",
         subcommands: [Tour.self, Migrate.self, Seed.self, Query.self, Watch.self, History.self, Track.self, Untrack.self, Sync.self, Demo.self]
     )
 
@@ -35,6 +35,6 @@ struct Sluice: AsyncParsableCommand {
 public enum SluiceCommandLine {
     /// Parses `CommandLine.arguments` and runs the command, exiting with its status.
     public static func main() async {
-        await Sluice.runCommandLine()
+        await SluiceCommand.runCommandLine()
     }
 }
