@@ -14,6 +14,8 @@ let package = Package(
     platforms: [.macOS(.v14)],
     dependencies: [
         .package(path: ".."),
+        // The command line (--help, --only's groups).
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // The peer some figures are printed beside (benchmarks only).
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
@@ -29,6 +31,7 @@ let package = Package(
                 .product(name: "SluiceSyncClient", package: root),
                 .product(name: "SluiceSyncProtocol", package: root),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
     ],
