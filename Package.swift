@@ -98,7 +98,7 @@ let package = Package(
         // A VFS for tests that need SQLite held at one step (a checkpoint mid-way).
         .target(name: "SluiceTestVFS", dependencies: ["CSQLite"], path: "Tests/SupportVFS"),
         // A writer process for the reliability tests (killed at random points, run side by side).
-        .executableTarget(name: "sluice-stress", dependencies: ["Sluice", "SluiceDemo"], path: "Tests/Stress"),
+        .executableTarget(name: "sluice-stress", dependencies: ["Sluice", "SluiceDemo", "SluiceTestSupport"], path: "Tests/Stress"),
         .testTarget(name: "StoreTests", dependencies: ["Sluice", "SluiceNaming", "SluiceDemo", "SluiceTestSupport", "sluice-stress", "CSQLite"]),
         .testTarget(name: "CLITests", dependencies: ["Sluice", "SluiceDemo", "SluiceTestSupport", "SluiceCLI", "sluice", .product(name: "CSV", package: "CSV.swift")]),
         .testTarget(

@@ -1,6 +1,7 @@
 import Foundation
 import Sluice
 import SluiceDemo
+import SluiceTestSupport
 
 // A writer process for the reliability tests (not a product).
 //
@@ -9,6 +10,9 @@ import SluiceDemo
 //   sluice-stress churn PATH SECS   random inserts/updates/deletes for SECS seconds;
 //                                   prints "ok COMMITS" or "busy ERROR" and exits non-zero
 //   sluice-stress insert PATH       inserts one person; prints "ok" or "error DESCRIPTION"
+//   sluice-stress crash-with-helper PIDFILE
+//                                   starts `sleep 600` sharing this process's standard output,
+//                                   registers it with TestWatchdog, writes its pid, then aborts
 //
 // With SLUICE_STRESS_AS_NOBODY=1, a process started as root first becomes
 // `nobody`, so that file permissions apply (root ignores them).
@@ -24,6 +28,18 @@ guard arguments.count >= 3 else {
     exit(2)
 }
 let path = arguments[2]
+
+if arguments[1] == "crash-with-helper" {
+    // A test process that crashes with a helper running, as a crashed test did.
+    let helper = Process()
+    helper.executableURL = URL(fileURLWithPath: "/bin/sleep")
+    helper.arguments = ["600"]
+    try helper.run()
+    TestWatchdog.killOnExit(helper.processIdentifier)
+    try Data("\(helper.processIdentifier)".utf8).write(to: URL(fileURLWithPath: path))
+    say("started \(helper.processIdentifier)")
+    abort()
+}
 
 #if canImport(Glibc)
 if ProcessInfo.processInfo.environment["SLUICE_STRESS_AS_NOBODY"] == "1", getuid() == 0 {

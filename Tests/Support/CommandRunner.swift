@@ -112,6 +112,7 @@ public final class RunningCommand: @unchecked Sendable {
             self.lock.unlock()
         }
         try process.run()
+        TestWatchdog.killOnExit(process.processIdentifier)
     }
 
     /// The next complete line, waiting up to `timeout` seconds.
@@ -135,6 +136,7 @@ public final class RunningCommand: @unchecked Sendable {
     public func interrupt() {
         if process.isRunning { process.interrupt() }
         process.waitUntilExit()
+        TestWatchdog.forget(process.processIdentifier)
     }
 
     deinit { interrupt() }

@@ -82,6 +82,10 @@ public final class ThrowawayPostgres: Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
+    /// The command that stops the server at once (``stop()``'s), for a process that must
+    /// run it after this one is gone.
+    public var stopCommand: [String] { control + ["-m", "immediate", "stop"] }
+
     /// The newest installed server's binaries: Debian's folder, else the `PATH`'s `initdb`.
     static func binaries() throws -> String {
         let root = "/usr/lib/postgresql"

@@ -62,6 +62,8 @@ final class PostgresCluster: Sendable {
             atexit { PostgresCluster.started.forEach { $0.stop() } }
         }
         PostgresCluster.started.append(server)
+        // Stopped also when the test process crashes (no atexit then).
+        TestWatchdog.runOnExit(server.stopCommand)
         host = server.host
         port = server.port
         user = server.user

@@ -27,6 +27,8 @@ final class SyncServiceProcess: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = log ?? FileHandle.standardError
         try process.run()
+        // Killed when the test process ends, even by a crash (its standard error is the test's).
+        TestWatchdog.killOnExit(process.processIdentifier)
         // The first line says where it listens.
         var buffer = Data()
         let deadline = Date().addingTimeInterval(60)
@@ -58,6 +60,7 @@ final class SyncServiceProcess: @unchecked Sendable {
             Foundation.kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
+        TestWatchdog.forget(process.processIdentifier)
     }
 
     deinit { stop() }

@@ -11,7 +11,7 @@ import Sluice
 import Testing
 
 /// Devices syncing through a real `sluice-sync` against a real PostgreSQL.
-@Suite(.serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
+@Suite(.timeLimit(.minutes(5)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
 struct SyncTests {
     @Test func rowsAndForeignKeysReachAnotherDevice() async throws {
         let space = try SyncSpace()
@@ -195,7 +195,7 @@ extension SyncTests {
     }
 
     @Test func deleteAgainstConcurrentUpdateFollowsTheRule() async throws {
-        for rule in [DeleteRule.deleteWins, .updateWins] {
+        for rule in [DeleteConflictRule.deleteWins, .updateWins] {
             let space = try SyncSpace()
             let a = try space.device { $0.deleteRule = rule }
             let b = try space.device { $0.deleteRule = rule }

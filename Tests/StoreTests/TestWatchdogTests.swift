@@ -1,0 +1,35 @@
+import Foundation
+import SluiceTestSupport
+import Testing
+
+/// A test process that crashes leaves no helper behind: before, a crashed test's services
+/// and servers lived on holding its standard error, and `swift test` waited for ever.
+@Suite(.timeLimit(.minutes(1))) struct TestWatchdogTests {
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat"), "the watchdog reads /proc (Linux)"))
+    func aCrashedProcessesHelpersAreEnded() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("watchdog-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let pidFile = folder.appendingPathComponent("helper.pid")
+        let process = Process()
+        process.executableURL = CommandRunner.executable(named: "sluice-stress")
+        process.arguments = ["crash-with-helper", pidFile.path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // The helper shares the crashed process's standard output: reading it to its end
+        // returns only once the helper is gone too (it would block for 600 s before).
+        let started = Date()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal, "it crashed")
+        #expect(text.hasPrefix("started "))
+        #expect(Date().timeIntervalSince(started) < 30)
+        let pid = try #require(Int32(String(decoding: try Data(contentsOf: pidFile), as: UTF8.self)))
+        // Gone (its parent, init, reaps it a moment after it is killed).
+        let deadline = Date().addingTimeInterval(5)
+        while kill(pid, 0) == 0, Date() < deadline { usleep(10_000) }
+        #expect(kill(pid, 0) != 0, "the helper \(pid) still runs")
+    }
+}
