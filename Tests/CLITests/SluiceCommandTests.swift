@@ -61,6 +61,36 @@ import Testing
 
     // MARK: - seed and query
 
+    @Test("query --format json writes every storage class and escape as sqlite3 would, and repairs invalid UTF-8")
+    func jsonOutputOfAwkwardValues() throws {
+        let cli = try Self.seeded()
+        let plain = PlainConnection(path: cli.path("sluice.sqlite"))
+        try plain.execute("""
+            CREATE TABLE awkward (id INTEGER PRIMARY KEY, value);
+            INSERT INTO awkward (value) VALUES
+                ('quote " backslash \\ newline ' || char(10) || ' tab' || char(9) || ' bell' || char(7)),
+                ('café 🌊 Ødegaard'),
+                (CAST(x'41ff42c3' AS TEXT)),
+                (-9223372036854775808), (9223372036854775807), (0), (-42),
+                (NULL), (1.5), (x'00ff');
+            """)
+        let result = try cli.run(["query", "awkward", "--format", "json"])
+        #expect(result.status == 0, "\(result)")
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
+        let values = rows.map { $0["value"] }
+        #expect(values[0] as? String == "quote \" backslash \\ newline \n tab\t bell\u{7}")
+        #expect(values[1] as? String == "café 🌊 Ødegaard")
+        #expect(values[2] as? String == "A\u{FFFD}B\u{FFFD}", "invalid UTF-8 is repaired, as the other formats do")
+        #expect((values[3] as? NSNumber)?.int64Value == .min)
+        #expect((values[4] as? NSNumber)?.int64Value == .max)
+        #expect((values[5] as? NSNumber)?.int64Value == 0)
+        #expect((values[6] as? NSNumber)?.int64Value == -42)
+        #expect(values[7] is NSNull)
+        #expect((values[8] as? NSNumber)?.doubleValue == 1.5)
+        #expect(values[9] as? String == Data([0x00, 0xFF]).base64EncodedString())
+        #expect(result.stdout.contains(#"\u0007"#))
+    }
+
     @Test func seedJSONThenQueryAsJSON() throws {
         let cli = try Self.seeded()
         let result = try cli.run(["query", "person", "--format", "json"])

@@ -47,6 +47,68 @@ enum JSONRows {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Appends a JSON string of `bytes` when they are valid UTF-8, checking and escaping in
+    /// one pass (runs with nothing to escape copied whole); false, with nothing appended,
+    /// when they are not.
+    static func appendStringIfValid(utf8 bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) -> Bool {
+        let mark = out.count
+        out.append(UInt8(ascii: "\""))
+        var start = 0
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte >= 0x80 {
+                let length = sequenceLength(bytes, at: index)
+                guard length > 0 else {
+                    out.removeSubrange(mark...)
+                    return false
+                }
+                index += length
+                continue
+            }
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
+                appendEscape(byte, to: &out)
+                start = index + 1
+            }
+            index += 1
+        }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
+        out.append(UInt8(ascii: "\""))
+        return true
+    }
+
+    /// The length of the well-formed UTF-8 sequence that starts at `index` (a byte of 0x80
+    /// or more), or 0 when it is not one (Unicode's table 3-7: no overlong forms, no
+    /// surrogates, nothing past U+10FFFF).
+    static func sequenceLength(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> Int {
+        func continuation(_ offset: Int, _ range: ClosedRange<UInt8> = 0x80...0xBF) -> Bool {
+            index + offset < bytes.count && range.contains(bytes[index + offset])
+        }
+        switch bytes[index] {
+        case 0xC2...0xDF: return continuation(1) ? 2 : 0
+        case 0xE0: return continuation(1, 0xA0...0xBF) && continuation(2) ? 3 : 0
+        case 0xE1...0xEC, 0xEE...0xEF: return continuation(1) && continuation(2) ? 3 : 0
+        case 0xED: return continuation(1, 0x80...0x9F) && continuation(2) ? 3 : 0
+        case 0xF0: return continuation(1, 0x90...0xBF) && continuation(2) && continuation(3) ? 4 : 0
+        case 0xF1...0xF3: return continuation(1) && continuation(2) && continuation(3) ? 4 : 0
+        case 0xF4: return continuation(1, 0x80...0x8F) && continuation(2) && continuation(3) ? 4 : 0
+        default: return 0
+        }
+    }
+
+    /// Appends the escape of `"`, `\` or a control character.
+    static func appendEscape(_ byte: UInt8, to out: inout [UInt8]) {
+        switch byte {
+        case UInt8(ascii: "\""): out.append(contentsOf: #"\""#.utf8)
+        case UInt8(ascii: "\\"): out.append(contentsOf: #"\\"#.utf8)
+        case 0x0A: out.append(contentsOf: #"\n"#.utf8)
+        case 0x0D: out.append(contentsOf: #"\r"#.utf8)
+        case 0x09: out.append(contentsOf: #"\t"#.utf8)
+        default: out.append(contentsOf: String(format: #"\u%04x"#, byte).utf8)
+        }
+    }
+
     /// Appends a JSON string of valid UTF-8 text: `"`, `\` and control
     /// characters escaped, runs with nothing to escape copied whole.
     static func appendString(utf8 bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
@@ -55,14 +117,7 @@ enum JSONRows {
         for (index, byte) in bytes.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
             out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
             start = index + 1
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: #"\""#.utf8)
-            case UInt8(ascii: "\\"): out.append(contentsOf: #"\\"#.utf8)
-            case 0x0A: out.append(contentsOf: #"\n"#.utf8)
-            case 0x0D: out.append(contentsOf: #"\r"#.utf8)
-            case 0x09: out.append(contentsOf: #"\t"#.utf8)
-            default: out.append(contentsOf: String(format: #"\u%04x"#, byte).utf8)
-            }
+            appendEscape(byte, to: &out)
         }
         out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
         out.append(UInt8(ascii: "\""))
