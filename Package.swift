@@ -26,6 +26,9 @@ let package = Package(
         // Test helpers (temporary databases, the sqlite3 shell, a plain connection), for the
         // service package's tests; not for apps.
         .library(name: "SluiceTestSupport", targets: ["SluiceTestSupport"]),
+        // The sync loop's scenarios every service must pass (the real one, the in-memory one),
+        // for the tests of both packages; not for apps.
+        .library(name: "SluiceSyncConformance", targets: ["SluiceSyncConformance"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -95,6 +98,8 @@ let package = Package(
         .target(name: "SluiceSyncStore", dependencies: ["Sluice", "SluiceSyncProtocol"]),
         .target(name: "SluiceSyncClient", dependencies: ["Sluice", "SluiceSyncProtocol", "SluiceSyncStore"]),
         .target(name: "SluiceTestSupport", dependencies: ["Sluice", "CSQLite", "SluiceTestVFS"], path: "Tests/Support"),
+        .target(name: "SluiceSyncConformance", dependencies: ["Sluice", "SluiceDemo", "SluiceSyncClient", "SluiceSyncProtocol", "SluiceTestSupport"],
+                path: "Tests/SyncConformance"),
         // A VFS for tests that need SQLite held at one step (a checkpoint mid-way).
         .target(name: "SluiceTestVFS", dependencies: ["CSQLite"], path: "Tests/SupportVFS"),
         // A writer process for the reliability tests (killed at random points, run side by side).
@@ -108,7 +113,7 @@ let package = Package(
         // The sync client's logic and the wire protocol, without PostgreSQL or a service.
         .testTarget(
             name: "SluiceSyncClientTests",
-            dependencies: ["Sluice", "SluiceSyncClient", "SluiceSyncProtocol", "SluiceDemo", "SluiceTestSupport"],
+            dependencies: ["Sluice", "SluiceSyncClient", "SluiceSyncProtocol", "SluiceDemo", "SluiceTestSupport", "SluiceSyncConformance"],
             // Store files written by earlier versions of the client, opened by the upgrade tests.
             exclude: ["Fixtures"]
         ),

@@ -73,6 +73,7 @@ let package = Package(
                 .product(name: "SluiceSyncClient", package: root),
                 .product(name: "SluiceSyncProtocol", package: root),
                 .product(name: "SluiceTestSupport", package: root),
+                .product(name: "SluiceSyncConformance", package: root),
                 .product(name: "sluice", package: root),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "JWTKit", package: "jwt-kit"),

@@ -7,7 +7,7 @@ import SluiceSyncProtocol
 /// Attachments' bytes, chunk by chunk (`/v1/attachments/<hash>[/<index>]`).
 extension HTTPSyncTransport {
     /// What the service holds of an attachment (nil: nothing).
-    func attachmentStatus(_ attachment: SyncAttachment) async throws -> AttachmentStatus? {
+    public func attachmentStatus(_ attachment: SyncAttachment) async throws -> AttachmentStatus? {
         let (status, data) = try await send(URLRequest(url: server.appendingPathComponent("v1/attachments/\(attachment.hash)")))
         if status == 404 { return nil }
         try check(status, data)
@@ -15,7 +15,7 @@ extension HTTPSyncTransport {
     }
 
     /// Uploads chunk `index`; what the service holds then.
-    func upload(_ attachment: SyncAttachment, chunk index: Int, _ bytes: Data) async throws -> AttachmentStatus {
+    public func upload(_ attachment: SyncAttachment, chunk index: Int, _ bytes: Data) async throws -> AttachmentStatus {
         var components = URLComponents(url: server.appendingPathComponent("v1/attachments/\(attachment.hash)/\(index)"), resolvingAgainstBaseURL: false)
         components?.queryItems = [URLQueryItem(name: "size", value: String(attachment.size))]
         guard let url = components?.url else { throw SyncClientError.protocolViolation("cannot build an attachment URL from \(server)") }
@@ -29,7 +29,7 @@ extension HTTPSyncTransport {
     }
 
     /// Downloads chunk `index` of a complete attachment.
-    func download(_ attachment: SyncAttachment, chunk index: Int) async throws -> Data {
+    public func download(_ attachment: SyncAttachment, chunk index: Int) async throws -> Data {
         let (status, data) = try await send(URLRequest(url: server.appendingPathComponent("v1/attachments/\(attachment.hash)/\(index)")))
         try check(status, data)
         guard data.count == attachment.range(ofChunk: index).count else {

@@ -4,8 +4,9 @@ import FoundationNetworking
 #endif
 @_spi(SluiceInternal) import SluiceSyncProtocol
 
-/// HTTP to the sync service (URLSession; Foundation's networking on Linux).
-struct HTTPSyncTransport: SyncTransport {
+/// HTTP to the sync service (URLSession; Foundation's networking on Linux): the transport
+/// of a ``SyncClient`` made with a server URL.
+public struct HTTPSyncTransport: SyncTransport {
     let server: URL
     /// The bearer, shared by every copy of this transport (a follow loop's too), so that
     /// a refreshed one is used from the next request on.
@@ -31,7 +32,15 @@ struct HTTPSyncTransport: SyncTransport {
     /// The schema version sent as `Sluice-Schema-Version` (nil: none).
     let schemaVersion: Int?
 
-    init(server: URL, token: String, space: String? = nil, schemaVersion: Int? = nil, timeout: TimeInterval = 30) {
+    /// A transport to the service at `server`.
+    ///
+    /// - Parameters:
+    ///   - server: the service's base URL.
+    ///   - token: the bearer (a token the service issued, or a JWT).
+    ///   - space: the space a JWT's requests name (`Sluice-Space`); nil for a token's.
+    ///   - schemaVersion: the app's schema version (`Sluice-Schema-Version`); nil: none.
+    ///   - timeout: how long a request waits for its answer, in seconds.
+    public init(server: URL, token: String, space: String? = nil, schemaVersion: Int? = nil, timeout: TimeInterval = 30) {
         self.server = server
         bearer = Bearer(token)
         self.space = space
@@ -41,7 +50,7 @@ struct HTTPSyncTransport: SyncTransport {
         session = URLSession(configuration: configuration)
     }
 
-    func push(_ push: PushRequest) async throws -> SyncPushOutcome {
+    public func push(_ push: PushRequest) async throws -> SyncPushOutcome {
         var request = URLRequest(url: server.appendingPathComponent("v1/push"))
         request.httpMethod = "POST"
         request.httpBody = try JSONEncoder().encode(push)
@@ -61,7 +70,7 @@ struct HTTPSyncTransport: SyncTransport {
         return .accepted(try decode(PushResponse.self, data))
     }
 
-    func pull(since: Int64, limit: Int?, device: String?) async throws -> PullResponse {
+    public func pull(since: Int64, limit: Int?, device: String?) async throws -> PullResponse {
         var components = URLComponents(url: server.appendingPathComponent("v1/pull"), resolvingAgainstBaseURL: false)
         components?.queryItems = [URLQueryItem(name: "since", value: String(since))] + (limit.map { [URLQueryItem(name: "limit", value: String($0))] } ?? [])
             + (device.map { [URLQueryItem(name: "device", value: $0)] } ?? [])
@@ -72,12 +81,12 @@ struct HTTPSyncTransport: SyncTransport {
     }
 
     /// One page of a round of a subset's rows.
-    func rows(_ rows: RowsRequest) async throws -> RowsResponse {
+    public func rows(_ rows: RowsRequest) async throws -> RowsResponse {
         try await post("v1/rows", rows, answer: RowsResponse.self)
     }
 
     /// Shares the space with a user (an owner's token); the member's new token.
-    func share(_ share: ShareRequest) async throws -> ShareResponse {
+    public func share(_ share: ShareRequest) async throws -> ShareResponse {
         try await post("v1/members", share, answer: ShareResponse.self)
     }
 
@@ -92,10 +101,10 @@ struct HTTPSyncTransport: SyncTransport {
         return try decode(Answer.self, data)
     }
 
-    func updateBearer(_ token: String) { bearer.current = token }
+    public func updateBearer(_ token: String) { bearer.current = token }
 
     /// Waits until the head passes `since` (or `timeout` seconds); returns the head.
-    func wait(since: Int64, timeout: Int) async throws -> Int64 {
+    public func wait(since: Int64, timeout: Int) async throws -> Int64 {
         var components = URLComponents(url: server.appendingPathComponent("v1/wait"), resolvingAgainstBaseURL: false)
         components?.queryItems = [URLQueryItem(name: "since", value: String(since)), URLQueryItem(name: "timeout", value: String(timeout))]
         guard let url = components?.url else { throw SyncClientError.protocolViolation("cannot build a wait URL from \(server)") }

@@ -138,8 +138,15 @@ public actor SyncClient {
                       configuration: configuration)
     }
 
-    /// A client that reaches the service through `transport` (tests: a scripted service).
-    init(store: Store, transport: any SyncTransport, configuration: SyncConfiguration) throws {
+    /// A client that reaches the service through `transport`: your own networking, a proxy,
+    /// or a service in memory in tests.
+    ///
+    /// - Parameters:
+    ///   - store: the store to sync.
+    ///   - transport: how requests reach the service (``HTTPSyncTransport`` for HTTP).
+    ///   - configuration: the synced tables and how conflicts are settled.
+    /// - Throws: as ``init(store:server:token:configuration:)``.
+    public init(store: Store, transport: any SyncTransport, configuration: SyncConfiguration) throws {
         self.store = store
         engine = SyncEngine(configuration: configuration)
         self.transport = transport

@@ -24,10 +24,12 @@ public enum SyncClientError: Error, Sendable, CustomStringConvertible {
 }
 
 /// What the client asks of the sync service, one call per endpoint: HTTP in an app
-/// (``HTTPSyncTransport``), another implementation in tests (a scripted service, faults on
-/// demand). Each call is safe to repeat; a failure to reach the service is
-/// `SyncClientError.offline`, a refusal `.rejected` (or `.unauthorized`).
-protocol SyncTransport: Sendable {
+/// (``HTTPSyncTransport``, what ``SyncClient/init(store:server:token:configuration:)``
+/// uses), or your own — another networking stack, a proxy that adds headers, a service in
+/// memory for tests, a wrapper that injects faults. Each call is safe to repeat; a failure
+/// to reach the service is `SyncClientError.offline`, a refusal `.rejected` (or
+/// `.unauthorized`).
+public protocol SyncTransport: Sendable {
     /// `POST /v1/push`.
     func push(_ push: PushRequest) async throws -> SyncPushOutcome
     /// `GET /v1/pull`: a page of the history after `since` (at most `limit` transactions;
@@ -50,7 +52,7 @@ protocol SyncTransport: Sendable {
 }
 
 /// How the service took a push.
-enum SyncPushOutcome: Sendable {
+public enum SyncPushOutcome: Sendable {
     case accepted(PushResponse)
     /// It writes what came since its base: the device pulls, then pushes again.
     case behind
@@ -59,7 +61,8 @@ enum SyncPushOutcome: Sendable {
 }
 
 extension SyncTransport {
-    func pull(since: Int64, device: String? = nil) async throws -> PullResponse {
+    /// A page of the history after `since`, at most what the service sends at once.
+    public func pull(since: Int64, device: String? = nil) async throws -> PullResponse {
         try await pull(since: since, limit: nil, device: device)
     }
 }

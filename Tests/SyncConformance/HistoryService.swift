@@ -1,5 +1,5 @@
 import Foundation
-@testable import SluiceSyncClient
+import SluiceSyncClient
 import SluiceSyncProtocol
 
 /// A sync service's history in memory, behind the client's transport seam: what the client's
@@ -9,38 +9,31 @@ import SluiceSyncProtocol
 /// The real service may append such a push when it commutes with what came since; sending
 /// it back is what it does otherwise, which the client must handle either way. Partial
 /// sync, members and attachments are not here (the Server package tests them for real).
-///
-/// Faults on demand: the next push can fail before it is stored, or after (its answer lost).
-final class HistoryService: @unchecked Sendable {
+/// ``SyncConformance``'s scenarios hold for it and for the real service alike.
+public final class HistoryService: ConformanceService, @unchecked Sendable {
     // @unchecked Sendable: every field is guarded by `lock`.
     private let lock = NSLock()
     private var transactions: [SyncTransaction] = []
     private var owners: [String: String] = [:]
-    private var fault: Fault?
-    private(set) var requests: [String] = []
+    private var tokens = 0
 
-    enum Fault {
-        /// The push does not reach the service.
-        case beforeStoring
-        /// The service stores it and the answer is lost.
-        case afterStoring
+    /// An empty history.
+    public init() {}
+
+    public func head() -> Int64 { lock.withLock { Int64(transactions.count) } }
+
+    public func newToken() -> String {
+        lock.withLock {
+            tokens += 1
+            return "token-\(tokens)"
+        }
     }
 
-    var head: Int64 { lock.withLock { Int64(transactions.count) } }
-
-    /// Makes the next push fail as `fault` says.
-    func failNextPush(_ fault: Fault) { lock.withLock { self.fault = fault } }
-
     /// The transport of a device holding `token`.
-    func transport(token: String) -> some SyncTransport { Transport(service: self, token: token) }
+    public func transport(token: String) -> any SyncTransport { Transport(service: self, token: token) }
 
-    func push(_ request: PushRequest, token: String) throws -> SyncPushOutcome {
-        try lock.withLock {
-            requests.append("push \(request.device) base \(request.base) locals \(request.transactions.map(\.local))")
-            if fault == .beforeStoring {
-                fault = nil
-                throw SyncClientError.offline("the push did not reach the service")
-            }
+    func push(_ request: PushRequest, token: String) -> SyncPushOutcome {
+        lock.withLock {
             if let owner = owners[request.device], owner != token { return .identityConflict("device '\(request.device)' belongs to another token") }
             owners[request.device] = token
             let own = transactions.filter { $0.device == request.device }
@@ -59,17 +52,12 @@ final class HistoryService: @unchecked Sendable {
                 stored.seq = Int64(transactions.count + 1)
                 transactions.append(stored)
             }
-            if fault == .afterStoring {
-                fault = nil
-                throw SyncClientError.offline("the service's answer was lost")
-            }
             return .accepted(PushResponse(head: Int64(transactions.count), appended: fresh.count))
         }
     }
 
     func pull(since: Int64, limit: Int?) -> PullResponse {
         lock.withLock {
-            requests.append("pull since \(since)")
             let after = transactions.dropFirst(Int(max(0, since))).prefix(limit ?? 1_000)
             return PullResponse(transactions: Array(after), head: Int64(transactions.count))
         }
@@ -79,9 +67,9 @@ final class HistoryService: @unchecked Sendable {
         let service: HistoryService
         let token: String
 
-        func push(_ push: PushRequest) async throws -> SyncPushOutcome { try service.push(push, token: token) }
+        func push(_ push: PushRequest) async throws -> SyncPushOutcome { service.push(push, token: token) }
         func pull(since: Int64, limit: Int?, device: String?) async throws -> PullResponse { service.pull(since: since, limit: limit) }
-        func wait(since: Int64, timeout: Int) async throws -> Int64 { service.head }
+        func wait(since: Int64, timeout: Int) async throws -> Int64 { service.head() }
         func updateBearer(_ token: String) {}
 
         func rows(_ rows: RowsRequest) async throws -> RowsResponse { throw Self.notHere("partial sync") }

@@ -1,0 +1,26 @@
+import Foundation
+import SluiceSyncClient
+import SluiceSyncConformance
+import Testing
+
+/// The sync loop's scenarios against the real service over HTTP and PostgreSQL: the same
+/// ones the root package runs against the history service in memory (SluiceSyncClientTests),
+/// so that service behaves as this one does where the client's tests rely on it.
+@Suite(.serialized, .timeLimit(.minutes(5)), .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
+struct SyncConformanceTests {
+    /// A space of the real service: tokens added with `sluice-sync token add`, the head read
+    /// from PostgreSQL.
+    struct RealService: ConformanceService {
+        let space: SyncSpace
+
+        func newToken() async throws -> String { try SyncServiceProcess.addToken(postgres: space.postgres, space: "test") }
+        func transport(token: String) -> any SyncTransport { HTTPSyncTransport(server: space.service.url, token: token) }
+        func head() async throws -> Int64 { try space.head() }
+    }
+
+    @Test(arguments: SyncConformance.scenarios.map(\.name))
+    func realService(_ scenario: String) async throws {
+        let run = try #require(SyncConformance.scenarios.first { $0.name == scenario }?.run)
+        try await run(RealService(space: try SyncSpace()))
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import Sluice
+import SluiceDemo
+import SluiceSyncClient
+import SluiceTestSupport
+
+/// Scenarios of the client's sync loop that every service must pass the same way: the real
+/// service over HTTP and ``HistoryService`` in memory run the same ones, so the in-memory
+/// service the client's tests use cannot drift from the real thing unnoticed. Each throws
+/// ``ConformanceFailure`` naming what differed.
+public enum SyncConformance {
+    public typealias Scenario = @Sendable (any ConformanceService) async throws -> Void
+
+    /// Every scenario, by name.
+    public static let scenarios: [(name: String, run: Scenario)] = [
+        ("two devices converge: inserts, an update, a delete", twoDevicesConverge),
+        ("a push on an old base that writes what came since is sent back; the device pulls, settles, pushes again", behindPullsThenPushesAgain),
+        ("a push whose answer is lost after the service stored it is sent again as it was, and stored once", lostAnswerIsStoredOnce),
+        ("a push that never reached the service is sent by the next sync", pushThatNeverArrivedIsSentAgain),
+        ("an id another token holds: the device takes a new one and pushes under it", identityConflictTakesANewID),
+    ]
+
+    /// A device: a demo store on a file of its own and a client through a faulty transport.
+    public final class Device: @unchecked Sendable {
+        // @unchecked Sendable: used by one scenario at a time.
+        let database = TemporaryDatabase()
+        public let store: Store
+        public let client: SyncClient
+        public let transport: FaultyTransport
+
+        public init(_ service: any ConformanceService, token: String) throws {
+            store = try database.store(migrations: DemoSchema.migrations)
+            transport = FaultyTransport(service.transport(token: token))
+            client = try SyncClient(store: store, transport: transport, configuration: SyncConfiguration(tables: DemoSchema.syncedTables))
+        }
+
+        public func sql(_ sql: String) throws { try store.write { db in try db.execute(sql: sql) } }
+
+        /// The people here, `first last city`, sorted.
+        public func people() throws -> [String] {
+            try store.read { db in
+                try db.fetchRows(sql: "SELECT first_name, last_name, coalesce(city, '-') FROM person").map { row in
+                    row.values.map { "\($0)" }.joined(separator: " ")
+                }
+            }.sorted()
+        }
+    }
+
+    static func devices(_ service: any ConformanceService) async throws -> (Device, Device) {
+        (try Device(service, token: try await service.newToken()), try Device(service, token: try await service.newToken()))
+    }
+
+    static func twoDevicesConverge(_ service: any ConformanceService) async throws {
+        let (a, b) = try await devices(service)
+        try a.sql("INSERT INTO person (first_name, last_name, city) VALUES ('Ann', 'Berg', 'Oslo'), ('Bo', 'Lund', 'Bergen')")
+        try await a.client.sync()
+        try await b.client.sync()
+        try expect(try b.people() == ["Ann Berg Oslo", "Bo Lund Bergen"], "b after its first sync: \(try b.people())")
+        try b.sql("UPDATE person SET city = 'Trondheim' WHERE first_name = 'Ann'")
+        try b.sql("DELETE FROM person WHERE first_name = 'Bo'")
+        let pushed = try await b.client.sync()
+        try expect(pushed.pushed == 2, "b pushed \(pushed.pushed) transactions, not 2")
+        let pulled = try await a.client.sync()
+        try expect(pulled.pulled == 2, "a pulled \(pulled.pulled) transactions, not 2")
+        try expect(try a.people() == ["Ann Berg Trondheim"] && b.people() == ["Ann Berg Trondheim"], "a: \(try a.people()), b: \(try b.people())")
+        let pending = (try await a.client.pendingChangeCount(), try await b.client.pendingChangeCount())
+        try expect(pending == (0, 0), "still pending: \(pending)")
+    }
+
+    static func behindPullsThenPushesAgain(_ service: any ConformanceService) async throws {
+        let (a, b) = try await devices(service)
+        try a.sql("INSERT INTO person (first_name, last_name) VALUES ('Ann', 'Berg')")
+        try await a.client.sync()
+        try await b.client.sync()
+        // Both change one column while apart; b's edit is the later one, a syncs first.
+        try a.sql("UPDATE person SET city = 'Oslo'")
+        try b.sql("UPDATE person SET city = 'Bergen'")
+        try await a.client.sync()
+        let report = try await b.client.sync()
+        try expect(report.behind >= 1, "b's push was not sent back: \(b.transport.calls)")
+        try expect(report.pushed == 1 && report.pulled >= 1, "b pushed \(report.pushed), pulled \(report.pulled)")
+        try await a.client.sync()
+        try expect(try a.people() == ["Ann Berg Bergen"] && b.people() == ["Ann Berg Bergen"], "the later edit wins everywhere: a \(try a.people()), b \(try b.people())")
+    }
+
+    static func lostAnswerIsStoredOnce(_ service: any ConformanceService) async throws {
+        let (a, _) = try await devices(service)
+        try await a.client.sync()
+        let before = try await service.head()
+        try a.sql("INSERT INTO person (first_name, last_name) VALUES ('Ann', 'Berg')")
+        a.transport.failNextPush(.afterStoring)
+        do {
+            try await a.client.sync()
+            throw ConformanceFailure("the sync whose answer was lost succeeded")
+        } catch SyncClientError.offline {}
+        try expect(try await service.head() == before + 1, "the push was not stored")
+        try expect(try await a.client.pendingChangeCount() == 1, "the unanswered push is no longer pending")
+        try await a.client.sync()
+        let pushes = a.transport.calls.filter { $0.hasPrefix("push") }.suffix(2)
+        try expect(Set(pushes).count == 1, "the retry is not the same push: \(pushes)")
+        let after = try await service.head()
+        try expect(after == before + 1, "stored twice: the head is \(after), was \(before)")
+        try expect(try a.people() == ["Ann Berg -"], "\(try a.people())")
+        try expect(try await a.client.pendingChangeCount() == 0, "still pending")
+    }
+
+    static func pushThatNeverArrivedIsSentAgain(_ service: any ConformanceService) async throws {
+        let (a, _) = try await devices(service)
+        try await a.client.sync()
+        let before = try await service.head()
+        try a.sql("INSERT INTO person (first_name, last_name) VALUES ('Ann', 'Berg')")
+        a.transport.failNextPush(.beforeStoring)
+        do {
+            try await a.client.sync()
+            throw ConformanceFailure("the sync whose push never arrived succeeded")
+        } catch SyncClientError.offline {}
+        try expect(try await service.head() == before, "stored although it never arrived")
+        try expect(try await a.client.pendingChangeCount() == 1, "lost")
+        let report = try await a.client.sync()
+        let after = try await service.head()
+        try expect(report.pushed == 1 && after == before + 1, "pushed \(report.pushed), head \(before) → \(after)")
+    }
+
+    static func identityConflictTakesANewID(_ service: any ConformanceService) async throws {
+        let (a, b) = try await devices(service)
+        try await a.client.sync()
+        try a.sql("INSERT INTO person (first_name, last_name) VALUES ('Ann', 'Berg')")
+        try await a.client.sync()
+        try await b.client.sync()
+        // b claims a's id (a store copied with its sync state, or a forged one).
+        let aID = try await a.client.deviceID
+        try await b.store.write { db in
+            try db.execute(sql: "UPDATE sluice_sync_state SET value = ? WHERE key = 'device'", arguments: [.text(aID)])
+        }
+        try b.sql("INSERT INTO person (first_name, last_name) VALUES ('Cy', 'Holm')")
+        let report = try await b.client.sync()
+        try expect(report.reidentified, "b kept the id: \(b.transport.calls)")
+        try expect(try await b.client.deviceID != aID, "b still claims a's id")
+        try await a.client.sync()
+        try expect(try a.people() == ["Ann Berg -", "Cy Holm -"] && b.people() == ["Ann Berg -", "Cy Holm -"], "a \(try a.people()), b \(try b.people())")
+    }
+
+    static func expect(_ condition: Bool, _ message: @autoclosure () throws -> String) throws {
+        if !condition { throw ConformanceFailure(try message()) }
+    }
+}
+
+/// What a conformance scenario found different.
+public struct ConformanceFailure: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
