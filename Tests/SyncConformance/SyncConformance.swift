@@ -18,6 +18,10 @@ public enum SyncConformance {
         ("a push whose answer is lost after the service stored it is sent again as it was, and stored once", lostAnswerIsStoredOnce),
         ("a push that never reached the service is sent by the next sync", pushThatNeverArrivedIsSentAgain),
         ("an id another token holds: the device takes a new one and pushes under it", identityConflictTakesANewID),
+        ("one column edited on two devices: the later edit wins everywhere, whichever syncs first", laterEditWinsEitherOrder),
+        ("two columns of one row edited on two devices: both edits stay", differentColumnsBothStay),
+        ("an edit against a delete: the delete wins by default, whichever syncs first", deleteWinsEitherOrder),
+        ("an edit against a delete with updateWins: the row comes back with the edit", updateWinsBringsTheRowBack),
     ]
 
     /// A device: a demo store on a file of its own and a client through a faulty transport.
@@ -28,10 +32,12 @@ public enum SyncConformance {
         public let client: SyncClient
         public let transport: FaultyTransport
 
-        public init(_ service: any ConformanceService, token: String) throws {
+        public init(_ service: any ConformanceService, token: String, _ configure: (inout SyncConfiguration) -> Void = { _ in }) throws {
             store = try database.store(migrations: DemoSchema.migrations)
             transport = FaultyTransport(service.transport(token: token))
-            client = try SyncClient(store: store, transport: transport, configuration: SyncConfiguration(tables: DemoSchema.syncedTables))
+            var configuration = SyncConfiguration(tables: DemoSchema.syncedTables)
+            configure(&configuration)
+            client = try SyncClient(store: store, transport: transport, configuration: configuration)
         }
 
         public func sql(_ sql: String) throws { try store.write { db in try db.execute(sql: sql) } }
@@ -46,8 +52,85 @@ public enum SyncConformance {
         }
     }
 
-    static func devices(_ service: any ConformanceService) async throws -> (Device, Device) {
-        (try Device(service, token: try await service.newToken()), try Device(service, token: try await service.newToken()))
+    static func devices(_ service: any ConformanceService, _ configure: (inout SyncConfiguration) -> Void = { _ in }) async throws -> (Device, Device) {
+        (try Device(service, token: try await service.newToken(), configure), try Device(service, token: try await service.newToken(), configure))
+    }
+
+    /// Two devices that both have `first` Berg (age 30), synced. (A scenario that makes
+    /// several pairs shares one space: each pair names its own row.)
+    static func devicesSharingARow(_ service: any ConformanceService, first: String = "Ann",
+                                   _ configure: (inout SyncConfiguration) -> Void = { _ in }) async throws -> (Device, Device) {
+        let (a, b) = try await devices(service, configure)
+        try a.sql("INSERT INTO person (first_name, last_name, age) VALUES ('\(first)', 'Berg', 30)")
+        try await a.client.sync()
+        try await b.client.sync()
+        return (a, b)
+    }
+
+    /// The people here with their ages, `first last city age`, sorted.
+    static func peopleWithAges(_ device: Device) throws -> [String] {
+        try device.store.read { db in
+            try db.fetchRows(sql: "SELECT first_name, last_name, coalesce(city, '-'), coalesce(age, '-') FROM person").map { row in
+                row.values.map { "\($0)" }.joined(separator: " ")
+            }
+        }.sorted()
+    }
+
+    /// Syncs both until neither has anything pending (twice each is enough here).
+    static func settle(_ a: Device, _ b: Device) async throws {
+        for _ in 0..<2 {
+            try await a.client.sync()
+            try await b.client.sync()
+        }
+    }
+
+    static func laterEditWinsEitherOrder(_ service: any ConformanceService) async throws {
+        for (laterSyncsFirst, name) in [(false, "Ann"), (true, "Eva")] {
+            let (a, b) = try await devicesSharingARow(service, first: name)
+            try a.sql("UPDATE person SET city = 'Oslo' WHERE first_name = '\(name)'")
+            try b.sql("UPDATE person SET city = 'Bergen' WHERE first_name = '\(name)'")   // later
+            if laterSyncsFirst { try await b.client.sync() }
+            try await settle(a, b)
+            for device in [a, b] {
+                let row = try device.people().filter { $0.hasPrefix(name + " ") }
+                try expect(row == ["\(name) Berg Bergen"], "later edit synced \(laterSyncsFirst ? "first" : "last"): \(row)")
+            }
+        }
+    }
+
+    static func differentColumnsBothStay(_ service: any ConformanceService) async throws {
+        let (a, b) = try await devicesSharingARow(service)
+        try a.sql("UPDATE person SET city = 'Oslo'")
+        try b.sql("UPDATE person SET age = 31")
+        try await settle(a, b)
+        for device in [a, b] {
+            try expect(try peopleWithAges(device) == ["Ann Berg Oslo 31"], "\(try peopleWithAges(device))")
+        }
+    }
+
+    static func deleteWinsEitherOrder(_ service: any ConformanceService) async throws {
+        for (deleteSyncsFirst, name) in [(true, "Ann"), (false, "Eva")] {
+            let (a, b) = try await devicesSharingARow(service, first: name)
+            try a.sql("DELETE FROM person WHERE first_name = '\(name)'")
+            try b.sql("UPDATE person SET city = 'Bergen' WHERE first_name = '\(name)'")
+            if deleteSyncsFirst { try await a.client.sync() } else { try await b.client.sync() }
+            try await settle(a, b)
+            for device in [a, b] {
+                let row = try device.people().filter { $0.hasPrefix(name + " ") }
+                try expect(row == [], "delete synced \(deleteSyncsFirst ? "first" : "last"): \(row)")
+            }
+        }
+    }
+
+    static func updateWinsBringsTheRowBack(_ service: any ConformanceService) async throws {
+        let (a, b) = try await devicesSharingARow(service) { $0.deleteRule = .updateWins }
+        try a.sql("DELETE FROM person")
+        try b.sql("UPDATE person SET city = 'Bergen'")
+        try await a.client.sync()
+        try await settle(a, b)
+        for device in [a, b] {
+            try expect(try device.people() == ["Ann Berg Bergen"], "\(try device.people())")
+        }
     }
 
     static func twoDevicesConverge(_ service: any ConformanceService) async throws {
