@@ -6,7 +6,7 @@ import Testing
 /// `sluice` as people type it and at scale, through the built binary:
 /// options before the command, streamed output, display widths, clear
 /// messages for what is wrong.
-@Suite(.timeLimit(.minutes(5))) struct CLIHabitsTests {
+@Suite(.timeLimit(.minutes(10))) struct CLIHabitsTests {
     static func seededWithNames() throws -> CommandRunner {
         let cli = CommandRunner()
         #expect(try cli.run(["migrate"]).status == 0)

@@ -7,7 +7,7 @@ import Testing
 
 /// `sluice demo` end to end in a real terminal (tmux), driven by typed
 /// commands and by another process writing to the database.
-@Suite(.timeLimit(.minutes(5))) struct DemoCommandTests {
+@Suite(.timeLimit(.minutes(10))) struct DemoCommandTests {
     /// A tmux server of its own, with one session running a command.
     final class TmuxSession {
         let socket = "sluice-test-\(UUID().uuidString.prefix(8))"

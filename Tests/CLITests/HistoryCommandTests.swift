@@ -3,7 +3,7 @@ import SluiceTestSupport
 import Testing
 
 /// `sluice history`, `track` and `untrack` through the built binary.
-@Suite(.timeLimit(.minutes(5))) struct HistoryCommandTests {
+@Suite(.timeLimit(.minutes(10))) struct HistoryCommandTests {
     /// A file whose change-log pages are damaged is said to be damaged, with
     /// the table, not to have no change log; the file is left as it was.
     @Test func historyOfADamagedLogSaysWhatIsDamaged() throws {

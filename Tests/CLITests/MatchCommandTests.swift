@@ -6,7 +6,7 @@ import Testing
 
 /// `sluice query --match` ranks as SQLite's own `ORDER BY rank` on the same
 /// index, and `sluice watch --match` follows the search as another process writes.
-@Suite(.timeLimit(.minutes(5))) struct MatchCommandTests {
+@Suite(.timeLimit(.minutes(10))) struct MatchCommandTests {
     /// A runner whose ./sluice.sqlite has the demo schema (with its full-text
     /// index of people) and people in Oslo and elsewhere.
     static func indexed() throws -> CommandRunner {

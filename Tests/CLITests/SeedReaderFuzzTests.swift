@@ -6,7 +6,7 @@ import SluiceDemo
 
 /// Bounded fuzzing of the seed readers with a fixed seed: mutated JSON and
 /// CSV files give rows or a clear `InputError`, never a crash or a hang.
-@Suite(.timeLimit(.minutes(5))) struct SeedReaderFuzzTests {
+@Suite(.timeLimit(.minutes(10))) struct SeedReaderFuzzTests {
     static let iterations = Int(ProcessInfo.processInfo.environment["SLUICE_FUZZ_ITERATIONS"] ?? "") ?? 3_000
 
     static func mutate(_ bytes: [UInt8], _ random: inout SplitMix64) -> [UInt8] {

@@ -3,7 +3,7 @@ import SluiceTestSupport
 import Testing
 
 /// `sluice` end to end, through the built binary.
-@Suite(.timeLimit(.minutes(5))) struct SluiceCommandTests {
+@Suite(.timeLimit(.minutes(10))) struct SluiceCommandTests {
     /// A runner whose ./sluice.sqlite is migrated and holds two people.
     static func seeded() throws -> CommandRunner {
         let cli = CommandRunner()

@@ -3,7 +3,7 @@ import SluiceTestSupport
 import Testing
 
 /// `sluice watch` end to end: another process writes, the watcher prints.
-@Suite(.timeLimit(.minutes(5))) struct WatchCommandTests {
+@Suite(.timeLimit(.minutes(10))) struct WatchCommandTests {
     static func json(_ line: String?) -> [String: Any] {
         guard let line, let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return [:] }
         return object

@@ -2,7 +2,7 @@ import Foundation
 import SluiceMacros
 import Testing
 
-@Suite(.timeLimit(.minutes(5))) struct MacroModelTests {
+@Suite(.timeLimit(.minutes(10))) struct MacroModelTests {
     @Test func aMacroModelIsStoredColumnByColumn() throws {
         let store = try Store.inMemory(migrations: schema)
         #expect(TaskItem.tableName == "task_item")

@@ -55,7 +55,7 @@ struct ChatPost {
 /// exactly as the SQL one writes by hand; a later one adds what a model
 /// grew; a store that opens with its models checks them against the tables,
 /// naming model, property and column.
-@Suite(.timeLimit(.minutes(5))) struct ModelMigrationTests {
+@Suite(.timeLimit(.minutes(10))) struct ModelMigrationTests {
     static let handWritten = """
         CREATE TABLE "chat_message" (
             "id" INTEGER PRIMARY KEY,

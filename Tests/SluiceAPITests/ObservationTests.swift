@@ -8,7 +8,7 @@ import SluiceViewModels
 /// Swift's Observation: the live array, a live object and the @Observable
 /// people list each change once per commit that changes them.
 @MainActor
-@Suite(.timeLimit(.minutes(5))) struct ObservationTests {
+@Suite(.timeLimit(.minutes(10))) struct ObservationTests {
     /// Counts the changes of what `read` reads, re-arming after each one
     /// (withObservationTracking reports one change, then stops).
     @MainActor

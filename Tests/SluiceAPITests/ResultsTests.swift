@@ -3,7 +3,7 @@ import SluiceMacros
 import Testing
 
 /// `Results` as Realm's: SQL-backed members, iteration, freeze; the four-value `.update`.
-@Suite(.timeLimit(.minutes(5))) struct ResultsTests {
+@Suite(.timeLimit(.minutes(10))) struct ResultsTests {
     func filledStore(_ count: Int = 10) throws -> Store {
         let store = try Store.inMemory(migrations: schema)
         try store.write { tx in

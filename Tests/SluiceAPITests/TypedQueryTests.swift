@@ -3,7 +3,7 @@ import SluiceMacros
 import Testing
 
 /// Key paths and Swift names: the same rows as the query strings they stand for.
-@Suite(.timeLimit(.minutes(5))) struct TypedQueryTests {
+@Suite(.timeLimit(.minutes(10))) struct TypedQueryTests {
     @Test func typedFiltersMatchTheirQueryStrings() throws {
         let store = try Store.inMemory(migrations: schema)
         let owner = UUID()
@@ -116,7 +116,7 @@ import Testing
     }
 }
 
-@Suite(.timeLimit(.minutes(5))) struct TypedObjectObservationTests {
+@Suite(.timeLimit(.minutes(10))) struct TypedObjectObservationTests {
     @Test func anObjectObservedByKeyPathsReportsOnlyThoseProperties() throws {
         let store = try Store.inMemory(migrations: schema)
         try store.write { tx in _ = try tx.insert(task("A")) }

@@ -3,7 +3,7 @@ import SluiceMacrosPlugin
 import SwiftSyntaxMacroExpansion
 import Testing
 
-@Suite(.timeLimit(.minutes(5)), .macros([
+@Suite(.timeLimit(.minutes(10)), .macros([
     "Table": MacroSpec(type: TableMacro.self, conformances: ["Model"]),
     "ColumnName": MacroSpec(type: ColumnNameMacro.self),
     "Transient": MacroSpec(type: TransientMacro.self),

@@ -6,7 +6,7 @@ import Testing
 
 /// The conflict rules as a table: each policy and the delete rule, for every relation of
 /// clocks and device ids, without a store or a service.
-@Suite(.timeLimit(.minutes(5))) struct ConflictResolverTests {
+@Suite(.timeLimit(.minutes(10))) struct ConflictResolverTests {
     static let earlier = HybridClock(rawValue: 1_000 << 16)
     static let later = HybridClock(rawValue: 2_000 << 16)
 

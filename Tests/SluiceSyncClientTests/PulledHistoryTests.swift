@@ -9,7 +9,7 @@ import Testing
 /// How a device that pulls a long history keeps track of what it has not pushed: the
 /// engine applied directly (no service, no PostgreSQL), pulled transaction by transaction,
 /// as `SyncClient` applies each page.
-@Suite(.timeLimit(.minutes(5))) struct PulledHistoryTests {
+@Suite(.timeLimit(.minutes(10))) struct PulledHistoryTests {
     let configuration = SyncConfiguration(tables: DemoSchema.syncedTables)
 
     /// A pulled transaction from another device that inserts one person.

@@ -4,7 +4,7 @@ import Testing
 
 /// The error codes of the wire: one table from code to HTTP status, which the service
 /// answers with and clients match on; unknown codes are 400; retryable ones say so.
-@Suite(.timeLimit(.minutes(5))) struct SyncErrorCodeTests {
+@Suite(.timeLimit(.minutes(10))) struct SyncErrorCodeTests {
     @Test func eachCodeHasItsStatus() {
         let table: [(SyncErrorCode, Int)] = [
             (.invalid, 400), (.invalidSchema, 400), (.unauthorized, 401), (.forbidden, 403), (.notFound, 404),

@@ -8,7 +8,7 @@ import Testing
 
 /// The device's sync tables are a persisted format: numbered migrations on their own track,
 /// a file synced by earlier code upgraded in place, a file of a newer client refused.
-@Suite(.timeLimit(.minutes(5))) struct SyncStateFormatTests {
+@Suite(.timeLimit(.minutes(10))) struct SyncStateFormatTests {
     /// A device's store file written by the client at 70633f9 (before the sync tables were
     /// versioned), after syncing with another device through a real service: it pushed a
     /// row deleted and inserted again on one rowid, pulled an edit, and holds two

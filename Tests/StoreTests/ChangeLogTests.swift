@@ -7,7 +7,7 @@ import SluiceDemo
 /// The durable change log: exact contents for every kind of change, both
 /// ways of capturing, foreign writers through triggers, history across
 /// restarts, expiry, revert.
-@Suite(.timeLimit(.minutes(5))) struct ChangeLogTests {
+@Suite(.timeLimit(.minutes(10))) struct ChangeLogTests {
     static let captures = CommitPathTests.captures
 
     /// A logged transaction as text: `author: op table key old new; ...`.
@@ -289,7 +289,7 @@ import SluiceDemo
 
 /// Writers that are not Sluice fill the log through triggers; other
 /// processes' commits then reach live queries through the log.
-@Suite(.timeLimit(.minutes(5))) struct ForeignWriterTests {
+@Suite(.timeLimit(.minutes(10))) struct ForeignWriterTests {
     static let schema = "CREATE TABLE item (id INTEGER PRIMARY KEY, code TEXT UNIQUE, name TEXT, rank INTEGER); CREATE TABLE note (id INTEGER PRIMARY KEY, text TEXT)"
 
     @Test func theShellFillsTheLogOfTrackedTablesOnly() throws {

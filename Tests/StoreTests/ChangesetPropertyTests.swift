@@ -7,7 +7,7 @@ import SluiceDemo
 /// After every commit, the previous array with the changeset applied equals
 /// the query run again: over random workloads, for several queries, for
 /// commits by this store, by another connection, and by the sqlite3 shell.
-@Suite(.timeLimit(.minutes(5)), .serialized) struct ChangesetPropertyTests {
+@Suite(.timeLimit(.minutes(10)), .serialized) struct ChangesetPropertyTests {
     /// `tracked…`: the same, with the change log's foreign-writer triggers
     /// on `person`, so other processes' commits take the incremental path.
     enum Writer { case own, ownBursts, otherConnection, sqliteShell, trackedOtherConnection, trackedShell }

@@ -10,7 +10,7 @@ import Testing
 /// after every delivered changeset the mirror equals the query re-run on an
 /// independent plain connection, and every delivered state is the state
 /// after some commit, later than the one delivered before.
-@Suite(.timeLimit(.minutes(5)), .serialized) struct CommitPathPropertyTests {
+@Suite(.timeLimit(.minutes(10)), .serialized) struct CommitPathPropertyTests {
     enum Writer: Sendable { case own, otherConnection }
 
     static let queries: [(table: String, order: [Ordering], sql: String)] = [

@@ -9,7 +9,7 @@ import OpenCombineShim
 /// changes: migrations, schema changes, key updates, REPLACE, generated
 /// columns, both ways of capturing changes. Expected results come from an
 /// independent plain connection, never from Sluice's own fetch.
-@Suite(.timeLimit(.minutes(5))) struct CommitPathTests {
+@Suite(.timeLimit(.minutes(10))) struct CommitPathTests {
     static let captures: [ChangeCapture] = [.preupdateHook, .updateHook]
 
     static let schema = """

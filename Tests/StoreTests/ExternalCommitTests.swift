@@ -7,7 +7,7 @@ import Testing
 /// `Store` on the file, a store opened read-only) reach observers through
 /// file events, one changeset per commit heard, exactly; nothing runs while
 /// nothing is observed. Expected rows come from a plain connection.
-@Suite(.timeLimit(.minutes(5))) struct ExternalCommitTests {
+@Suite(.timeLimit(.minutes(10))) struct ExternalCommitTests {
     static let schema = """
         CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT, rank INTEGER);
         CREATE TABLE note (id INTEGER PRIMARY KEY, body TEXT);

@@ -6,7 +6,7 @@ import SluiceDemo
 
 /// A filter written back as text (what a sync subscription sends): parsed again with its
 /// arguments, it keeps the same rows, and writing it again gives the same text.
-@Suite(.timeLimit(.minutes(5))) struct FilterTextTests {
+@Suite(.timeLimit(.minutes(10))) struct FilterTextTests {
     /// One store for every case (the cases only read it).
     static let shared = Result { try RelationshipTests.store().0 }
 

@@ -8,7 +8,7 @@ import Testing
 /// constraints. Whatever the writer's `recursive_triggers`, the log records
 /// those deletions, live queries deliver them exactly (checked against a
 /// plain connection), and reading a delivered snapshot never traps.
-@Suite(.timeLimit(.minutes(5))) struct ForeignReplaceTests {
+@Suite(.timeLimit(.minutes(10))) struct ForeignReplaceTests {
     static let schema = """
         CREATE TABLE person (id INTEGER PRIMARY KEY, email TEXT UNIQUE, phone TEXT UNIQUE COLLATE NOCASE, name TEXT);
         CREATE TABLE tag (key TEXT PRIMARY KEY, code TEXT UNIQUE, label TEXT);

@@ -6,7 +6,7 @@ import Testing
 /// A foreign writer's commit is logged whole: never split across logged
 /// transactions, however long it runs; told apart from the next commit
 /// wherever a store observed the file between them.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.timeLimit(.minutes(10)))
 struct ForeignTransactionTests {
     static let schema = """
         CREATE TABLE item (id INTEGER PRIMARY KEY, code TEXT, name TEXT, rank);

@@ -9,7 +9,7 @@ import Testing
 /// re-run on a plain connection". Commits move every match's score (the
 /// index's statistics change); a row left alone that only drifts is never
 /// reported as modified.
-@Suite(.timeLimit(.minutes(5))) struct FullTextRankingTests {
+@Suite(.timeLimit(.minutes(10))) struct FullTextRankingTests {
     typealias Writer = FullTextTests.Writer
 
     static func write(_ statement: String, by writer: Writer, store: Store, plain: PlainConnection) throws {

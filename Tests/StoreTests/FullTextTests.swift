@@ -10,7 +10,7 @@ import SluiceDemo
 /// full-text query is an `invalidQuery` error with a caret, live queries
 /// follow matches exactly, and the index is never logged. Expected rows come
 /// from plain connections.
-@Suite(.timeLimit(.minutes(5))) struct FullTextTests {
+@Suite(.timeLimit(.minutes(10))) struct FullTextTests {
     static let schema = Migration(version: 1, name: "create_person", sql: """
         CREATE TABLE person (id INTEGER PRIMARY KEY, first_name TEXT NOT NULL, last_name TEXT NOT NULL, age INTEGER,
                              email TEXT UNIQUE, street TEXT, city TEXT, postal_code TEXT, country TEXT);

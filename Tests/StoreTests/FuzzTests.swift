@@ -6,7 +6,7 @@ import SluiceDemo
 
 /// Bounded fuzzing with a fixed seed: never a crash or a hang, always a
 /// clear error or a correct result. `SLUICE_FUZZ_ITERATIONS` runs longer.
-@Suite(.timeLimit(.minutes(5))) struct FuzzTests {
+@Suite(.timeLimit(.minutes(10))) struct FuzzTests {
     static let iterations = Int(ProcessInfo.processInfo.environment["SLUICE_FUZZ_ITERATIONS"] ?? "") ?? 3_000
 
     static let fragments = ["age", "first_name", "city", "email", "==", "=", "!=", "<>", "<", "<=", ">", ">=", "AND", "OR", "NOT",

@@ -6,7 +6,7 @@ import Testing
 
 /// Typed filters compile to exactly the SQL and arguments of the query
 /// strings they stand for (values bound, never spliced).
-@Suite(.timeLimit(.minutes(5))) struct KeyPathQueryTests {
+@Suite(.timeLimit(.minutes(10))) struct KeyPathQueryTests {
     static func compiled(_ filter: ModelFilter<Person>, _ table: TableInfo) throws -> (String, [SQLiteValue]) {
         let compiled = try FilterCompiler.compile(try filter.filter.get(), table: table)
         return (compiled.sql, compiled.arguments)

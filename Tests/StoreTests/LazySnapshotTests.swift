@@ -6,7 +6,7 @@ import SluiceDemo
 
 /// Snapshots read their elements on access: whatever is committed later,
 /// and however long they are held, they show their own commit's rows.
-@Suite(.timeLimit(.minutes(5))) struct LazySnapshotTests {
+@Suite(.timeLimit(.minutes(10))) struct LazySnapshotTests {
     /// Every row as "first_name/age", in the observed order, read on a plain connection.
     static func expected(_ plain: PlainConnection) throws -> [String] {
         try plain.rows("SELECT first_name, age FROM person ORDER BY first_name, id").map { row in

@@ -14,7 +14,7 @@ extension EventRecorder {
     }
 }
 
-@Suite(.timeLimit(.minutes(5))) struct LiveAggregateTests {
+@Suite(.timeLimit(.minutes(10))) struct LiveAggregateTests {
     static func store() throws -> Store {
         let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
         try store.write { tx in

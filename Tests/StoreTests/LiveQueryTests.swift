@@ -5,7 +5,7 @@ import Testing
 import SluiceDemo
 
 /// Exact changeset sequences for scripted scenarios.
-@Suite(.timeLimit(.minutes(5))) struct LiveQueryTests {
+@Suite(.timeLimit(.minutes(10))) struct LiveQueryTests {
     /// Adults by first name: B(1) D(2) F(3) H(4); a child (5) outside the filter.
     static func fixture() throws -> (Store, ChangeRecorder<Person>) {
         let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
@@ -326,7 +326,7 @@ import SluiceDemo
     }
 }
 
-@Suite(.timeLimit(.minutes(5))) struct ChangeTrackingHooksTests {
+@Suite(.timeLimit(.minutes(10))) struct ChangeTrackingHooksTests {
     @Test func dropTableStillDrops() throws {
         let store = try TemporaryDatabase().store()
         try store.write { tx in try tx.execute(script: "CREATE TABLE a (id INTEGER PRIMARY KEY); CREATE VIEW v AS SELECT * FROM a") }

@@ -10,7 +10,7 @@ import Testing
 /// key-less table and every storage class, some transactions rolled back
 /// whole: the change log, replayed from the start, gives exactly the tables
 /// a plain connection reads.
-@Suite(.timeLimit(.minutes(5))) struct LogReplayPropertyTests {
+@Suite(.timeLimit(.minutes(10))) struct LogReplayPropertyTests {
     static let schema = """
         CREATE TABLE a (id INTEGER PRIMARY KEY, code TEXT UNIQUE, v);
         CREATE TABLE b (k TEXT PRIMARY KEY, n INTEGER, w);

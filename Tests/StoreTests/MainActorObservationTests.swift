@@ -11,7 +11,7 @@ import SluiceDemo
 /// closure: `self.count = ...` in a `@MainActor` class did not compile,
 /// nor did the live-queries guide's table-view example.) This file is
 /// compiled in Swift 6 mode: that it builds is half the test.
-@Suite(.timeLimit(.minutes(5))) struct MainActorObservationTests {
+@Suite(.timeLimit(.minutes(10))) struct MainActorObservationTests {
     /// A view model as an app writes it: main-actor state, tokens kept.
     @MainActor final class PeopleModel {
         var count = 0

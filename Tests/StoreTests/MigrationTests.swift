@@ -4,7 +4,7 @@ import Testing
 @testable import Sluice
 import SluiceDemo
 
-@Suite(.timeLimit(.minutes(5))) struct MigrationTests {
+@Suite(.timeLimit(.minutes(10))) struct MigrationTests {
     let first = Migration(version: 1, name: "create_item", sql: "CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT NOT NULL);")
     let second = Migration(version: 2, name: "add_price", sql: "ALTER TABLE item ADD COLUMN price REAL;")
     let third = Migration(version: 3, name: "index_price", sql: "CREATE INDEX item_by_price ON item (price);")

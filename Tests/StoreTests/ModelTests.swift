@@ -5,7 +5,7 @@ import Testing
 @testable import Sluice
 import SluiceDemo
 
-@Suite(.timeLimit(.minutes(5))) struct ModelTests {
+@Suite(.timeLimit(.minutes(10))) struct ModelTests {
     @Test func insertAssignsIDsAndFetchOneFindsThem() throws {
         let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
         let (a, b) = try store.write { tx in

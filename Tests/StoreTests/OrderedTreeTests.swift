@@ -3,7 +3,7 @@ import Testing
 @testable import Sluice
 import SluiceDemo
 
-@Suite(.timeLimit(.minutes(5))) struct OrderedTreeTests {
+@Suite(.timeLimit(.minutes(10))) struct OrderedTreeTests {
     static let order = SortOrder(terms: [.init(descending: false, collation: .binary)])
 
     static func key(_ value: Int64, _ rowID: Int64) -> SortKey {
@@ -90,7 +90,7 @@ import SluiceDemo
     }
 }
 
-@Suite(.timeLimit(.minutes(5))) struct ChangesetBuilderTests {
+@Suite(.timeLimit(.minutes(10))) struct ChangesetBuilderTests {
     /// Applies a changeset to an array of ids, taking new rows from `new`.
     static func apply(_ changeset: Changeset, to old: [Int64], new: [Int64]) -> [Int64] {
         var array = old

@@ -23,7 +23,7 @@ final class Collector<Value>: @unchecked Sendable {
     var isFinished: Bool { lock.withLock { finished } }
 }
 
-@Suite(.timeLimit(.minutes(5))) struct ObjectPublisherTests {
+@Suite(.timeLimit(.minutes(10))) struct ObjectPublisherTests {
     static func store() throws -> Store {
         let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
         try store.write { tx in
@@ -111,7 +111,7 @@ final class Collector<Value>: @unchecked Sendable {
     }
 }
 
-@Suite(.timeLimit(.minutes(5))) struct ResultsPublisherTests {
+@Suite(.timeLimit(.minutes(10))) struct ResultsPublisherTests {
     @Test func changesetPublisherDeliversInitialThenUpdates() throws {
         let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
         let changes = Collector(store.objects(Person.self).sorted(byKeyPath: "first_name").changesetPublisher)
@@ -199,7 +199,7 @@ final class Collector<Value>: @unchecked Sendable {
     }
 }
 
-@Suite(.timeLimit(.minutes(5))) struct ExternalChangeTests {
+@Suite(.timeLimit(.minutes(10))) struct ExternalChangeTests {
     /// Without any nudge, a commit by the sqlite3 shell is noticed by the
     /// store's own polling and delivered.
     @Test func anotherProcessesCommitIsNoticedWithinMilliseconds() throws {
@@ -219,7 +219,7 @@ final class Collector<Value>: @unchecked Sendable {
     }
 }
 
-@Suite(.timeLimit(.minutes(5))) struct ObservationLifetimeTests {
+@Suite(.timeLimit(.minutes(10))) struct ObservationLifetimeTests {
     @Test func releasingTheTokenReleasesTheStore() throws {
         weak var weakStore: Store?
         weak var weakToken: ObservationToken?

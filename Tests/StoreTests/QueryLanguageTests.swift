@@ -4,7 +4,7 @@ import Testing
 @testable import Sluice
 import SluiceDemo
 
-@Suite(.timeLimit(.minutes(5))) struct QueryLanguageTests {
+@Suite(.timeLimit(.minutes(10))) struct QueryLanguageTests {
     /// Six people with NULLs, non-ASCII, decomposed forms and wildcard characters.
     static func fixture() throws -> Store {
         let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)

@@ -9,7 +9,7 @@ import SluiceDemo
 /// the table's columns and a caret, as Realm checks a predicate's key paths.
 /// (Before, `filter("txt == 1")` gave results that counted 0, had no first
 /// element and iterated nothing; only `fetch()` and observers saw the error.)
-@Suite(.timeLimit(.minutes(5))) struct QueryTypoTests {
+@Suite(.timeLimit(.minutes(10))) struct QueryTypoTests {
     @Test func aTypoThrowsAtFilter() throws {
         let store = try Store.inMemory(migrations: DemoSchema.migrations)
         let people = store.objects(Person.self)

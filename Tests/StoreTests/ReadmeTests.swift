@@ -5,7 +5,7 @@ import Testing
 import SluiceDemo
 
 /// The README's tour, compiled and run, so it stays true.
-@Suite(.timeLimit(.minutes(5))) struct ReadmeTests {
+@Suite(.timeLimit(.minutes(10))) struct ReadmeTests {
     struct Note: Model {
         static let tableName = "note"
         var id: Int64?

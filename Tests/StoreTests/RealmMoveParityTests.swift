@@ -8,7 +8,7 @@ import Testing
 /// simple reorderings", "prefers to produce diffs where modified rows are
 /// the ones to move", "properly recurses into smaller subblocks"), on the
 /// builder and through live queries on both changeset paths.
-@Suite(.timeLimit(.minutes(5))) struct RealmMoveParityTests {
+@Suite(.timeLimit(.minutes(10))) struct RealmMoveParityTests {
     struct Case: CustomTestStringConvertible, Sendable {
         var old: [Int]
         var new: [Int]

@@ -7,7 +7,7 @@ import SluiceDemo
 /// Relationship paths through foreign keys: to-one paths, to-many
 /// aggregates and quantifiers, in query strings and the typed API, and
 /// live queries over them that stay exact when either table changes.
-@Suite(.timeLimit(.minutes(5))) struct RelationshipTests {
+@Suite(.timeLimit(.minutes(10))) struct RelationshipTests {
     /// Ann (Oslo) receives packages 1 (500 g + 1500 g) and 3 (empty); Bob (Rome) receives 2 (10 + 20 + 30 g), sent by Ann.
     static func store() throws -> (Store, String) {
         let database = TemporaryDatabase()

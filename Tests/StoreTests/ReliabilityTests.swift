@@ -5,7 +5,7 @@ import Testing
 import SluiceDemo
 
 /// Crash safety, many processes at once, resource hygiene and failing I/O.
-@Suite(.timeLimit(.minutes(5)), .serialized) struct ReliabilityTests {
+@Suite(.timeLimit(.minutes(10)), .serialized) struct ReliabilityTests {
     static let environment = ProcessInfo.processInfo.environment
 
     /// A writer process; its standard output is collected as it comes.

@@ -9,7 +9,7 @@ import Testing
 /// `.error(.fileReplaced)`, and the new file is left as it was. A restore
 /// that writes into the same file (the shell's `.restore`, the backup API)
 /// is an ordinary commit and keeps working.
-@Suite(.timeLimit(.minutes(5))) struct ReplacedFileTests {
+@Suite(.timeLimit(.minutes(10))) struct ReplacedFileTests {
     enum Replacement: String, CaseIterable, CustomTestStringConvertible {
         case renamedOver, deletedAndMadeAgain
         var testDescription: String { rawValue }

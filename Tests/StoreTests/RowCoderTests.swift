@@ -4,7 +4,7 @@ import Testing
 import SluiceDemo
 @testable import Sluice
 
-@Suite(.timeLimit(.minutes(5))) struct RowCoderTests {
+@Suite(.timeLimit(.minutes(10))) struct RowCoderTests {
     static let cases: [(String, Sample)] = {
         var cases: [(String, Sample)] = []
         cases.append(("all NULL optionals", Sample.make()))
@@ -159,7 +159,7 @@ import SluiceDemo
     }
 }
 
-@Suite(.timeLimit(.minutes(5))) struct RowReaderTests {
+@Suite(.timeLimit(.minutes(10))) struct RowReaderTests {
     /// Person's hand-written `init(row:)` must read exactly what Codable reads.
     @Test func personRowInitAgreesWithCodable() throws {
         struct CodablePerson: Model, Equatable {
@@ -215,7 +215,7 @@ import SluiceDemo
     }
 }
 
-@Suite(.timeLimit(.minutes(5))) struct SQLiteValueTests {
+@Suite(.timeLimit(.minutes(10))) struct SQLiteValueTests {
     @Test func textEqualityIsByteExactAsInSQLite() {
         #expect(SQLiteValue.text("e\u{301}") != SQLiteValue.text("\u{e9}"))
         #expect(Set([SQLiteValue.text("e\u{301}"), .text("\u{e9}")]).count == 2)

@@ -4,7 +4,7 @@ import Testing
 
 /// The row hash a live query compares to tell whether a row changed: any
 /// one-byte edit, a moved column boundary or a different seed changes it.
-@Suite(.timeLimit(.minutes(5))) struct RowHasherTests {
+@Suite(.timeLimit(.minutes(10))) struct RowHasherTests {
     static func hash(_ columns: [[UInt8]], seed: Int = 7) -> Int {
         var hasher = RowHasher(seed: seed)
         for column in columns {

@@ -7,7 +7,7 @@ import Testing
 /// an INTEGER PRIMARY KEY, `UPDATE t SET rowid = ...`) leaves every query's
 /// result as it was, so it delivers nothing; a later real change is still
 /// delivered exactly.
-@Suite(.timeLimit(.minutes(5))) struct RowIDRenumberingTests {
+@Suite(.timeLimit(.minutes(10))) struct RowIDRenumberingTests {
     enum Shape: String, CaseIterable, CustomTestStringConvertible {
         case noKey, textKey, compositeKey
         var testDescription: String { rawValue }

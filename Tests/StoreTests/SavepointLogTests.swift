@@ -8,7 +8,7 @@ import Testing
 /// what committed, and live queries deliver only that. GRDB's
 /// `TransactionObserverSavepointsTests` family, as exact logs, both ways of
 /// capturing.
-@Suite(.timeLimit(.minutes(5))) struct SavepointLogTests {
+@Suite(.timeLimit(.minutes(10))) struct SavepointLogTests {
     static let schema = """
         CREATE TABLE items1 (id INTEGER PRIMARY KEY, v TEXT);
         CREATE TABLE items2 (id INTEGER PRIMARY KEY, v TEXT);

@@ -38,7 +38,7 @@ struct SectionChanges: Equatable, CustomStringConvertible {
     }
 }
 
-@Suite(.timeLimit(.minutes(5))) struct SectionedResultsTests {
+@Suite(.timeLimit(.minutes(10))) struct SectionedResultsTests {
     /// People by city, then first name: Berlin [Ann, Bob], Oslo [Cid, Dan], Rome [Eve].
     static func fixture() throws -> (Store, SectionRecorder<SQLiteValue, Person>) {
         let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
@@ -167,7 +167,7 @@ struct SectionChanges: Equatable, CustomStringConvertible {
 /// the query run again on a plain connection and grouped by SQLite
 /// (`dense_rank()` over the section expression): over random workloads, for
 /// commits by this store, another connection and the sqlite3 shell.
-@Suite(.timeLimit(.minutes(5)), .serialized) struct SectionedPropertyTests {
+@Suite(.timeLimit(.minutes(10)), .serialized) struct SectionedPropertyTests {
     /// Sections rebuilt only from the changes.
     final class SectionMirror<Key: Hashable & Sendable> {
         let name: String

@@ -4,7 +4,7 @@ import Testing
 @testable import Sluice
 import SluiceDemo
 
-@Suite(.timeLimit(.minutes(5))) struct StoreErrorTests {
+@Suite(.timeLimit(.minutes(10))) struct StoreErrorTests {
     @Test func constraintViolationCarriesCodeMessageAndSQL() throws {
         let database = TemporaryDatabase()
         let store = try database.store(migrations: DemoSchema.migrations)

@@ -4,7 +4,7 @@ import Testing
 
 /// A test process that crashes leaves no helper behind: before, a crashed test's services
 /// and servers lived on holding its standard error, and `swift test` waited for ever.
-@Suite(.timeLimit(.minutes(1))) struct TestWatchdogTests {
+@Suite(.timeLimit(.minutes(10))) struct TestWatchdogTests {
     @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/stat"), "the watchdog reads /proc (Linux)"))
     func aCrashedProcessesHelpersAreEnded() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("watchdog-\(UUID().uuidString)")
@@ -23,7 +23,7 @@ import Testing
         let started = Date()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        #expect(process.terminationReason == .uncaughtSignal, "it crashed")
+        #expect(process.terminationReason == .uncaughtSignal, "it died")
         #expect(text.hasPrefix("started "))
         #expect(Date().timeIntervalSince(started) < 30)
         let pid = try #require(Int32(String(decoding: try Data(contentsOf: pidFile), as: UTF8.self)))

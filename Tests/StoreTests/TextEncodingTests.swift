@@ -6,7 +6,7 @@ import Testing
 /// A UTF-16 database's BINARY order is its stored bytes' (UTF-16LE or BE),
 /// which differs from UTF-8's: a live query follows SQLite's order across
 /// inserts and updates; and string filters see text after an embedded NUL.
-@Suite(.timeLimit(.minutes(5))) struct TextEncodingTests {
+@Suite(.timeLimit(.minutes(10))) struct TextEncodingTests {
     /// Names whose UTF-8 and UTF-16 orders differ (a private-use or
     /// fullwidth character after an emoji's surrogates), an embedded NUL,
     /// and case and accent neighbours.

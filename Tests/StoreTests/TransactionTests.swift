@@ -4,7 +4,7 @@ import Testing
 @testable import Sluice
 import SluiceDemo
 
-@Suite(.timeLimit(.minutes(5))) struct TransactionTests {
+@Suite(.timeLimit(.minutes(10))) struct TransactionTests {
     struct Failure: Error {}
 
     /// `Store(path: ":memory:")`: a private database per store, live

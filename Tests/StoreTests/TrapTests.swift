@@ -4,7 +4,7 @@ import Testing
 
 /// Programmer errors trap with a message (as swift-collections' checks do);
 /// input never reaches these.
-@Suite(.timeLimit(.minutes(5))) struct TrapTests {
+@Suite(.timeLimit(.minutes(10))) struct TrapTests {
     @Test func snapshotIndexOutOfBoundsTraps() async {
         await #expect(processExitsWith: .failure) {
             let snapshot = ResultsSnapshot(tree: OrderedTree<Int>(order: SortOrder(terms: [])))
@@ -23,7 +23,7 @@ import Testing
 /// (the API used as documented, another process's writes, the database
 /// file, a sync peer) reaches it. A new trap fails this test until it is
 /// justified here, or replaced by a thrown error.
-@Suite(.timeLimit(.minutes(5))) struct TrapAuditTests {
+@Suite(.timeLimit(.minutes(10))) struct TrapAuditTests {
     static let justified: [String: String] = [
         "Store/Observation/SectionedResults.swift: precondition(position >= 0 && position < count, \"Section index out of bounds\")":
             "an index out of bounds, as Array's subscript traps: the caller's bug, not input",

@@ -12,7 +12,7 @@ import SluiceTestSupport
 //   sluice-stress insert PATH       inserts one person; prints "ok" or "error DESCRIPTION"
 //   sluice-stress crash-with-helper PIDFILE
 //                                   starts `sleep 600` sharing this process's standard output,
-//                                   registers it with TestWatchdog, writes its pid, then aborts
+//                                   registers it with TestWatchdog, writes its pid, then dies (SIGKILL)
 //
 // With SLUICE_STRESS_AS_NOBODY=1, a process started as root first becomes
 // `nobody`, so that file permissions apply (root ignores them).
@@ -38,7 +38,9 @@ if arguments[1] == "crash-with-helper" {
     TestWatchdog.killOnExit(helper.processIdentifier)
     try Data("\(helper.processIdentifier)".utf8).write(to: URL(fileURLWithPath: path))
     say("started \(helper.processIdentifier)")
-    abort()
+    // Killed outright: abort() runs Swift's backtracer first, which symbolicates for as long
+    // as a loaded machine takes (over a minute in a CI run) with the same standard output.
+    kill(getpid(), SIGKILL)
 }
 
 #if canImport(Glibc)

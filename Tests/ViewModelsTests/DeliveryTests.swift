@@ -22,7 +22,7 @@ final class TitlesModel: ObservableObject {
 }
 
 @MainActor
-@Suite(.timeLimit(.minutes(5))) struct DeliveryTests {
+@Suite(.timeLimit(.minutes(10))) struct DeliveryTests {
     @Test func mainActorModelWithoutReceiveOnWorks() async throws {
         let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
         try await store.write { tx in try tx.insert(Person(firstName: "B", lastName: "X")) }
@@ -37,7 +37,7 @@ final class TitlesModel: ObservableObject {
 
 /// Combine's rule: calls to one subscriber never overlap and arrive in
 /// order, whatever thread demand comes from.
-@Suite(.timeLimit(.minutes(5))) struct SubscriberContractTests {
+@Suite(.timeLimit(.minutes(10))) struct SubscriberContractTests {
     final class Checker: Subscriber, @unchecked Sendable {
         typealias Input = CollectionChange<Person>
         typealias Failure = Never

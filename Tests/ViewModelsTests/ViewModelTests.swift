@@ -7,7 +7,7 @@ import Testing
 @testable import SluiceViewModels
 
 @MainActor
-@Suite(.timeLimit(.minutes(5))) struct ObservableArrayTests {
+@Suite(.timeLimit(.minutes(10))) struct ObservableArrayTests {
     @Test func mapsOnlyInsertedAndModifiedRows() async throws {
         let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
         try await store.write { tx in for name in ["B", "D", "F"] { try tx.insert(Person(firstName: name, lastName: "X")) } }
@@ -36,7 +36,7 @@ import Testing
 }
 
 @MainActor
-@Suite(.timeLimit(.minutes(5))) struct PeopleViewModelTests {
+@Suite(.timeLimit(.minutes(10))) struct PeopleViewModelTests {
     @Test func listsAddsDeletesAndSearches() async throws {
         let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
         try await store.write { tx in
@@ -232,7 +232,7 @@ import Testing
 }
 
 @MainActor
-@Suite(.timeLimit(.minutes(5))) struct PackageViewModelTests {
+@Suite(.timeLimit(.minutes(10))) struct PackageViewModelTests {
     static func fixture() throws -> (Store, Int64, Int64) {
         let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
         let (personID, packageID) = try store.write { tx -> (Int64, Int64) in
@@ -355,7 +355,7 @@ import Testing
 }
 
 @MainActor
-@Suite(.timeLimit(.minutes(5))) struct ConversationViewModelTests {
+@Suite(.timeLimit(.minutes(10))) struct ConversationViewModelTests {
     @Test func sendStoresAndTheSessionRepliesOnItsClock() async throws {
         let database = TemporaryDatabase()
         let store = try database.store(migrations: DemoSchema.migrations)
@@ -386,7 +386,7 @@ import Testing
 }
 
 @MainActor
-@Suite(.timeLimit(.minutes(5))) struct ReactiveFormModelTests {
+@Suite(.timeLimit(.minutes(10))) struct ReactiveFormModelTests {
     @Test func validationFollowsTheArticlesRules() async throws {
         let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
         let id = try await store.write { tx in try tx.insert(Person(firstName: "A", lastName: "B")).id ?? 0 }
@@ -414,7 +414,7 @@ import Testing
 }
 
 @MainActor
-@Suite(.timeLimit(.minutes(5))) struct TemperatureLimitsModelTests {
+@Suite(.timeLimit(.minutes(10))) struct TemperatureLimitsModelTests {
     @Test func limitsPushEachOtherAndRejectNonNumbers() async throws {
         let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
         let model = TemperatureLimitsModel(store: store)
@@ -444,7 +444,7 @@ import Testing
 }
 
 @MainActor
-@Suite(.timeLimit(.minutes(5))) struct CurrentUserModelTests {
+@Suite(.timeLimit(.minutes(10))) struct CurrentUserModelTests {
     @Test func sharedStateIsSeenByEveryViewModel() async throws {
         let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
         let ana = try await store.write { tx in try tx.insert(Person(firstName: "Ana", lastName: "Kim")) }
@@ -468,7 +468,7 @@ import Testing
 /// (the first result is read in `init`): it was delivered a moment later,
 /// after `init` had returned with no items and no error.
 @MainActor
-@Suite(.timeLimit(.minutes(5))) struct ObservableArrayErrorTests {
+@Suite(.timeLimit(.minutes(10))) struct ObservableArrayErrorTests {
     @Test func theFirstErrorIsThereWhenInitReturns() throws {
         let store = try Store.inMemory(migrations: [])    // no person table
         let array = ObservableArray(store.objects(Person.self)) { (person: Person) in person.firstName }

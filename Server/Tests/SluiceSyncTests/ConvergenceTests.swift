@@ -13,7 +13,7 @@ import Testing
 /// the recipient relationship) are rebuilt from their changesets only: after every
 /// changeset the rebuilt array equals the state delivered with it, and whenever the device
 /// is quiet it equals the query re-run on an independent plain SQLite connection.
-@Suite(.timeLimit(.minutes(5)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
+@Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
 struct ConvergenceTests {
     struct Generator {
         var state: UInt64

@@ -10,7 +10,7 @@ import Testing
 
 /// The live channel: a push's `NOTIFY` wakes the long polls of every instance
 /// (`HeadSignal`, `HeadListener`), and a following client stops when its task is cancelled.
-@Suite(.timeLimit(.minutes(5)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
+@Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
 struct LiveChannelTests {
     /// Runs `body` and fails (instead of hanging) when it takes longer than `seconds`.
     static func within<T: Sendable>(_ seconds: Int, _ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T? {

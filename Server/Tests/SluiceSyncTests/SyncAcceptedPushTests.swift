@@ -16,7 +16,7 @@ extension SplitMix64 {
     mutating func next(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }
 
-@Suite(.serialized, .timeLimit(.minutes(5)), .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
+@Suite(.serialized, .timeLimit(.minutes(10)), .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
 struct SyncAcceptedPushTests {
     /// One random change of a hostile client; `people` are the global ids of people it made.
     static func change(_ random: inout SplitMix64, step: Int, people: [String], held: SyncAttachment) -> SyncChange {

@@ -13,7 +13,7 @@ import Testing
 /// and from the service (PostgreSQL) in chunks, once per content, resumed after a cut; a
 /// device fetches them in every sync or when asked, per subscription; the service refuses
 /// pushes naming bytes it does not hold, bytes that do not match their hash, and inline blobs.
-@Suite(.timeLimit(.minutes(5)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
+@Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
 struct SyncAttachmentTests {
     static let photos = Migration(version: 100, name: "photos", sql: """
         CREATE TABLE photo (id INTEGER PRIMARY KEY, package_id INTEGER REFERENCES package (id) ON DELETE CASCADE, caption TEXT, image BLOB);

@@ -5,7 +5,7 @@ import Sluice
 import Testing
 
 /// `sluice sync`, `sluice sync status` and the demo following a service, through the built binary.
-@Suite(.timeLimit(.minutes(5)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
+@Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
 struct SyncCommandTests {
     /// A store's people as the CLI prints them, without their local ids (a device that
     /// starts from a snapshot numbers its rows in its own order), sorted.

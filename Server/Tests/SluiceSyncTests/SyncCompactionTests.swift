@@ -13,7 +13,7 @@ import Testing
 /// it, ending equal to one that replayed everything; the history is pruned up to what every
 /// active device has pulled; a device gone longer than the horizon starts over from a
 /// snapshot and keeps its unpushed edits.
-@Suite(.timeLimit(.minutes(5)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
+@Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
 struct SyncCompactionTests {
     /// Transactions `device` applied from pulls (its log's transactions by the sync author).
     static func pulledTransactions(_ device: Device) throws -> Int {

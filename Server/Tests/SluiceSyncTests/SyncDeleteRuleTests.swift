@@ -11,7 +11,7 @@ import Testing
 /// package.sender_id SET NULL, package_content.package_id CASCADE), whatever the order
 /// the devices sync in, the instance each talks to, and whether the deleting writer
 /// applied the action itself (the sqlite3 shell does not: foreign keys are off there).
-@Suite(.timeLimit(.minutes(5)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
+@Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
 struct SyncDeleteRuleTests {
     /// Packages as every copy must have them: `recipient>sender` by first name, `-` for none.
     static func packages(_ device: Device) throws -> [String] {

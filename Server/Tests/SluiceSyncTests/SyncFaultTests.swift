@@ -9,7 +9,7 @@ import Testing
 /// cut after the service committed, the service killed and restarted, PostgreSQL
 /// restarted. Afterwards every device and the service hold the same rows, nothing is
 /// pending, and the service's history holds each device transaction once.
-@Suite(.timeLimit(.minutes(5)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
+@Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
 struct SyncFaultTests {
     /// How many transactions the service's history holds, and how many distinct (device, local) pairs.
     static func history(_ postgres: String, cluster: PostgresCluster? = nil) throws -> (count: Int, distinct: Int) {

@@ -12,7 +12,7 @@ import Testing
 /// Device identity: a store file copied (a backup restored, an app moved to a new phone),
 /// a store that claims another device's id, a push under a device id another token
 /// registered. Every edit of every copy reaches every device and the service.
-@Suite(.timeLimit(.minutes(5)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
+@Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
 struct SyncIdentityTests {
     /// Copies a closed store's files (the database and, if any, its WAL).
     static func copyStore(_ source: String, to destination: String) throws {

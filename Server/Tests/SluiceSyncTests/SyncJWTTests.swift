@@ -14,7 +14,7 @@ import Testing
 /// JWTs an app's own backend signs open spaces with the roles their claims name, beside
 /// tokens: a member's devices keep their ids across refreshed JWTs; expired, forged or
 /// ambiguous JWTs are refused with a clear error.
-@Suite(.timeLimit(.minutes(5)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
+@Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
 struct SyncJWTTests {
     static let secret = "a-shared-secret-of-the-apps-backend-0123456789"
 

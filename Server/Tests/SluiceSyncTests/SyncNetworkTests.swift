@@ -10,7 +10,7 @@ import Testing
 /// instances on two others, devices syncing from a fourth (the `sluice sync` CLI run there).
 /// One instance is killed and one link cut mid-run; once both are back, every device and the
 /// service hold the same rows and every edit is kept.
-@Suite(.timeLimit(.minutes(5)), .serialized, .enabled(if: PostgresCluster.skipReason == nil && NetworkLab.skipReason == nil,
+@Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: PostgresCluster.skipReason == nil && NetworkLab.skipReason == nil,
                              "needs PostgreSQL and network namespaces: \(PostgresCluster.skipReason ?? NetworkLab.skipReason ?? "")"))
 struct SyncNetworkTests {
     @Test func instancesOnTheirOwnHostsSurviveAKillAndACutLink() async throws {

@@ -9,7 +9,7 @@ import Testing
 /// The service as an operator runs it: health and readiness checks that reach PostgreSQL
 /// (and say so when it is gone), Prometheus metrics at `/metrics`, and one log line per
 /// request carrying the id the answer sends back.
-@Suite(.timeLimit(.minutes(5)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
+@Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
 struct SyncOperationTests {
     /// A GET: status, body and the answer's headers.
     static func get(_ url: URL, _ path: String, token: String? = nil) async throws -> (status: Int, body: String, headers: [AnyHashable: Any]) {

@@ -12,7 +12,7 @@ import Testing
 /// The service protects its PostgreSQL: bad tokens and rate-limited requests cost no query,
 /// bodies in flight are held to a budget (503 with Retry-After past it), replayed pushes
 /// are refused, and the connection to PostgreSQL can require TLS.
-@Suite(.timeLimit(.minutes(5)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
+@Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
 struct SyncProtectionTests {
     /// Transactions PostgreSQL has counted in the space's database (statistics are flushed
     /// by each backend at most once a second: wait before reading).

@@ -10,7 +10,7 @@ import Testing
 /// is invalid (CHECK constraints too); what it cannot know (a service registered without
 /// the statements, a column this device does not have yet) is quarantined on the device,
 /// reported, and resolvable, while every other transaction is applied.
-@Suite(.timeLimit(.minutes(5)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
+@Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
 struct SyncQuarantineTests {
     /// Pushes one transaction as device `device`, number `local`.
     static func push(_ space: SyncSpace, device: String = "tool", local: Int64, _ changes: [SyncChange]) async throws -> (Int, String) {

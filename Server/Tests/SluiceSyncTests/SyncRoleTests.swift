@@ -13,7 +13,7 @@ import Testing
 /// viewer reads but its pushes are refused exactly (403 `forbidden`, nothing applied, its
 /// changes kept, others' still pulled); an editor may be limited to some tables; only an
 /// owner shares; a removed member's token opens nothing.
-@Suite(.timeLimit(.minutes(5)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
+@Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
 struct SyncRoleTests {
     /// Runs `body` and returns the 403 refusal it throws (nil, recorded, when it throws none).
     static func forbidden(_ body: () async throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) async -> SyncErrorBody? {

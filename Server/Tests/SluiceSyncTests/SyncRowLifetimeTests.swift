@@ -10,7 +10,7 @@ import Testing
 /// its rowid in a later one are two rows everywhere (SQLite reuses the largest rowid), and a
 /// row deleted and inserted again in one transaction (`INSERT OR REPLACE`) stays one row on
 /// every device, without running a device's ON DELETE actions on its unpushed rows.
-@Suite(.timeLimit(.minutes(5)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
+@Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
 struct SyncRowLifetimeTests {
     /// The service's people, as `first_name` by global id.
     static func people(_ space: SyncSpace) throws -> [String: String] {

@@ -8,7 +8,7 @@ import Testing
 
 /// The rules that keep every copy equal whatever devices send: clocks bounded by the
 /// service and stamped at commit, column names as the registered schema spells them.
-@Suite(.timeLimit(.minutes(5)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
+@Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
 struct SyncRuleTests {
     /// The largest clock the service's history holds, as a date.
     static func latestStoredClock(_ space: SyncSpace) throws -> Date {

@@ -14,7 +14,7 @@ import Testing
 /// zip, declared): version 1 keeps working and keeps its data, version 2 sees version 1's
 /// edits, and the service refuses only what the device's version (or, unsaid, every version)
 /// cannot accept.
-@Suite(.timeLimit(.minutes(5)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
+@Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
 struct SyncSchemaVersionTests {
     static let version2 = Migration(version: 100, name: "app_version_2", sql: """
         ALTER TABLE person ADD COLUMN nickname TEXT;

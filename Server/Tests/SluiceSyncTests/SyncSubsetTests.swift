@@ -9,7 +9,7 @@ import Testing
 /// Partial sync: a device subscribes with the filters of its live queries; rows entering
 /// and leaving its subset arrive and go as ordinary changesets; its rows always equal the
 /// service's rows its subscriptions keep, with the rows those point at.
-@Suite(.timeLimit(.minutes(5)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
+@Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
 struct SyncSubsetTests {
     static let oslo = SyncSubscription(table: "package", where: Column("recipient.city") == "Oslo")
 

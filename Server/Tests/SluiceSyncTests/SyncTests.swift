@@ -11,7 +11,7 @@ import Sluice
 import Testing
 
 /// Devices syncing through a real `sluice-sync` against a real PostgreSQL.
-@Suite(.timeLimit(.minutes(5)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
+@Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
 struct SyncTests {
     @Test func rowsAndForeignKeysReachAnotherDevice() async throws {
         let space = try SyncSpace()
