@@ -23,6 +23,9 @@ let package = Package(
         // What the device client and the service both need of the store (SyncValue ↔ SQLiteValue,
         // a registered schema read from a database): the service links this, not the client.
         .library(name: "SluiceSyncStore", targets: ["SluiceSyncStore"]),
+        // How the service decides a push (identity, retries, replays, order), over any storage
+        // of the history: the service's PostgreSQL, and a history in memory for tests.
+        .library(name: "SluiceSyncPolicy", targets: ["SluiceSyncPolicy"]),
         // Test helpers (temporary databases, the sqlite3 shell, a plain connection), for the
         // service package's tests; not for apps.
         .library(name: "SluiceTestSupport", targets: ["SluiceTestSupport"]),
@@ -96,9 +99,10 @@ let package = Package(
         // What devices and the service exchange: values, clocks, messages, the registered schema.
         .target(name: "SluiceSyncProtocol", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         .target(name: "SluiceSyncStore", dependencies: ["Sluice", "SluiceSyncProtocol"]),
+        .target(name: "SluiceSyncPolicy", dependencies: ["SluiceSyncProtocol"]),
         .target(name: "SluiceSyncClient", dependencies: ["Sluice", "SluiceSyncProtocol", "SluiceSyncStore"]),
         .target(name: "SluiceTestSupport", dependencies: ["Sluice", "CSQLite", "SluiceTestVFS"], path: "Tests/Support"),
-        .target(name: "SluiceSyncConformance", dependencies: ["Sluice", "SluiceDemo", "SluiceSyncClient", "SluiceSyncProtocol", "SluiceTestSupport"],
+        .target(name: "SluiceSyncConformance", dependencies: ["Sluice", "SluiceDemo", "SluiceSyncClient", "SluiceSyncPolicy", "SluiceSyncProtocol", "SluiceTestSupport"],
                 path: "Tests/SyncConformance"),
         // A VFS for tests that need SQLite held at one step (a checkpoint mid-way).
         .target(name: "SluiceTestVFS", dependencies: ["CSQLite"], path: "Tests/SupportVFS"),

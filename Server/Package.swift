@@ -36,6 +36,7 @@ let package = Package(
             dependencies: [
                 .product(name: "SluiceSyncProtocol", package: root),
                 .product(name: "SluiceSyncStore", package: root),
+                .product(name: "SluiceSyncPolicy", package: root),
                 .product(name: "Sluice", package: root),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -1,20 +1,20 @@
 import Foundation
 import SluiceSyncClient
+import SluiceSyncPolicy
 import SluiceSyncProtocol
 
-/// A sync service's history in memory, behind the client's transport seam: what the client's
-/// loop needs of a service to be tested without PostgreSQL — an append-only history with a
-/// head, device ids owned by one token, a retried push's transactions skipped and another
-/// store's under the same id refused, and a push on an old base sent back to pull first.
-/// The real service may append such a push when it commutes with what came since; sending
-/// it back is what it does otherwise, which the client must handle either way. Partial
-/// sync, members and attachments are not here (the Server package tests them for real).
+/// A sync service's history in memory, behind the client's transport seam, for the client's
+/// tests without PostgreSQL. Pushes are decided by the service's own rules
+/// (``PushDecision``: identity, retries, replays, commuting pushes, pruning) over an
+/// in-memory ``PushStorage``; what the real service's append adds (CHECK constraints, the
+/// clock clamp, the parents' ON DELETE actions, the folded rows) and partial sync, members
+/// and attachments are not here (the Server package tests them for real).
 /// ``SyncConformance``'s scenarios hold for it and for the real service alike.
 public final class HistoryService: ConformanceService, @unchecked Sendable {
     // @unchecked Sendable: every field is guarded by `lock`.
-    private let lock = NSLock()
-    private var transactions: [SyncTransaction] = []
-    private var owners: [String: String] = [:]
+    fileprivate let lock = NSLock()
+    fileprivate var transactions: [SyncTransaction] = []
+    fileprivate var owners: [String: String] = [:]
     private var tokens = 0
 
     /// An empty history.
@@ -32,27 +32,77 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
     /// The transport of a device holding `token`.
     public func transport(token: String) -> any SyncTransport { Transport(service: self, token: token) }
 
-    func push(_ request: PushRequest, token: String) -> SyncPushOutcome {
-        lock.withLock {
-            if let owner = owners[request.device], owner != token { return .identityConflict("device '\(request.device)' belongs to another token") }
-            owners[request.device] = token
-            let own = transactions.filter { $0.device == request.device }
-            let lastLocal = own.map(\.local).max() ?? .min
-            for transaction in request.transactions where transaction.local <= lastLocal {
-                guard own.first(where: { $0.local == transaction.local })?.clock == transaction.clock else {
-                    return .identityConflict("device '\(request.device)' already pushed another transaction as number \(transaction.local)")
+    /// One push at a time: a push's decision and append are one transaction of the history.
+    private let gate = PushGate()
+
+    func push(_ request: PushRequest, token: String) async throws -> SyncPushOutcome {
+        await gate.enter()
+        let result: Result<PushResponse, SyncErrorBody>
+        do {
+            result = try await PushDecision.push(request, token: token, storage: Storage(service: self))
+        } catch {
+            await gate.leave()
+            throw error
+        }
+        await gate.leave()
+        switch result {
+        case .success(let response): return .accepted(response)
+        case .failure(let body) where body.code == .behind: return .behind
+        case .failure(let body) where body.code == .identityConflict: return .identityConflict(body.message)
+        case .failure(let body): throw SyncClientError.rejected(status: body.code.status, body)
+        }
+    }
+
+    /// The history as ``PushDecision`` reads and appends it (inside the push gate).
+    private struct Storage: PushStorage {
+        let service: HistoryService
+
+        func claim(device: String, token: String) -> Bool {
+            service.lock.withLock {
+                if let owner = service.owners[device] { return owner == token }
+                service.owners[device] = token
+                return true
+            }
+        }
+
+        func lastLocal(device: String) -> Int64? {
+            service.lock.withLock { service.transactions.filter { $0.device == device }.map(\.local).max() }
+        }
+
+        func sentClocks(device: String, locals: [Int64]) -> [Int64: Int64] {
+            service.lock.withLock {
+                Dictionary(service.transactions.filter { $0.device == device && locals.contains($0.local) }.map { ($0.local, $0.clock.rawValue) },
+                           uniquingKeysWith: { first, _ in first })
+            }
+        }
+
+        func transactions(withClocks clocks: [Int64], notBy device: String) -> [StoredTransaction] {
+            service.lock.withLock {
+                service.transactions.filter { $0.device != device && clocks.contains($0.clock.rawValue) }.map {
+                    StoredTransaction(device: $0.device, local: $0.local, clock: $0.clock.rawValue, changes: $0.changes)
                 }
             }
-            let fresh = request.transactions.filter { $0.local > lastLocal }
-            let head = Int64(transactions.count)
-            guard !fresh.isEmpty else { return .accepted(PushResponse(head: head, appended: 0)) }
-            guard request.base == head else { return .behind }
-            for transaction in fresh {
-                var stored = transaction
-                stored.seq = Int64(transactions.count + 1)
-                transactions.append(stored)
+        }
+
+        func footprints(after base: Int64, limit: Int64) -> [ChangeFootprint] {
+            service.lock.withLock {
+                ChangeFootprint.of(service.transactions.dropFirst(Int(max(0, base))).prefix(Int(limit)).map { ($0.seq ?? 0, $0.changes) })
             }
-            return .accepted(PushResponse(head: Int64(transactions.count), appended: fresh.count))
+        }
+
+        func headAndPruned(forAppend: Bool) -> (head: Int64, pruned: Int64) {
+            service.lock.withLock { (Int64(service.transactions.count), 0) }
+        }
+
+        func append(_ fresh: [SyncTransaction], device: String, after head: Int64) -> Result<PushResponse, SyncErrorBody> {
+            service.lock.withLock {
+                for transaction in fresh {
+                    var stored = transaction
+                    stored.seq = Int64(service.transactions.count + 1)
+                    service.transactions.append(stored)
+                }
+                return .success(PushResponse(head: Int64(service.transactions.count), appended: fresh.count))
+            }
         }
     }
 
@@ -67,7 +117,7 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
         let service: HistoryService
         let token: String
 
-        func push(_ push: PushRequest) async throws -> SyncPushOutcome { service.push(push, token: token) }
+        func push(_ push: PushRequest) async throws -> SyncPushOutcome { try await service.push(push, token: token) }
         func pull(since: Int64, limit: Int?, device: String?) async throws -> PullResponse { service.pull(since: since, limit: limit) }
         func wait(since: Int64, timeout: Int) async throws -> Int64 { service.head() }
         func updateBearer(_ token: String) {}
@@ -81,5 +131,23 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
         static func notHere(_ feature: String) -> SyncClientError {
             .rejected(status: 404, SyncErrorBody(.notFound, message: "the in-memory history service has no \(feature)"))
         }
+    }
+}
+
+/// Lets one task in at a time, the others waiting their turn (in order).
+actor PushGate {
+    private var busy = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    func enter() async {
+        guard busy else {
+            busy = true
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func leave() {
+        if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Sluice
 import SluiceDemo
 import SluiceSyncClient
+import SluiceSyncProtocol
 import SluiceTestSupport
 
 /// Scenarios of the client's sync loop that every service must pass the same way: the real
@@ -22,6 +23,7 @@ public enum SyncConformance {
         ("two columns of one row edited on two devices: both edits stay", differentColumnsBothStay),
         ("an edit against a delete: the delete wins by default, whichever syncs first", deleteWinsEitherOrder),
         ("an edit against a delete with updateWins: the row comes back with the edit", updateWinsBringsTheRowBack),
+        ("raw pushes: a retry is skipped, a replay and a copy's numbers refused, a commuting push appended, a conflicting one sent back", rawPushRules),
     ]
 
     /// A device: a demo store on a file of its own and a client through a faulty transport.
@@ -221,6 +223,47 @@ public enum SyncConformance {
         try expect(try await b.client.deviceID != aID, "b still claims a's id")
         try await a.client.sync()
         try expect(try a.people() == ["Ann Berg -", "Cy Holm -"] && b.people() == ["Ann Berg -", "Cy Holm -"], "a \(try a.people()), b \(try b.people())")
+    }
+
+    static func rawPushRules(_ service: any ConformanceService) async throws {
+        let first = service.transport(token: try await service.newToken())
+        let second = service.transport(token: try await service.newToken())
+        let clock = HybridClock(date: Date())
+        func person(_ id: String, _ city: String) -> SyncChange {
+            SyncChange(table: "person", id: id, op: .insert, values: ["first_name": .text("P"), "last_name": .text(id), "city": .text(city)])
+        }
+        func accepted(_ outcome: SyncPushOutcome, _ what: String) throws -> PushResponse {
+            guard case .accepted(let response) = outcome else { throw ConformanceFailure("\(what): \(outcome)") }
+            return response
+        }
+        let base = try await service.head()
+        let x = "conformance-x-\(UUID().uuidString.prefix(8))"
+        let one = SyncTransaction(device: x, local: 1, clock: clock, changes: [person("\(x)-1", "Oslo")])
+        let pushed = try accepted(try await first.push(PushRequest(device: x, base: base, transactions: [one])), "the first push")
+        try expect(pushed.appended == 1 && pushed.head == base + 1, "the first push: \(pushed)")
+        // The same push again (its answer lost): skipped.
+        let retried = try accepted(try await first.push(PushRequest(device: x, base: base, transactions: [one])), "a retry")
+        try expect(retried.appended == 0, "a retry appended \(retried.appended)")
+        // Another transaction under number 1: a copy of the store, refused.
+        let copy = SyncTransaction(device: x, local: 1, clock: clock.tick(at: Date()), changes: [person("\(x)-2", "Bergen")])
+        guard case .identityConflict = try await first.push(PushRequest(device: x, base: base + 1, transactions: [copy])) else {
+            throw ConformanceFailure("a copy's number 1 was not refused as an identity conflict")
+        }
+        // The first device's transaction sent again by another device: a replay, refused.
+        let y = "conformance-y-\(UUID().uuidString.prefix(8))"
+        do {
+            let outcome = try await second.push(PushRequest(device: y, base: base + 1, transactions: [SyncTransaction(device: y, local: 1, clock: clock, changes: one.changes)]))
+            throw ConformanceFailure("a replay was taken: \(outcome)")
+        } catch SyncClientError.rejected(_, let body) where body.code == .replay {}
+        // On the old base: another row commutes (appended after), the same column does not.
+        let other = SyncTransaction(device: y, local: 1, clock: clock.tick(at: Date()), changes: [person("\(y)-1", "Tromsø")])
+        let commuting = try accepted(try await second.push(PushRequest(device: y, base: base, transactions: [other])), "a commuting push")
+        try expect(commuting.appended == 1 && commuting.head == base + 2, "a commuting push: \(commuting)")
+        let update = SyncChange(table: "person", id: "\(x)-1", op: .update, values: ["city": .text("Bodø")])
+        let conflicting = SyncTransaction(device: y, local: 2, clock: clock.tick(at: Date()), changes: [update])
+        guard case .behind = try await second.push(PushRequest(device: y, base: base, transactions: [conflicting])) else {
+            throw ConformanceFailure("a push on an old base writing a row the history wrote since was not sent back")
+        }
     }
 
     static func expect(_ condition: Bool, _ message: @autoclosure () throws -> String) throws {

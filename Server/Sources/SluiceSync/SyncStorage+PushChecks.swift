@@ -4,9 +4,8 @@ import PostgresNIO
 import SluiceSyncProtocol
 
 /// What ``SyncStorage/push(_:space:token:policy:)`` checks a push's fresh transactions
-/// against, inside its transaction: CHECK constraints on the rows they leave, replays of
-/// another device's transactions, and whether they commute with the history their device
-/// has not pulled.
+/// against inside its transaction beyond ``PushDecision``'s rules: CHECK constraints on the
+/// rows they leave, and the columns an older version does not know.
 extension SyncStorage {
     /// What a push is checked against and what the service adds to it.
     struct PushPolicy: Sendable {
@@ -102,80 +101,5 @@ extension SyncStorage {
             }
         }
         return candidates
-    }
-
-    /// The first of `transactions` that another device pushed already, clock, number and
-    /// changes alike (an old push sent again under a new device id: a copy of a store file
-    /// has the original's log, numbers included), with that device's id.
-    ///
-    /// The number matters: two devices that make the same change in the same millisecond
-    /// (both delete one row) have the same clock and changes, and refusing the second as a
-    /// replay left it refused at every try.
-    static func replayed(_ transactions: [SyncTransaction], device: String, space: Int64,
-                         connection: PostgresConnection, logger: Logger) async throws -> (local: Int64, device: String)? {
-        guard !transactions.isEmpty else { return nil }
-        let rows = try await connection.query("""
-            SELECT device, clock, local, changes FROM sluice_txn
-            WHERE space_id = \(space) AND clock = ANY(\(transactions.map(\.clock.rawValue))) AND device <> \(device)
-            """, logger: logger)
-        let decoder = JSONDecoder()
-        for try await (other, clock, local, json) in rows.decode((String, Int64, Int64, String).self) {
-            let changes = try decoder.decode([SyncChange].self, from: Data(json.utf8))
-            if let match = transactions.first(where: { $0.clock.rawValue == clock && $0.local == local && $0.changes == changes }) {
-                return (match.local, other)
-            }
-        }
-        return nil
-    }
-
-    /// The most transactions a push may come after without its device having pulled them.
-    static let longestSequencedGap: Int64 = 1_000
-
-    /// Whether `transactions` write nothing the history after `base` wrote: no column of a
-    /// row both update, and no row one inserts or deletes that the other writes at all; and
-    /// the last number it read (`base` when there was nothing). More than
-    /// ``longestSequencedGap`` transactions after `base` do not commute.
-    static func commute(_ transactions: [SyncTransaction], withHistoryAfter base: Int64, space: Int64,
-                        connection: PostgresConnection, logger: Logger) async throws -> (commutes: Bool, last: Int64) {
-        var columns: [String: Set<String>] = [:]
-        var whole: Set<String> = []
-        var last = base
-        var count: Int64 = 0
-        // PostgreSQL reads each change's row and the columns an update writes (a row per
-        // change; a transaction with none gives one row of NULLs): decoding the changes'
-        // values here was most of a crowded push's time under the space's lock.
-        let rows = try await connection.query("""
-            SELECT x.seq, c."table", c.id, c.op,
-                   CASE WHEN jsonb_typeof(c."values") = 'object' THEN ARRAY(SELECT jsonb_object_keys(c."values")) END
-            FROM (SELECT seq, changes FROM sluice_txn WHERE space_id = \(space) AND seq > \(base) ORDER BY seq LIMIT \(longestSequencedGap + 1)) x
-            LEFT JOIN LATERAL jsonb_to_recordset(x.changes::jsonb) AS c ("table" TEXT, id TEXT, op TEXT, "values" JSONB) ON true
-            ORDER BY x.seq
-            """, logger: logger)
-        for try await (seq, table, id, op, keys) in rows.decode((Int64, String?, String?, String?, [String]?).self) {
-            if seq != last {
-                last = seq
-                count += 1
-            }
-            guard let table, let id else { continue }
-            let row = table.lowercased() + "\u{0}" + id
-            if op == SyncChange.Operation.update.rawValue {
-                columns[row, default: []].formUnion((keys ?? []).map { $0.lowercased() })
-            } else {
-                whole.insert(row)
-            }
-        }
-        guard count <= longestSequencedGap else { return (false, last) }
-        for transaction in transactions {
-            for change in transaction.changes {
-                let row = change.table.lowercased() + "\u{0}" + change.id
-                if whole.contains(row) { return (false, last) }
-                if change.op != .update {
-                    if columns[row] != nil { return (false, last) }
-                } else if let written = columns[row], (change.values ?? [:]).keys.contains(where: { written.contains($0.lowercased()) }) {
-                    return (false, last)
-                }
-            }
-        }
-        return (true, last)
     }
 }

@@ -1,0 +1,143 @@
+import Foundation
+import Logging
+import PostgresNIO
+import SluiceSyncPolicy
+import SluiceSyncProtocol
+
+/// A push's view of a space in PostgreSQL, inside the push's transaction: what
+/// ``PushDecision`` reads to decide it, and the append (CHECK constraints, the clock clamp,
+/// columns an older version does not know, the fold into `sluice_row`, the parents' ON
+/// DELETE actions, the head).
+struct PostgresPushStorage: PushStorage {
+    let connection: PostgresConnection
+    let space: Int64
+    let logger: Logger
+    let policy: SyncStorage.PushPolicy
+
+    // What concerns this device alone comes before the space's lock, which every push of
+    // the space waits for: the device's row, locked by the upsert, orders two pushes under
+    // one id; a replay copies a transaction committed long before. (The space's lock is NO
+    // KEY UPDATE: the upsert's foreign key holds KEY SHARE on the space's row, which FOR
+    // UPDATE would wait for, two pushes each other.)
+    func claim(device: String, token: String) async throws -> Bool {
+        var owned = false
+        for try await value in try await connection.query("""
+            INSERT INTO sluice_device (space_id, device, token_hash)
+            VALUES (\(space), \(device), encode(sha256(convert_to(\(token), 'UTF8')), 'hex'))
+            ON CONFLICT (space_id, device) DO UPDATE SET device = excluded.device
+            RETURNING token_hash = encode(sha256(convert_to(\(token), 'UTF8')), 'hex')
+            """, logger: logger).decode(Bool.self) { owned = value }
+        return owned
+    }
+
+    func lastLocal(device: String) async throws -> Int64? {
+        var last: Int64?
+        for try await value in try await connection.query(
+            "SELECT max(local) FROM sluice_txn WHERE space_id = \(space) AND device = \(device)", logger: logger)
+            .decode(Int64?.self) { last = value }
+        return last
+    }
+
+    func sentClocks(device: String, locals: [Int64]) async throws -> [Int64: Int64] {
+        var stored: [Int64: Int64] = [:]
+        for try await (local, clock) in try await connection.query("""
+            SELECT local, coalesce(sent, clock) FROM sluice_txn
+            WHERE space_id = \(space) AND device = \(device) AND local = ANY(\(locals))
+            """, logger: logger).decode((Int64, Int64).self) { stored[local] = clock }
+        return stored
+    }
+
+    func transactions(withClocks clocks: [Int64], notBy device: String) async throws -> [StoredTransaction] {
+        guard !clocks.isEmpty else { return [] }
+        let rows = try await connection.query("""
+            SELECT device, clock, local, changes FROM sluice_txn
+            WHERE space_id = \(space) AND clock = ANY(\(clocks)) AND device <> \(device)
+            """, logger: logger)
+        let decoder = JSONDecoder()
+        var found: [StoredTransaction] = []
+        for try await (other, clock, local, json) in rows.decode((String, Int64, Int64, String).self) {
+            found.append(StoredTransaction(device: other, local: local, clock: clock, changes: try decoder.decode([SyncChange].self, from: Data(json.utf8))))
+        }
+        return found
+    }
+
+    func footprints(after base: Int64, limit: Int64) async throws -> [ChangeFootprint] {
+        // PostgreSQL reads each change's row and the columns an update writes (a row per
+        // change; a transaction with none gives one row of NULLs): decoding the changes'
+        // values here was most of a crowded push's time under the space's lock.
+        let rows = try await connection.query("""
+            SELECT x.seq, c."table", c.id, c.op,
+                   CASE WHEN jsonb_typeof(c."values") = 'object' THEN ARRAY(SELECT jsonb_object_keys(c."values")) END
+            FROM (SELECT seq, changes FROM sluice_txn WHERE space_id = \(space) AND seq > \(base) ORDER BY seq LIMIT \(limit)) x
+            LEFT JOIN LATERAL jsonb_to_recordset(x.changes::jsonb) AS c ("table" TEXT, id TEXT, op TEXT, "values" JSONB) ON true
+            ORDER BY x.seq
+            """, logger: logger)
+        var found: [ChangeFootprint] = []
+        for try await (seq, table, id, op, keys) in rows.decode((Int64, String?, String?, String?, [String]?).self) {
+            found.append(ChangeFootprint(seq: seq, table: table, id: id, op: op, columns: keys))
+        }
+        return found
+    }
+
+    func headAndPruned(forAppend: Bool) async throws -> (head: Int64, pruned: Int64) {
+        var result: (head: Int64, pruned: Int64) = (0, 0)
+        for try await (head, pruned) in try await connection.query(
+            "SELECT head, pruned FROM sluice_space WHERE id = \(space)\(unescaped: forAppend ? " FOR NO KEY UPDATE" : "")", logger: logger)
+            .decode((Int64, Int64).self) { result = (head, pruned) }
+        return result
+    }
+
+    func append(_ fresh: [SyncTransaction], device: String, after head: Int64) async throws -> Result<PushResponse, SyncErrorBody> {
+        let encoder = JSONEncoder()
+        let (connection, space, logger, policy) = (self.connection, self.space, self.logger, self.policy)
+        if let checker = policy.checker {
+            // Rows every device would refuse (a CHECK constraint) are refused here.
+            let rows = try await SyncStorage.candidates(fresh, checker: checker, space: space, connection: connection, logger: logger)
+            do { try checker.check(rows) } catch let error as SyncErrorBody { return .failure(error) }
+        }
+        var seq = head
+        var clamped = 0
+        let now = Date()
+        let bound = HybridClock(date: now.addingTimeInterval(policy.maximumSkew.seconds))
+        // With no ON DELETE action to look for, the last transaction's statement also
+        // moves the head (one round trip fewer under the lock).
+        let starts = SyncStorage.deleteActionStarts(fresh, rules: policy.deleteRules)
+        let settled = starts.deleted.isEmpty && starts.written.isEmpty
+        for (index, transaction) in fresh.enumerated() {
+            seq += 1
+            // A clock further ahead of the service's own than the skew it accepts is
+            // stored as the service's clock: one device's clock cannot win every later
+            // conflict, nor drag every device's clock with it.
+            let clock = transaction.clock > bound ? HybridClock(date: now) : max(transaction.clock, .zero)
+            let sent: Int64? = clock == transaction.clock ? nil : transaction.clock.rawValue
+            if sent != nil { clamped += 1 }
+            let kept = try await SyncStorage.keepingUnknownColumns(transaction.changes, keep: policy.keptColumns, space: space, connection: connection, logger: logger)
+            let changes = String(decoding: try encoder.encode(kept), as: UTF8.self)
+            try await SyncStorage.fold(kept, seq: seq, clock: clock.rawValue, space: space, connection: connection, logger: logger, encoder: encoder,
+                                recording: SyncStorage.Recorded(device: device, local: transaction.local, clock: clock.rawValue, sent: sent, changes: changes),
+                                movingHead: settled && index == fresh.count - 1)
+        }
+        // The device's cursor: its own transactions are all up to here (the service's own
+        // that may follow, the device pulls).
+        let cursor = seq
+        // What the parents' ON DELETE actions leave, as a transaction of the service's own.
+        let effects = settled ? [] : try await SyncStorage.deleteActions(from: starts, rules: policy.deleteRules, space: space, seq: seq + 1,
+                                                                  clock: HybridClock(date: now).rawValue,
+                                                                  connection: connection, logger: logger, encoder: encoder)
+        if !effects.isEmpty {
+            seq += 1
+            let changes = String(decoding: try encoder.encode(effects), as: UTF8.self)
+            try await connection.query("""
+                INSERT INTO sluice_txn (space_id, seq, device, local, clock, changes)
+                VALUES (\(space), \(seq), \(SyncStorage.serviceDevice), \(seq), \(HybridClock(date: now).rawValue), \(changes))
+                """, logger: logger)
+        }
+        if clamped > 0 {
+            logger.warning("device \(device): \(clamped) transaction clock(s) ahead of the service's clock were stored with the service's clock")
+        }
+        if !settled {
+            try await connection.query("WITH \(unescaped: SyncStorage.movingHead(space: space, to: seq))", logger: logger)
+        }
+        return .success(PushResponse(head: cursor, appended: fresh.count, clamped: clamped == 0 ? nil : clamped))
+    }
+}
