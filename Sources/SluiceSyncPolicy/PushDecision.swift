@@ -1,3 +1,4 @@
+import Foundation
 import SluiceSyncProtocol
 
 /// How the service decides a push, whatever stores the history (``PushStorage``):
@@ -12,12 +13,17 @@ import SluiceSyncProtocol
 ///   column is written by both, else it is sent back (`behind`): the device pulls and
 ///   rebases. So is one whose base the history pruned, or more than
 ///   ``longestSequencedGap`` transactions back.
+/// - **Clocks.** A transaction's clock further ahead of the service's than `maximumSkew` is
+///   stored as the service's clock (its own kept as `sent`): one device's clock cannot win
+///   every later conflict, nor drag every device's clock with it.
 public enum PushDecision {
     /// The most transactions a push may come after without its device having pulled them.
     public static let longestSequencedGap: Int64 = 1_000
 
-    /// Decides `request` and, when it goes on, has `storage` append it.
-    public static func push(_ request: PushRequest, token: String, storage: some PushStorage) async throws -> Result<PushResponse, SyncErrorBody> {
+    /// Decides `request` and, when it goes on, has `storage` append it (each transaction with
+    /// the clock it is stored with, and `sent` when that is not its own).
+    public static func push(_ request: PushRequest, token: String, maximumSkew: Duration = .seconds(60), now: Date = Date(),
+                            storage: some PushStorage) async throws -> Result<PushResponse, SyncErrorBody> {
         guard try await storage.claim(device: request.device, token: token) else {
             return .failure(SyncErrorBody(.identityConflict, message: "device '\(request.device)' belongs to another token: push under a new device id"))
         }
@@ -60,7 +66,20 @@ public enum PushDecision {
                 guard try await commute(fresh, after: checked, storage).commutes else { return behind(head) }
             }
         }
-        return try await storage.append(fresh, device: request.device, after: head)
+        return try await storage.append(clamped(fresh, maximumSkew: maximumSkew, now: now), device: request.device, after: head)
+    }
+
+    /// `transactions` with each clock further ahead of `now` than `maximumSkew` replaced by
+    /// the service's clock (`now`), the device's kept as `sent`.
+    static func clamped(_ transactions: [SyncTransaction], maximumSkew: Duration, now: Date) -> [SyncTransaction] {
+        let skew = Double(maximumSkew.components.seconds) + Double(maximumSkew.components.attoseconds) / 1e18
+        let bound = HybridClock(date: now.addingTimeInterval(skew))
+        return transactions.map { transaction in
+            var stored = transaction
+            stored.clock = transaction.clock > bound ? HybridClock(date: now) : max(transaction.clock, .zero)
+            stored.sent = stored.clock == transaction.clock ? nil : transaction.clock
+            return stored
+        }
     }
 
     /// The first of `transactions` that another device pushed already, clock, number and

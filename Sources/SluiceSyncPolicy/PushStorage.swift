@@ -21,7 +21,8 @@ public protocol PushStorage {
     /// The history's head and how far it is pruned; with `forAppend`, the space is locked
     /// for appending until the transaction ends.
     func headAndPruned(forAppend: Bool) async throws -> (head: Int64, pruned: Int64)
-    /// Appends `fresh` (decided to go on top of `head`): checks and folds them, applies the
+    /// Appends `fresh` (decided to go on top of `head`, each with the clock to store and,
+    /// when that was clamped, the device's as `sent`): checks and folds them, applies the
     /// service's own rules, moves the head. A refusal is the failure.
     func append(_ fresh: [SyncTransaction], device: String, after head: Int64) async throws -> Result<PushResponse, SyncErrorBody>
 }

@@ -101,7 +101,8 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
                     stored.seq = Int64(service.transactions.count + 1)
                     service.transactions.append(stored)
                 }
-                return .success(PushResponse(head: Int64(service.transactions.count), appended: fresh.count))
+                let clamped = fresh.filter { $0.sent != nil }.count
+                return .success(PushResponse(head: Int64(service.transactions.count), appended: fresh.count, clamped: clamped == 0 ? nil : clamped))
             }
         }
     }

@@ -24,6 +24,7 @@ public enum SyncConformance {
         ("an edit against a delete: the delete wins by default, whichever syncs first", deleteWinsEitherOrder),
         ("an edit against a delete with updateWins: the row comes back with the edit", updateWinsBringsTheRowBack),
         ("raw pushes: a retry is skipped, a replay and a copy's numbers refused, a commuting push appended, a conflicting one sent back", rawPushRules),
+        ("a clock an hour ahead is stored as the service's, the device's kept as sent, and the device knows its own", clockAheadIsClamped),
     ]
 
     /// A device: a demo store on a file of its own and a client through a faulty transport.
@@ -264,6 +265,20 @@ public enum SyncConformance {
         guard case .behind = try await second.push(PushRequest(device: y, base: base, transactions: [conflicting])) else {
             throw ConformanceFailure("a push on an old base writing a row the history wrote since was not sent back")
         }
+    }
+
+    static func clockAheadIsClamped(_ service: any ConformanceService) async throws {
+        let transport = service.transport(token: try await service.newToken())
+        let device = "conformance-z-\(UUID().uuidString.prefix(8))"
+        let ahead = HybridClock(date: Date().addingTimeInterval(3_600))
+        let base = try await service.head()
+        let change = SyncChange(table: "person", id: "\(device)-1", op: .insert, values: ["first_name": .text("Z"), "last_name": .text("Ahead")])
+        let outcome = try await transport.push(PushRequest(device: device, base: base, transactions: [SyncTransaction(device: device, local: 1, clock: ahead, changes: [change])]))
+        guard case .accepted(let response) = outcome else { throw ConformanceFailure("the push: \(outcome)") }
+        try expect(response.clamped == 1, "clamped \(response.clamped.map(String.init) ?? "none")")
+        let pulled = try await transport.pull(since: base).transactions.first { $0.device == device }
+        try expect(pulled?.sent == ahead, "the device's clock is not kept as sent: \(String(describing: pulled?.sent))")
+        try expect((pulled?.clock).map { $0 < ahead } == true, "stored with the device's clock")
     }
 
     static func expect(_ condition: Bool, _ message: @autoclosure () throws -> String) throws {

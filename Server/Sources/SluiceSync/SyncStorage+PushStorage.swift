@@ -5,7 +5,7 @@ import SluiceSyncPolicy
 import SluiceSyncProtocol
 
 /// A push's view of a space in PostgreSQL, inside the push's transaction: what
-/// ``PushDecision`` reads to decide it, and the append (CHECK constraints, the clock clamp,
+/// ``PushDecision`` reads to decide it, and the append (CHECK constraints,
 /// columns an older version does not know, the fold into `sluice_row`, the parents' ON
 /// DELETE actions, the head).
 struct PostgresPushStorage: PushStorage {
@@ -96,21 +96,17 @@ struct PostgresPushStorage: PushStorage {
             do { try checker.check(rows) } catch let error as SyncErrorBody { return .failure(error) }
         }
         var seq = head
-        var clamped = 0
+        let clamped = fresh.filter { $0.sent != nil }.count
         let now = Date()
-        let bound = HybridClock(date: now.addingTimeInterval(policy.maximumSkew.seconds))
         // With no ON DELETE action to look for, the last transaction's statement also
         // moves the head (one round trip fewer under the lock).
         let starts = SyncStorage.deleteActionStarts(fresh, rules: policy.deleteRules)
         let settled = starts.deleted.isEmpty && starts.written.isEmpty
         for (index, transaction) in fresh.enumerated() {
             seq += 1
-            // A clock further ahead of the service's own than the skew it accepts is
-            // stored as the service's clock: one device's clock cannot win every later
-            // conflict, nor drag every device's clock with it.
-            let clock = transaction.clock > bound ? HybridClock(date: now) : max(transaction.clock, .zero)
-            let sent: Int64? = clock == transaction.clock ? nil : transaction.clock.rawValue
-            if sent != nil { clamped += 1 }
+            // The clock to store (``PushDecision`` clamped one too far ahead), and the device's.
+            let clock = transaction.clock
+            let sent = transaction.sent?.rawValue
             let kept = try await SyncStorage.keepingUnknownColumns(transaction.changes, keep: policy.keptColumns, space: space, connection: connection, logger: logger)
             let changes = String(decoding: try encoder.encode(kept), as: UTF8.self)
             try await SyncStorage.fold(kept, seq: seq, clock: clock.rawValue, space: space, connection: connection, logger: logger, encoder: encoder,

@@ -79,7 +79,7 @@ public struct SyncStorage: Sendable {
     func push(_ request: PushRequest, space: Int64, token: String, policy: PushPolicy) async throws -> Result<PushResponse, SyncErrorBody> {
         let logger = self.logger
         return try await client.withTransaction(logger: logger) { connection in
-            try await PushDecision.push(request, token: token,
+            try await PushDecision.push(request, token: token, maximumSkew: policy.maximumSkew,
                                         storage: PostgresPushStorage(connection: connection, space: space, logger: logger, policy: policy))
         }
     }
