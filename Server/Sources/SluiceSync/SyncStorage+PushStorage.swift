@@ -89,7 +89,6 @@ struct PostgresPushStorage: PushStorage {
 
     func append(_ fresh: [SyncTransaction], device: String, after head: Int64) async throws -> Result<PushResponse, SyncErrorBody> {
         let encoder = JSONEncoder()
-        let (connection, space, logger, policy) = (self.connection, self.space, self.logger, self.policy)
         if let checker = policy.checker {
             // Rows every device would refuse (a CHECK constraint) are refused here.
             let rows = try await SyncStorage.candidates(fresh, checker: checker, space: space, connection: connection, logger: logger)

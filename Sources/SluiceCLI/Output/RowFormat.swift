@@ -49,8 +49,10 @@ enum JSONRows {
 
     /// Appends a JSON string of `bytes` when they are valid UTF-8, checking and escaping in
     /// one pass (runs with nothing to escape copied whole); false, with nothing appended,
-    /// when they are not.
-    static func appendStringIfValid(utf8 bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) -> Bool {
+    /// when they are not. With `validating` false the bytes are known to be valid UTF-8
+    /// (a `String`'s), and it always appends.
+    @discardableResult
+    static func appendStringIfValid(utf8 bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8], validating: Bool = true) -> Bool {
         let mark = out.count
         out.append(UInt8(ascii: "\""))
         var start = 0
@@ -58,6 +60,10 @@ enum JSONRows {
         while index < bytes.count {
             let byte = bytes[index]
             if byte >= 0x80 {
+                guard validating else {
+                    index += 1
+                    continue
+                }
                 let length = sequenceLength(bytes, at: index)
                 guard length > 0 else {
                     out.removeSubrange(mark...)
@@ -112,15 +118,7 @@ enum JSONRows {
     /// Appends a JSON string of valid UTF-8 text: `"`, `\` and control
     /// characters escaped, runs with nothing to escape copied whole.
     static func appendString(utf8 bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        var start = 0
-        for (index, byte) in bytes.enumerated() where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
-            start = index + 1
-            appendEscape(byte, to: &out)
-        }
-        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
-        out.append(UInt8(ascii: "\""))
+        appendStringIfValid(utf8: bytes, to: &out, validating: false)
     }
 }
 

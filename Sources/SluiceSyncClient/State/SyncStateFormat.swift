@@ -39,9 +39,12 @@ enum SyncStateFormat {
             """),
     ]
 
-    /// Brings the store's sync tables to this code's format.
+    /// Brings the store's sync tables to this code's format. (A versioned file takes no
+    /// write transaction of its own for the adoption: only an unversioned one does.)
     static func migrate(_ store: Store) throws {
-        try store.write { db in try adoptUnversioned(db) }
+        if try store.read({ db in try !db.tableExists(track) }) {
+            try store.write { db in try adoptUnversioned(db) }
+        }
         try store.migrate(migrations, recordedIn: track)
     }
 
