@@ -101,11 +101,13 @@ let package = Package(
         .target(name: "SluiceSyncStore", dependencies: ["Sluice", "SluiceSyncProtocol"]),
         .target(name: "SluiceSyncPolicy", dependencies: ["SluiceSyncProtocol"]),
         .target(name: "SluiceSyncClient", dependencies: ["Sluice", "SluiceSyncProtocol", "SluiceSyncStore"]),
-        .target(name: "SluiceTestSupport", dependencies: ["Sluice", "CSQLite", "SluiceTestVFS"], path: "Tests/Support"),
+        .target(name: "SluiceTestSupport", dependencies: ["Sluice", "CSQLite", "SluiceTestVFS", "SluiceTestParallelism"], path: "Tests/Support"),
         .target(name: "SluiceSyncConformance", dependencies: ["Sluice", "SluiceDemo", "SluiceSyncClient", "SluiceSyncPolicy", "SluiceSyncProtocol", "SluiceTestSupport"],
                 path: "Tests/SyncConformance"),
         // A VFS for tests that need SQLite held at one step (a checkpoint mid-way).
         .target(name: "SluiceTestVFS", dependencies: ["CSQLite"], path: "Tests/SupportVFS"),
+        // Runs at most as many test cases at once as the cooperative pool has threads.
+        .target(name: "SluiceTestParallelism", path: "Tests/SupportParallelism"),
         // A writer process for the reliability tests (killed at random points, run side by side).
         .executableTarget(name: "sluice-stress", dependencies: ["Sluice", "SluiceDemo", "SluiceTestSupport"], path: "Tests/Stress"),
         .testTarget(name: "StoreTests", dependencies: ["Sluice", "SluiceNaming", "SluiceDemo", "SluiceTestSupport", "sluice-stress", "CSQLite"]),

@@ -214,12 +214,15 @@ import SluiceDemo
         // and open and close their own (a ThreadSanitizer run of CI saw process-wide counts
         // move by 6 descriptors).
         let path = database.path
+        let leftover = Self.openDescriptors(under: path)
         do {
             // The count sees this database's files while a store is open, one set per connection.
             let open = try Store(path: path)
             let writerOnly = Self.openDescriptors(under: path)
             _ = try open.read { db in try db.fetchCount(Person.self) }
-            #expect(writerOnly > 0 && Self.openDescriptors(under: path) > writerOnly, "the reader's connection has descriptors of its own")
+            let withReader = Self.openDescriptors(under: path)
+            #expect(writerOnly > 0 && withReader > writerOnly,
+                    "the reader's connection has descriptors of its own: \(leftover) left before opening, \(writerOnly) with the writer, \(withReader) with the reader")
         }
         let descriptors = Self.openDescriptors(under: path)
         let memory = Self.residentMemory()
