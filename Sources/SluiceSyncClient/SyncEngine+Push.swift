@@ -43,9 +43,14 @@ extension SyncEngine {
                 return Push(request: PushRequest(device: state.device, base: state.cursor, transactions: parts), last: nil, fixUps: false,
                             upload: next, attachments: attachments)
             }
-            // Every row is on the service: the log after the upload's start follows.
+            // Every row is on the service: the log after the upload's start follows, and the
+            // log before it for the rows the upload left out, those that came from the
+            // service (`unpushed` keeps only their changes up to the floor): an edit of a
+            // pulled row made before the first push is this device's to send. They come
+            // after the first pulled transaction.
             try DeviceStateTable(db).setIfMissing(.uploaded, .integer(1))
-            floor = max(floor, progress.floor)
+            let firstPulled = try db.firstLoggedTransaction(after: state.pushedToken, by: Self.syncAuthor)
+            floor = max(floor, min(progress.floor, (firstPulled ?? .max) - 1))
             state.pushed = floor
             try save(state, db)
         }
@@ -100,6 +105,8 @@ extension SyncEngine {
         }
         try save(state, db)
         var last = max(floor, covered)
+        // Every pending transaction is in this push: what the upload covered is done with.
+        if complete, case .integer(let uploadFloor)? = try DeviceStateTable(db).value(.uploadFloor) { last = max(last, uploadFloor) }
         // Rows written elsewhere pointing at a parent this device deleted: fixed up with its
         // last transaction, or in one of their own numbered as the last logged transaction
         // (a pulled one: never pushed, so the number is free).

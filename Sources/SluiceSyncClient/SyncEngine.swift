@@ -236,6 +236,11 @@ final class SyncEngine: @unchecked Sendable {
         // A write (push, pull) closes a foreign writer's newest transaction first; a read (a count) takes it as it is.
         let token = HistoryToken(databaseID: state.databaseID, sequence: state.pushed)
         let transactions = try db.loggedTransactions(after: token, tables: names, includingOpen: true)
+        // Up to the first upload's floor, the upload sent every row made here as it was:
+        // only changes of rows that came from the service are left to push.
+        var uploadFloor = Int64.min
+        if case .integer(let floor)? = try DeviceStateTable(db).value(.uploadFloor), floor > state.pushed { uploadFloor = floor }
+        let identities = IdentityMap(db)
         var rowsOverwritten: Set<RowKey> = []
         // Columns a later pulled transaction wrote, with the last value it wrote.
         var columnsOverwritten: [RowKey: [String: SQLiteValue]] = [:]
@@ -256,6 +261,7 @@ final class SyncEngine: @unchecked Sendable {
                     continue
                 }
                 if rowsOverwritten.contains(key) { continue }
+                if transaction.token.sequence <= uploadFloor, try !identities.isPulled(key.table, change.rowID) { continue }
                 if change.operation == .insert, let overwritten = columnsOverwritten[key], let new = change.new {
                     // Inserted here, then changed by a pulled transaction (another device's
                     // update, or this device's own ON DELETE action applying a pulled delete):

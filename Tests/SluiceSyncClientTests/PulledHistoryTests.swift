@@ -20,6 +20,15 @@ import Testing
         ])
     }
 
+    /// A demo store with the device's sync state, and its engine.
+    func syncedDemoStore() throws -> (Store, SyncEngine) {
+        let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
+        let engine = SyncEngine(configuration: configuration)
+        try SyncStateFormat.migrate(store)
+        _ = try store.write { db in try engine.prepare(db) }
+        return (store, engine)
+    }
+
     func pushedMark(_ store: Store, _ engine: SyncEngine) throws -> Int64 {
         try #require(try store.read { db in try engine.loadState(db) }).pushed
     }
@@ -61,10 +70,7 @@ import Testing
 
     @Test("only transactions written here that changed a synced table count as local")
     func localTransactionsCountSyncedTablesOnly() throws {
-        let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
-        let engine = SyncEngine(configuration: configuration)
-        try SyncStateFormat.migrate(store)
-        _ = try store.write { db in try engine.prepare(db) }
+        let (store, engine) = try syncedDemoStore()
         let start = try store.currentToken.sequence
 
         // An unsynced table's change, then a pulled (author "sync") change of a synced table
@@ -86,5 +92,40 @@ import Testing
         try store.trackForeignWriters(tables: ["person"])
         try SQLiteShell.run(path: store.path, "UPDATE person SET age = 31 WHERE first_name = 'Pulled1';")
         #expect(try store.read { db in try engine.hasLocalTransactions(after: HistoryToken(databaseID: db.currentHistoryToken().databaseID, sequence: later), db) })
+    }
+
+    /// A new device pulls before its first push (`sync()` does, having nothing pushed yet):
+    /// an edit made between that pull and the push is the device's to send. The first push
+    /// uploads the rows that did not come from the service and takes the log before it as
+    /// covered by that upload; pulled rows are not uploaded, so their edits were dropped
+    /// (`SyncFaultTests.twoServiceInstancesOnOneDatabase` once ended with a city on one
+    /// device that the service never got, pending 0).
+    @Test("edits of pulled rows made before the device's first push are pushed")
+    func editsOfPulledRowsBeforeTheFirstPushArePushed() throws {
+        let (store, engine) = try syncedDemoStore()
+        for seq in Int64(1)...3 { _ = try store.write { db in try engine.apply(pulledPerson(seq), db) } }
+        // A row of its own before the first push: uploaded as a row.
+        try store.write { db in try db.execute(sql: "INSERT INTO person (first_name, last_name) VALUES ('Mine', 'Here')") }
+        try store.write { db in try db.execute(sql: "UPDATE person SET city = 'London' WHERE first_name = 'Pulled1'") }
+        try store.write { db in try db.execute(sql: "DELETE FROM person WHERE first_name = 'Pulled2'") }
+        #expect(try store.read { db in try engine.pendingCount(db) } == 3)
+
+        var sent: [SyncChange] = []
+        while let push = try store.write({ db in try engine.makePush(db) }) {
+            sent += push.request.transactions.flatMap(\.changes)
+            _ = try store.write { db in
+                if let upload = push.upload {
+                    try engine.uploaded(upload, head: nil, served: 0, db)
+                } else {
+                    try engine.pushed(through: push.last ?? 0, head: nil, db)
+                }
+            }
+        }
+        let described = sent.map { "\($0.op.rawValue) \($0.id) \(($0.values ?? [:]).keys.sorted())" }
+        #expect(sent.contains { $0.op == .update && $0.id == "person-1" && $0.values?["city"] == .text("London") }, "sent: \(described)")
+        #expect(sent.contains { $0.op == .delete && $0.id == "person-2" }, "sent: \(described)")
+        #expect(sent.filter { $0.op == .insert && $0.values?["first_name"] == .text("Mine") }.count == 1, "sent: \(described)")
+        #expect(!sent.contains { $0.id == "person-3" }, "sent: \(described)")
+        #expect(try store.read { db in try engine.pendingCount(db) } == 0)
     }
 }

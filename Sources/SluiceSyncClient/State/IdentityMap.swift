@@ -52,6 +52,11 @@ struct IdentityMap {
         }
     }
 
+    /// Whether local row `local` of `table` came from the service.
+    func isPulled(_ table: String, _ local: Int64) throws -> Bool {
+        try !db.fetchRows(sql: "SELECT 1 FROM sluice_sync_id WHERE tbl = ? AND local = ? AND pulled", arguments: [.text(table), .integer(local)]).isEmpty
+    }
+
     /// An SQL condition that holds for the rowids of `table` that came from the service
     /// (`rowid NOT IN (...)` with the table name as the only argument).
     static let pulledRowIDs = "SELECT local FROM sluice_sync_id WHERE tbl = ? AND pulled"

@@ -66,6 +66,19 @@ extension Database {
         return try !fetchRows(sql: sql, arguments: [.integer(token.sequence), author] + tables.map { .text($0.lowercased()) }).isEmpty
     }
 
+    /// The first logged transaction after `token` that `author` wrote: where a sync client's
+    /// pulled history begins (edits of pulled rows can only come after it).
+    ///
+    /// - Returns: its sequence number, or nil when `author` wrote none after `token`.
+    /// - Throws: `StoreError` when the log cannot be read.
+    /// - Complexity: O(t) over the transactions after `token`; their changes are not read.
+    public func firstLoggedTransaction(after token: HistoryToken, by author: String) throws -> Int64? {
+        let rows = try fetchRows(sql: "SELECT min(seq) FROM sluice_transaction WHERE seq > ? AND author = ?",
+                                 arguments: [.integer(token.sequence), .text(author)])
+        if case .integer(let seq)? = rows.first?.values.first { return seq }
+        return nil
+    }
+
     /// The logged transactions after `token`, as `Store.changes(since:tables:limit:)`
     /// gives them, read inside this transaction.
     ///
