@@ -98,16 +98,17 @@ let package = Package(
         .executableTarget(name: "sluice", dependencies: ["SluiceCLI"]),
         // What devices and the service exchange: values, clocks, messages, the registered schema.
         .target(name: "SluiceSyncProtocol", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
-        .target(name: "SluiceSyncStore", dependencies: ["Sluice", "SluiceSyncProtocol"]),
+        .target(name: "SluiceSyncStore", dependencies: ["Sluice", "SluiceSyncPolicy", "SluiceSyncProtocol"]),
         .target(name: "SluiceSyncPolicy", dependencies: ["SluiceSyncProtocol"]),
         .target(name: "SluiceSyncClient", dependencies: ["Sluice", "SluiceSyncProtocol", "SluiceSyncStore"]),
-        .target(name: "SluiceTestSupport", dependencies: ["Sluice", "CSQLite", "SluiceTestVFS", "SluiceTestParallelism"], path: "Tests/Support"),
-        .target(name: "SluiceSyncConformance", dependencies: ["Sluice", "SluiceDemo", "SluiceSyncClient", "SluiceSyncPolicy", "SluiceSyncProtocol", "SluiceTestSupport"],
+        .target(name: "SluiceTestSupport", dependencies: ["Sluice", "CSQLite", "SluiceTestVFS", "SluiceTestProcess"], path: "Tests/Support"),
+        .target(name: "SluiceSyncConformance", dependencies: ["Sluice", "SluiceDemo", "SluiceSyncClient", "SluiceSyncPolicy", "SluiceSyncProtocol", "SluiceSyncStore", "SluiceTestSupport"],
                 path: "Tests/SyncConformance"),
         // A VFS for tests that need SQLite held at one step (a checkpoint mid-way).
         .target(name: "SluiceTestVFS", dependencies: ["CSQLite"], path: "Tests/SupportVFS"),
-        // Runs at most as many test cases at once as the cooperative pool has threads.
-        .target(name: "SluiceTestParallelism", path: "Tests/SupportParallelism"),
+        // The test process's own settings and spawning: at most as many test cases at once as
+        // the cooperative pool has threads; helpers spawned with no descriptor of the tests'.
+        .target(name: "SluiceTestProcess", path: "Tests/SupportProcess"),
         // A writer process for the reliability tests (killed at random points, run side by side).
         .executableTarget(name: "sluice-stress", dependencies: ["Sluice", "SluiceDemo", "SluiceTestSupport"], path: "Tests/Stress"),
         .testTarget(name: "StoreTests", dependencies: ["Sluice", "SluiceNaming", "SluiceDemo", "SluiceTestSupport", "sluice-stress", "CSQLite"]),

@@ -120,7 +120,8 @@ import Testing
                 cursor = transaction.token
             }
             if ended { break }
-            usleep(200)
+            // Suspended, not blocking: the shell's task needs a thread of the pool too.
+            try await Task.sleep(for: .microseconds(200))
         }
         try await shell.value
         let expected = (0..<commits).map { Int64(1_000 + $0) }

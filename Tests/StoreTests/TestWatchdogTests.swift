@@ -32,4 +32,19 @@ import Testing
         while kill(pid, 0) == 0, Date() < deadline { usleep(10_000) }
         #expect(kill(pid, 0) != 0, "the helper \(pid) still runs")
     }
+
+    /// The watchdog holds no descriptor of the test process but its standard streams (on
+    /// /dev/null): one it held was a socket through which Foundation learns that a child it
+    /// spawned exited, and that child's `waitUntilExit` never returned (a CI run hung).
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/fd"), "reads /proc (Linux)"))
+    func theWatchdogHoldsNoDescriptorOfTheTests() throws {
+        // A descriptor open while the watchdog may start (no close-on-exec, as a socket pair
+        // Foundation makes for a child is).
+        var pair: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        defer { pair.forEach { close($0) } }
+        let pid = try #require(TestWatchdog.processID)
+        let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").compactMap(Int32.init).sorted()
+        #expect(descriptors == [0, 1, 2], "the watchdog \(pid) holds \(descriptors)")
+    }
 }

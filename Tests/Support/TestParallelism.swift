@@ -1,5 +1,5 @@
 import Foundation
-import SluiceTestParallelism
+import SluiceTestProcess
 
 /// How many test cases Swift Testing runs at once in this process: as many as the
 /// cooperative pool has threads (set when the process loads; see `TestParallelism.c`).

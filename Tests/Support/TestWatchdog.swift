@@ -1,4 +1,5 @@
 import Foundation
+import SluiceTestProcess
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,6 +16,15 @@ public enum TestWatchdog {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var folder: String?
     nonisolated(unsafe) private static var counter = 0
+    nonisolated(unsafe) private static var watchdog: pid_t?
+
+    /// The watchdog's process id, starting it if it is not running yet (nil where it cannot run).
+    public static var processID: pid_t? {
+        #if os(Linux)
+        guard started() != nil else { return nil }
+        #endif
+        return lock.withLock { watchdog }
+    }
 
     /// Kills `pid` with SIGKILL once this process ends (unless ``forget(_:)`` is called first).
     public static func killOnExit(_ pid: Int32) {
@@ -61,11 +71,18 @@ public enum TestWatchdog {
             for descriptor in Int32(0)...2 {
                 posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
             }
+            // Nothing else of this process's: Foundation learns that a child it spawned
+            // exited when the last copy of a socket the child holds closes, and a watchdog
+            // spawned while another thread launched a process kept that socket for the whole
+            // run, so the other thread's `waitUntilExit` never returned (a clean-clone CI run
+            // hung with two tests holding the cooperative pool, one of them waiting on it).
+            guard sluice_spawn_close_from(&actions, 3) == 0 else { return nil }
             var pid: pid_t = 0
             let arguments = ["/bin/sh", "-c", script]
             var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
             defer { argv.forEach { free($0) } }
             guard posix_spawn(&pid, "/bin/sh", &actions, nil, &argv, environ) == 0 else { return nil }
+            watchdog = pid
             folder = path
             return path
         }

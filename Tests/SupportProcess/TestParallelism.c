@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include "TestParallelism.h"
+#include "TestProcess.h"
 
 __attribute__((constructor)) static void sluice_limit_test_parallelism(void) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
