@@ -10,6 +10,6 @@ import Testing
     @Test(arguments: SyncConformance.scenarios.map(\.name))
     func inMemory(_ scenario: String) async throws {
         let run = try #require(SyncConformance.scenarios.first { $0.name == scenario }?.run)
-        try await run(HistoryService())
+        try await run(try HistoryService())
     }
 }

@@ -1,24 +1,38 @@
 import Foundation
+import Sluice
+import SluiceDemo
 import SluiceSyncClient
 import SluiceSyncPolicy
 import SluiceSyncProtocol
+import SluiceSyncStore
 
 /// A sync service's history in memory, behind the client's transport seam, for the client's
 /// tests without PostgreSQL. Pushes are decided by the service's own rules
-/// (``PushDecision``: identity, retries, replays, commuting pushes, pruning) over an
-/// in-memory ``PushStorage``; what the real service's append adds (CHECK constraints, the
-/// clock clamp, the parents' ON DELETE actions, the folded rows) and partial sync, members
-/// and attachments are not here (the Server package tests them for real).
-/// ``SyncConformance``'s scenarios hold for it and for the real service alike.
+/// (``PushDecision``: identity, retries, replays, commuting pushes, pruning, the clock
+/// clamp) over an in-memory ``PushStorage``, and appended as the service appends them: rows
+/// checked against the schema's CHECK constraints (``RowChecker``), folded into current rows
+/// (``RowFold``), the parents' ON DELETE actions taken (``DeleteActions``). Partial sync,
+/// members, schema versions and attachments are not here (the Server package tests them
+/// for real). ``SyncConformance``'s scenarios hold for it and for the real service alike.
 public final class HistoryService: ConformanceService, @unchecked Sendable {
-    // @unchecked Sendable: every field is guarded by `lock`.
+    // @unchecked Sendable: every field is guarded by `lock`, but the rules (set once).
     fileprivate let lock = NSLock()
     fileprivate var transactions: [SyncTransaction] = []
     fileprivate var owners: [String: String] = [:]
+    /// The current rows, by lowercased table and id: the history folded.
+    fileprivate var rows: [String: (values: [String: SyncValue], deleted: Bool)] = [:]
     private var tokens = 0
+    fileprivate let checker: RowChecker?
+    fileprivate let deleteRules: [SyncSchema.DeleteRule]
 
-    /// An empty history.
-    public init() {}
+    /// An empty history of `schema`'s tables (the demo's, as `sluice-sync serve --demo`).
+    public init(schema: SyncSchema? = nil) throws {
+        let schema = try schema ?? Store.inMemory(migrations: DemoSchema.migrations).read { db in
+            try SyncSchema(db, tables: DemoSchema.syncedTables)
+        }
+        checker = try RowChecker(schema)
+        deleteRules = schema.deleteRules
+    }
 
     public func head() -> Int64 { lock.withLock { Int64(transactions.count) } }
 
@@ -94,15 +108,88 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
             service.lock.withLock { (Int64(service.transactions.count), 0) }
         }
 
-        func append(_ fresh: [SyncTransaction], device: String, after head: Int64) -> Result<PushResponse, SyncErrorBody> {
+        func append(_ fresh: [SyncTransaction], device: String, after head: Int64) async throws -> Result<PushResponse, SyncErrorBody> {
+            let rows = Rows(service: service)
+            if let checker = service.checker {
+                do { try checker.check(try await PushRows.candidates(fresh, checks: checker.checks, rows: rows)) } catch let error as SyncErrorBody { return .failure(error) }
+            }
+            let starts = DeleteActions.starts(fresh, rules: service.deleteRules)
+            var seq = head
+            for transaction in fresh {
+                seq += 1
+                var stored = transaction
+                stored.seq = seq
+                service.lock.withLock { service.transactions.append(stored) }
+                rows.fold(RowFold.net(transaction.changes), seq: seq, clock: transaction.clock.rawValue)
+            }
+            let cursor = seq
+            let clock = HybridClock(date: Date())
+            let effects = starts.isEmpty ? [] : try await DeleteActions.take(from: starts, rules: service.deleteRules, seq: seq + 1, clock: clock.rawValue, rows: rows)
+            if !effects.isEmpty {
+                seq += 1
+                let own = SyncTransaction(seq: seq, device: DeleteActions.serviceDevice, local: seq, clock: clock, changes: effects)
+                service.lock.withLock { service.transactions.append(own) }
+            }
+            let clamped = fresh.filter { $0.sent != nil }.count
+            return .success(PushResponse(head: cursor, appended: fresh.count, clamped: clamped == 0 ? nil : clamped))
+        }
+    }
+
+    /// The current rows as the service's rules read and fold them (inside the push gate).
+    private struct Rows: CurrentRows {
+        let service: HistoryService
+
+        private func live(_ table: String, _ id: String) -> [String: SyncValue]? {
+            guard let row = service.rows[table + "\u{0}" + id], !row.deleted else { return nil }
+            return row.values
+        }
+
+        private static func reference(_ values: [String: SyncValue], _ column: String) -> String? {
+            let value = values.first { $0.key.lowercased() == column.lowercased() }?.value
+            if case .reference(let id)? = value { return id }
+            return nil
+        }
+
+        func liveValues(_ table: String, ids: [String]) -> [String: [String: SyncValue]] {
             service.lock.withLock {
-                for transaction in fresh {
-                    var stored = transaction
-                    stored.seq = Int64(service.transactions.count + 1)
-                    service.transactions.append(stored)
+                Dictionary(ids.compactMap { id in live(table, id).map { (id, $0) } }, uniquingKeysWith: { first, _ in first })
+            }
+        }
+
+        func liveRows(_ table: String, whose column: String, referencesOneOf parents: [String]) -> [String] {
+            let parents = Set(parents)
+            return service.lock.withLock {
+                service.rows.compactMap { key, row in
+                    let parts = key.split(separator: "\u{0}", maxSplits: 1).map(String.init)
+                    guard parts.count == 2, parts[0] == table, !row.deleted, let parent = Self.reference(row.values, column), parents.contains(parent) else { return nil }
+                    return parts[1]
                 }
-                let clamped = fresh.filter { $0.sent != nil }.count
-                return .success(PushResponse(head: Int64(service.transactions.count), appended: fresh.count, clamped: clamped == 0 ? nil : clamped))
+            }
+        }
+
+        func liveRows(_ table: String, among ids: [String], whose column: String, referencesNoLiveRowOf parent: String) -> [String] {
+            service.lock.withLock {
+                ids.filter { id in
+                    guard let values = live(table, id), let reference = Self.reference(values, column) else { return false }
+                    return live(parent, reference) == nil
+                }
+            }
+        }
+
+        func fold(_ changes: [RowFold.Change], seq: Int64, clock: Int64) {
+            service.lock.withLock {
+                for change in changes {
+                    let key = change.table + "\u{0}" + change.id
+                    switch change.op {
+                    case .insert: service.rows[key] = (change.values, false)
+                    case .update:
+                        guard var row = service.rows[key], !row.deleted else { continue }
+                        row.values.merge(change.values) { $1 }
+                        service.rows[key] = row
+                    case .delete: service.rows[key]?.deleted = true
+                    case .leave: continue
+                    }
+                }
             }
         }
     }

@@ -25,6 +25,8 @@ public enum SyncConformance {
         ("an edit against a delete with updateWins: the row comes back with the edit", updateWinsBringsTheRowBack),
         ("raw pushes: a retry is skipped, a replay and a copy's numbers refused, a commuting push appended, a conflicting one sent back", rawPushRules),
         ("a clock an hour ahead is stored as the service's, the device's kept as sent, and the device knows its own", clockAheadIsClamped),
+        ("a parent deleted by the shell (no foreign keys) or while another device gives it a child: the service's ON DELETE action removes its children everywhere", parentsDeletedLeaveNoChildren),
+        ("a row a CHECK constraint refuses, inserted or updated into, is refused by the service", checkConstraintsAreTheServicesToo),
     ]
 
     /// A device: a demo store on a file of its own and a client through a faulty transport.
@@ -44,6 +46,9 @@ public enum SyncConformance {
         }
 
         public func sql(_ sql: String) throws { try store.write { db in try db.execute(sql: sql) } }
+
+        /// Runs `sql` in the `sqlite3` shell on the store's file (foreign keys off there).
+        public func shell(_ sql: String) throws { try SQLiteShell.run(path: database.path, sql) }
 
         /// The people here, `first last city`, sorted.
         public func people() throws -> [String] {

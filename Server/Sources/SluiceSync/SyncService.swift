@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import Prometheus
+import SluiceSyncStore
 @_spi(SluiceInternal) import SluiceSyncProtocol
 
 /// The sync service's HTTP API over ``SyncStorage``. It keeps nothing between requests

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import SluiceSyncPolicy
 import SluiceSyncProtocol
 
 extension SyncStorage {
@@ -36,28 +37,21 @@ extension SyncStorage {
     /// unpushed values against (``RowsResponse``).
     static func fold(_ changes: [SyncChange], seq: Int64, clock: Int64, space: Int64, connection: PostgresConnection,
                      logger: Logger, encoder: JSONEncoder, recording: Recorded? = nil, movingHead: Bool = false) async throws {
-        struct Net { var table: String; var id: String; var op: SyncChange.Operation; var values: [String: SyncValue] }
-        var order: [String] = []
-        var net: [String: Net] = [:]
-        var repeated = false
-        for change in changes {
-            let key = change.table.lowercased() + "\u{0}" + change.id
-            let values = change.values ?? [:]
-            if var existing = net[key] {
-                repeated = true
-                switch (existing.op, change.op) {
-                case (_, .delete): existing = Net(table: change.table, id: change.id, op: .delete, values: [:])
-                case (_, .leave): break
-                case (_, .insert): existing = Net(table: change.table, id: change.id, op: .insert, values: values)
-                case (.delete, .update): break
-                case (_, .update): existing.values.merge(values) { $1 }
-                }
-                net[key] = existing
-            } else {
-                order.append(key)
-                net[key] = Net(table: change.table, id: change.id, op: change.op, values: values)
-            }
-        }
+        let net = RowFold.writesARowTwice(changes) || recording == nil ? RowFold.net(changes) : nil
+        try await fold(changes, net: net, seq: seq, clock: clock, space: space, connection: connection, logger: logger, encoder: encoder,
+                       recording: recording, movingHead: movingHead)
+    }
+
+    /// Folds `net` (one change per row, ``RowFold/net(_:)``), sent as JSON, at `seq`.
+    static func fold(net: [RowFold.Change], seq: Int64, clock: Int64, space: Int64, connection: PostgresConnection,
+                     logger: Logger, encoder: JSONEncoder) async throws {
+        try await fold([], net: net, seq: seq, clock: clock, space: space, connection: connection, logger: logger, encoder: encoder)
+    }
+
+    /// `net` nil: every change names a row of its own and `recording` is there, so the
+    /// changes are read from the appended row.
+    private static func fold(_ changes: [SyncChange], net: [RowFold.Change]?, seq: Int64, clock: Int64, space: Int64, connection: PostgresConnection,
+                             logger: Logger, encoder: JSONEncoder, recording: Recorded? = nil, movingHead: Bool = false) async throws {
         // Each written column's clock (only a number is spliced in).
         let clocks = "(SELECT coalesce(jsonb_object_agg(k, \(clock)::bigint), '{}'::jsonb) FROM jsonb_object_keys(c.v) AS k)"
         // insert: the values replace the row (a delete before it in history is undone);
@@ -79,10 +73,8 @@ extension SyncStorage {
             """
         // The transaction's row, appended by the same statement (nothing without `recording`).
         let record = recording ?? Recorded(device: "", local: 0, clock: 0, sent: nil, changes: "[]")
-        if repeated || recording == nil {
-            let rows = order.compactMap { net[$0] }.map { entry in
-                RowFold(t: entry.table.lowercased(), id: entry.id, op: entry.op.rawValue, v: entry.values)
-            }
+        if let net {
+            let rows = net.map { entry in FoldedRow(t: entry.table, id: entry.id, op: entry.op.rawValue, v: entry.values) }
             let json = String(decoding: try encoder.encode(rows), as: UTF8.self)
             try await connection.query("""
                 WITH x AS (
@@ -114,7 +106,7 @@ extension SyncStorage {
         }
     }
 
-    private struct RowFold: Encodable {
+    private struct FoldedRow: Encodable {
         var t: String
         var id: String
         var op: String

@@ -89,36 +89,34 @@ struct PostgresPushStorage: PushStorage {
 
     func append(_ fresh: [SyncTransaction], device: String, after head: Int64) async throws -> Result<PushResponse, SyncErrorBody> {
         let encoder = JSONEncoder()
+        let rows = PostgresCurrentRows(connection: connection, space: space, logger: logger)
         if let checker = policy.checker {
             // Rows every device would refuse (a CHECK constraint) are refused here.
-            let rows = try await SyncStorage.candidates(fresh, checker: checker, space: space, connection: connection, logger: logger)
-            do { try checker.check(rows) } catch let error as SyncErrorBody { return .failure(error) }
+            do { try checker.check(try await PushRows.candidates(fresh, checks: checker.checks, rows: rows)) } catch let error as SyncErrorBody { return .failure(error) }
         }
         var seq = head
         let clamped = fresh.filter { $0.sent != nil }.count
         let now = Date()
         // With no ON DELETE action to look for, the last transaction's statement also
         // moves the head (one round trip fewer under the lock).
-        let starts = SyncStorage.deleteActionStarts(fresh, rules: policy.deleteRules)
-        let settled = starts.deleted.isEmpty && starts.written.isEmpty
+        let starts = DeleteActions.starts(fresh, rules: policy.deleteRules)
         for (index, transaction) in fresh.enumerated() {
             seq += 1
             // The clock to store (``PushDecision`` clamped one too far ahead), and the device's.
             let clock = transaction.clock
             let sent = transaction.sent?.rawValue
-            let kept = try await SyncStorage.keepingUnknownColumns(transaction.changes, keep: policy.keptColumns, space: space, connection: connection, logger: logger)
+            let kept = try await PushRows.keepingUnknownColumns(transaction.changes, keep: policy.keptColumns, rows: rows)
             let changes = String(decoding: try encoder.encode(kept), as: UTF8.self)
             try await SyncStorage.fold(kept, seq: seq, clock: clock.rawValue, space: space, connection: connection, logger: logger, encoder: encoder,
                                 recording: SyncStorage.Recorded(device: device, local: transaction.local, clock: clock.rawValue, sent: sent, changes: changes),
-                                movingHead: settled && index == fresh.count - 1)
+                                movingHead: starts.isEmpty && index == fresh.count - 1)
         }
         // The device's cursor: its own transactions are all up to here (the service's own
         // that may follow, the device pulls).
         let cursor = seq
         // What the parents' ON DELETE actions leave, as a transaction of the service's own.
-        let effects = settled ? [] : try await SyncStorage.deleteActions(from: starts, rules: policy.deleteRules, space: space, seq: seq + 1,
-                                                                  clock: HybridClock(date: now).rawValue,
-                                                                  connection: connection, logger: logger, encoder: encoder)
+        let effects = starts.isEmpty ? [] : try await DeleteActions.take(from: starts, rules: policy.deleteRules, seq: seq + 1,
+                                                                         clock: HybridClock(date: now).rawValue, rows: rows)
         if !effects.isEmpty {
             seq += 1
             let changes = String(decoding: try encoder.encode(effects), as: UTF8.self)
@@ -130,7 +128,7 @@ struct PostgresPushStorage: PushStorage {
         if clamped > 0 {
             logger.warning("device \(device): \(clamped) transaction clock(s) ahead of the service's clock were stored with the service's clock")
         }
-        if !settled {
+        if !starts.isEmpty {
             try await connection.query("WITH \(unescaped: SyncStorage.movingHead(space: space, to: seq))", logger: logger)
         }
         return .success(PushResponse(head: cursor, appended: fresh.count, clamped: clamped == 0 ? nil : clamped))

@@ -1,7 +1,7 @@
 import Foundation
-import SluiceSyncStore
-import SluiceSyncProtocol
 import Sluice
+import SluiceSyncPolicy
+import SluiceSyncProtocol
 
 /// Checks the rows a push leaves against the CHECK constraints of the registered tables'
 /// `CREATE TABLE` statements, with SQLite itself: each row is inserted into an empty copy
@@ -13,14 +13,14 @@ import Sluice
 /// that are not registered get empty stand-ins). Foreign keys are deferred and never
 /// checked (the copies are empty; references are checked as global ids by ``SyncSchema``),
 /// and UNIQUE constraints cannot be (each row is checked alone).
-final class RowChecker: Sendable {
+public final class RowChecker: Sendable {
     private let store: Store
     /// The registered tables with a CHECK constraint, by lowercased name.
     private let checked: [String: SyncSchema.Table]
 
     /// A checker for `schema`'s tables that have a statement with a CHECK constraint; nil
     /// when none has.
-    init?(_ schema: SyncSchema) throws {
+    public init?(_ schema: SyncSchema) throws {
         let checked = schema.tables.filter { table in
             guard let sql = table.sql?.trimmingCharacters(in: .whitespacesAndNewlines) else { return false }
             return sql.uppercased().hasPrefix("CREATE TABLE") && sql.uppercased().contains("CHECK")
@@ -58,19 +58,10 @@ final class RowChecker: Sendable {
     }
 
     /// Whether rows of `table` are checked.
-    func checks(_ table: String) -> Bool { checked[table.lowercased()] != nil }
-
-    /// A row to check: its table, id and every value it has after the push (names as
-    /// registered), and where it came from (for the error).
-    struct Candidate {
-        var table: String
-        var id: String
-        var values: [String: SyncValue]
-        var place: String
-    }
+    public func checks(_ table: String) -> Bool { checked[table.lowercased()] != nil }
 
     /// Checks `rows`; the error names the first row that fails and the constraint.
-    func check(_ rows: [Candidate]) throws {
+    public func check(_ rows: [PushRows.Candidate]) throws {
         guard !rows.isEmpty else { return }
         struct Undo: Error {}
         let failure: SyncErrorBody? = try store.write { db in

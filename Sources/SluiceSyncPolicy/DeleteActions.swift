@@ -1,0 +1,87 @@
+import SluiceSyncProtocol
+
+/// The delete rule, applied by the service so that every copy ends the same: after a push
+/// is folded, every live row whose reference (a ``SyncSchema/DeleteRule``) points at a
+/// deleted row gets the reference's ON DELETE action: CASCADE deletes it (and, in turn,
+/// the rows pointing at it), SET NULL clears the reference. The rows looked at are those
+/// pointing at rows the push deleted and those the push wrote a reference in (a parent the
+/// space never held counts as deleted), so it holds whatever the order: a parent deleted
+/// before or after another device pointed a row at it, by a writer that applied the action
+/// (the app) or not (the `sqlite3` shell, where foreign keys are off).
+public enum DeleteActions {
+    /// The device id of the transactions the service writes itself (the actions); no push
+    /// may carry it.
+    public static let serviceDevice = "sluice-service"
+
+    /// The rows the actions start from, by table: those a push deletes (parents), and those
+    /// in which it writes a reference (children).
+    public struct Starts: Sendable {
+        public var deleted: [String: Set<String>] = [:]
+        public var written: [String: Set<String>] = [:]
+
+        /// Whether the push leaves no action to take.
+        public var isEmpty: Bool { deleted.isEmpty && written.isEmpty }
+    }
+
+    /// Where the actions of `transactions` start, under `rules`.
+    public static func starts(_ transactions: [SyncTransaction], rules: [SyncSchema.DeleteRule]) -> Starts {
+        var starts = Starts()
+        guard !rules.isEmpty else { return starts }
+        let children = Set(rules.map(\.table))
+        for transaction in transactions {
+            for change in transaction.changes {
+                let table = change.table.lowercased()
+                switch change.op {
+                case .delete, .leave:
+                    starts.deleted[table, default: []].insert(change.id)
+                case .insert, .update:
+                    guard children.contains(table), change.values?.values.contains(where: { if case .reference = $0 { true } else { false } }) == true else { continue }
+                    starts.written[table, default: []].insert(change.id)
+                }
+            }
+        }
+        return starts
+    }
+
+    /// Takes the actions from `starts` on `rows`, folding each round at `seq` with `clock`,
+    /// and returns their changes for the caller to record as the service's own transaction
+    /// (devices apply them as any other; a device that applied the action itself finds
+    /// nothing left to do).
+    public static func take(from starts: Starts, rules: [SyncSchema.DeleteRule], seq: Int64, clock: Int64, rows: some CurrentRows) async throws -> [SyncChange] {
+        var (deleted, written) = (starts.deleted, starts.written)
+        var effects: [SyncChange] = []
+        // Each round looks at the rows pointing at what the last one deleted (bounded: a
+        // cycle of CASCADE references ends when no live row is left to delete).
+        for _ in 0..<64 where !deleted.isEmpty || !written.isEmpty {
+            var round: [SyncChange] = []
+            var next: [String: Set<String>] = [:]
+            for rule in rules {
+                var found: Set<String> = []
+                if let parents = deleted[rule.parent], !parents.isEmpty {
+                    found.formUnion(try await rows.liveRows(rule.table, whose: rule.column, referencesOneOf: parents.sorted()))
+                }
+                if let ids = written[rule.table], !ids.isEmpty {
+                    // A parent the space never held counts as deleted: no device could apply
+                    // the row otherwise (each drops it as its parent's delete would).
+                    found.formUnion(try await rows.liveRows(rule.table, among: ids.sorted(), whose: rule.column, referencesNoLiveRowOf: rule.parent))
+                }
+                for id in found.sorted() {
+                    switch rule.action {
+                    case .cascade:
+                        round.append(SyncChange(table: rule.table, id: id, op: .delete))
+                        next[rule.table, default: []].insert(id)
+                    default:
+                        round.append(SyncChange(table: rule.table, id: id, op: .update, values: [rule.column: .null]))
+                    }
+                }
+            }
+            if !round.isEmpty {
+                try await rows.fold(RowFold.net(round), seq: seq, clock: clock)
+                effects += round
+            }
+            deleted = next
+            written = [:]
+        }
+        return effects
+    }
+}
