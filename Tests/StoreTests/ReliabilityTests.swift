@@ -214,15 +214,14 @@ import SluiceDemo
         // and open and close their own (a ThreadSanitizer run of CI saw process-wide counts
         // move by 6 descriptors).
         let path = database.path
-        let leftover = Self.openDescriptors(under: path)
         do {
-            // The count sees this database's files while a store is open, one set per connection.
+            // The count sees this database's files while a store is open. (Not one set per
+            // connection: SQLite keeps the descriptor of a connection closed while another
+            // held a lock on the file, and hands it to the next connection that opens it, so
+            // a reader opened then may add none; this check once failed on that.)
             let open = try Store(path: path)
-            let writerOnly = Self.openDescriptors(under: path)
             _ = try open.read { db in try db.fetchCount(Person.self) }
-            let withReader = Self.openDescriptors(under: path)
-            #expect(writerOnly > 0 && withReader > writerOnly,
-                    "the reader's connection has descriptors of its own: \(leftover) left before opening, \(writerOnly) with the writer, \(withReader) with the reader")
+            #expect(Self.openDescriptors(under: path) > 0, "the count sees the open store's files")
         }
         let descriptors = Self.openDescriptors(under: path)
         let memory = Self.residentMemory()
