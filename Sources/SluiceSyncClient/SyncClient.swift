@@ -270,10 +270,13 @@ public actor SyncClient {
                     // base and its own transactions (the service may put them after such).
                     let contiguous = response.appended > 0 && response.head - Int64(response.appended) == push.request.base
                     let head = contiguous ? response.head : nil
-                    pull = !contiguous
+                    // The service's own transactions after the push (its ON DELETE actions)
+                    // are pulled before the sync ends.
+                    let followed = (response.followedBy ?? response.head) > response.head
+                    pull = !contiguous || followed
                     // A subset device pulls after its push all the same: the rows it wrote
                     // outside its subscriptions leave it then.
-                    agreed = contiguous && subscriptions == nil
+                    agreed = contiguous && !followed && subscriptions == nil
                     try await store.write { db in
                         if let progress = push.upload {
                             try engine.uploaded(progress, head: head, served: response.head, db)

@@ -116,6 +116,10 @@ public struct PushResponse: Sendable, Hashable, Codable {
     /// and were stored with the service's clock instead (nil for none): the device's clock
     /// is wrong.
     public var clamped: Int?
+    /// The history's head when the service appended transactions of its own after the push
+    /// (the parents' ON DELETE actions it took), nil when it did not: the device pulls them
+    /// before its sync ends. (Services before this field send none.)
+    public var followedBy: Int64?
 
     /// A response.
     ///
@@ -123,10 +127,13 @@ public struct PushResponse: Sendable, Hashable, Codable {
     ///   - head: the sequence of the push's last transaction.
     ///   - appended: how many transactions were appended.
     ///   - clamped: how many carried a clock ahead of the service's (nil for none).
-    public init(head: Int64, appended: Int, clamped: Int? = nil) {
+    ///   - followedBy: the history's head after the service's own transactions that follow
+    ///     the push (nil for none).
+    public init(head: Int64, appended: Int, clamped: Int? = nil, followedBy: Int64? = nil) {
         self.head = head
         self.appended = appended
         self.clamped = clamped
+        self.followedBy = followedBy
     }
 }
 

@@ -131,7 +131,7 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
                 service.lock.withLock { service.transactions.append(own) }
             }
             let clamped = fresh.filter { $0.sent != nil }.count
-            return .success(PushResponse(head: cursor, appended: fresh.count, clamped: clamped == 0 ? nil : clamped))
+            return .success(PushResponse(head: cursor, appended: fresh.count, clamped: clamped == 0 ? nil : clamped, followedBy: seq > cursor ? seq : nil))
         }
     }
 

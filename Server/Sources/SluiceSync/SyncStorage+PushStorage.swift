@@ -131,6 +131,6 @@ struct PostgresPushStorage: PushStorage {
         if !starts.isEmpty {
             try await connection.query("WITH \(unescaped: SyncStorage.movingHead(space: space, to: seq))", logger: logger)
         }
-        return .success(PushResponse(head: cursor, appended: fresh.count, clamped: clamped == 0 ? nil : clamped))
+        return .success(PushResponse(head: cursor, appended: fresh.count, clamped: clamped == 0 ? nil : clamped, followedBy: seq > cursor ? seq : nil))
     }
 }
