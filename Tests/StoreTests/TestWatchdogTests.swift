@@ -44,7 +44,19 @@ import Testing
         #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
         defer { pair.forEach { close($0) } }
         let pid = try #require(TestWatchdog.processID)
-        let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").compactMap(Int32.init).sorted()
-        #expect(descriptors == [0, 1, 2], "the watchdog \(pid) holds \(descriptors)")
+        // What each descriptor is open on (`socket:[inode]`, `pipe:[inode]`, a path).
+        func targets(_ pid: String) throws -> [Int32: String] {
+            var found: [Int32: String] = [:]
+            for entry in try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd") {
+                guard let descriptor = Int32(entry), let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(entry)") else { continue }
+                found[descriptor] = target
+            }
+            return found
+        }
+        // The shell's own (a command substitution's pipe) may come and go; none may be one
+        // of this process's open files.
+        let ours = Set(try targets("self").values).subtracting(["/dev/null"])
+        let shared = try targets("\(pid)").filter { ours.contains($0.value) }
+        #expect(shared.isEmpty, "the watchdog \(pid) holds the test process's \(shared.sorted { $0.key < $1.key })")
     }
 }
