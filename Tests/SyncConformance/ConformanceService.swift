@@ -11,6 +11,8 @@ public protocol ConformanceService: Sendable {
     func transport(token: String) -> any SyncTransport
     /// The head of the space's history.
     func head() async throws -> Int64
+    /// The space's current rows as ``SyncContent`` renders them.
+    func content() async throws -> [String]
 }
 
 /// A transport that fails the next push on demand, around any other: before it reaches

@@ -36,6 +36,15 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
 
     public func head() -> Int64 { lock.withLock { Int64(transactions.count) } }
 
+    public func content() -> [String] {
+        lock.withLock {
+            SyncContent.of(serviceRows: rows.compactMap { key, row in
+                let parts = key.split(separator: "\u{0}", maxSplits: 1).map(String.init)
+                return parts.count == 2 && !row.deleted ? (parts[0], parts[1], row.values) : nil
+            })
+        }
+    }
+
     public func newToken() -> String {
         lock.withLock {
             tokens += 1

@@ -27,7 +27,12 @@ public enum SyncConformance {
         ("a clock an hour ahead is stored as the service's, the device's kept as sent, and the device knows its own", clockAheadIsClamped),
         ("a parent deleted by the shell (no foreign keys) or while another device gives it a child: the service's ON DELETE action removes its children everywhere", parentsDeletedLeaveNoChildren),
         ("a row a CHECK constraint refuses, inserted or updated into, is refused by the service", checkConstraintsAreTheServicesToo),
-    ]
+        ("a row on a freed rowid, here or after a delete elsewhere, is another row everywhere", aRowOnAFreedRowidIsAnotherRow),
+        ("a push whose answer was lost, built again, names the same rows", aPushBuiltAgainNamesTheSameRows),
+        ("a replaced row stays one row and keeps what points at it; a delete here wins over a replace elsewhere", aReplacedRowStaysOneRow),
+    ] + convergenceSeeds.map { seed in
+        ("random offline edits on three devices converge, live lists exact (seed \(seed))", { service in try await randomOfflineEdits(service, seed: seed) })
+    }
 
     /// A device: a demo store on a file of its own and a client through a faulty transport.
     public final class Device: @unchecked Sendable {
@@ -45,7 +50,22 @@ public enum SyncConformance {
             client = try SyncClient(store: store, transport: transport, configuration: configuration)
         }
 
-        public func sql(_ sql: String) throws { try store.write { db in try db.execute(sql: sql) } }
+        /// Runs `sql` in a write of the store; the last inserted rowid.
+        @discardableResult
+        public func sql(_ sql: String, _ arguments: [SQLiteValue] = []) throws -> Int64 {
+            try store.write { db in
+                try db.execute(sql: sql, arguments: arguments)
+                return db.lastInsertedRowID
+            }
+        }
+
+        /// The rows `sql` reads, each as its values joined by `|`.
+        public func rows(_ sql: String) throws -> [String] {
+            try store.read { db in try db.fetchRows(sql: sql).map { $0.values.map { "\($0)" }.joined(separator: "|") } }
+        }
+
+        /// The synced tables as every device and the service must agree on them.
+        public func content() throws -> [String] { try SyncContent.of(store) }
 
         /// Runs `sql` in the `sqlite3` shell on the store's file (foreign keys off there).
         public func shell(_ sql: String) throws { try SQLiteShell.run(path: database.path, sql) }

@@ -1,4 +1,5 @@
 import Foundation
+import SluiceSyncConformance
 import Logging
 import PostgresNIO
 @testable import SluiceSync

@@ -1,4 +1,5 @@
 import Foundation
+import SluiceSyncConformance
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

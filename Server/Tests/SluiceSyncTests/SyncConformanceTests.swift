@@ -16,6 +16,7 @@ struct SyncConformanceTests {
         func newToken() async throws -> String { try SyncServiceProcess.addToken(postgres: space.postgres, space: "test") }
         func transport(token: String) -> any SyncTransport { HTTPSyncTransport(server: space.service.url, token: token) }
         func head() async throws -> Int64 { try space.head() }
+        func content() async throws -> [String] { try SyncContent.ofService(space.postgres) }
     }
 
     @Test(arguments: SyncConformance.scenarios.map(\.name))

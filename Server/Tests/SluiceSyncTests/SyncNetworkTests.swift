@@ -1,4 +1,5 @@
 import Foundation
+import SluiceSyncConformance
 import SluiceDemo
 import SluiceSync
 import SluiceSyncDevelopment

@@ -1,4 +1,5 @@
 import Foundation
+import SluiceSyncConformance
 import SluiceDemo
 import SluiceSyncClient
 import SluiceSyncProtocol
@@ -244,12 +245,12 @@ extension SyncSubsetTests {
         let writers = try (0..<2).map { _ in try space.device() }
         let subset = try space.device { $0.subscriptions = [Self.oslo] }
         let mirrors = [
-            LiveMirror(subset, subset.store.rows(in: "package").sorted(by: [Ordering("created_at"), Ordering("id")]),
+            LiveMirror(store: subset.store, path: subset.database.path, subset.store.rows(in: "package").sorted(by: [Ordering("created_at"), Ordering("id")]),
                        sql: "SELECT * FROM package ORDER BY created_at, id"),
-            LiveMirror(subset, try subset.store.rows(in: "person").filter("city == 'Oslo'").sorted(by: [Ordering("id")]),
+            LiveMirror(store: subset.store, path: subset.database.path, try subset.store.rows(in: "person").filter("city == 'Oslo'").sorted(by: [Ordering("id")]),
                        sql: "SELECT * FROM person WHERE city = 'Oslo' ORDER BY id"),
         ]
-        var random = ConvergenceTests.Generator(state: seed)
+        var random = SeededRandom(state: seed)
         let cities = ["Oslo", "Bergen", "Rome"]
         let choices: [SyncSubscription] = cities.map { SyncSubscription(table: "package", where: Column("recipient.city") == $0) }
             + ["c", "f"].map { SyncSubscription(table: "package", where: Column("created_at") >= $0) }

@@ -1,4 +1,5 @@
 import Foundation
+import SluiceSyncConformance
 import SluiceDemo
 import SluiceSyncClient
 import SluiceSyncProtocol
@@ -68,67 +69,18 @@ final class Device: @unchecked Sendable {
     func content() throws -> [String] { try SyncContent.of(store) }
 }
 
-/// The synced tables in one canonical text form, for devices and the service alike: one
-/// line per row, `table gid column=type:value ...` with columns sorted and foreign keys as
-/// `→gid` (local ids differ between devices), lines sorted.
-enum SyncContent {
-    static let references = ["package": ["recipient_id": "person", "sender_id": "person"], "package_content": ["package_id": "package"]]
-
-    static func line(_ table: String, _ gid: String, _ values: [(String, String)]) -> String {
-        ([table + " " + gid] + values.sorted { $0.0 < $1.0 }.map { "\($0.0)=\($0.1)" }).joined(separator: " ")
-    }
-
-    static func render(_ value: SQLiteValue) -> String { "\(value.typeName):\(value)" }
-
-    static func of(_ store: Store) throws -> [String] {
-        try store.read { db in
-            var ids: [String: [Int64: String]] = [:]
-            for row in try db.fetchRows(sql: "SELECT tbl, local, gid FROM sluice_sync_id") {
-                guard case .text(let table) = row[0], case .integer(let local) = row[1], case .text(let gid) = row[2] else { continue }
-                ids[table, default: [:]][local] = gid
-            }
-            var lines: [String] = []
-            for table in DemoSchema.syncedTables {
-                for row in try db.fetchRows(sql: "SELECT rowid AS r, * FROM \"\(table)\"") {
-                    guard case .integer(let local) = row[0] else { continue }
-                    var values: [(String, String)] = []
-                    for (column, value) in zip(row.columns.dropFirst(2), row.values.dropFirst(2)) {
-                        if let parent = references[table]?[column], case .integer(let id) = value {
-                            values.append((column, "→\(ids[parent]?[id] ?? "unmapped-\(id)")"))
-                        } else {
-                            values.append((column, render(value)))
-                        }
-                    }
-                    lines.append(line(table, ids[table]?[local] ?? "unmapped-\(local)", values))
-                }
-            }
-            return lines.sorted()
-        }
-    }
-
+extension SyncContent {
     /// The service's folded row state (`sluice_row`, rows not deleted) of the database at `postgres`.
     static func ofService(_ postgres: String, cluster: PostgresCluster? = nil) throws -> [String] {
         guard let components = URLComponents(string: postgres) else { return [] }
         let database = String(components.path.dropFirst())
         let output = try (cluster ?? PostgresCluster.shared()).psql(database, "SELECT tbl || ' ' || id || ' ' || vals::text FROM sluice_row WHERE NOT deleted")
-        var lines: [String] = []
+        var rows: [(table: String, id: String, values: [String: SyncValue])] = []
         for text in output.split(separator: "\n") {
             let parts = text.split(separator: " ", maxSplits: 2).map(String.init)
             guard parts.count == 3 else { continue }
-            let decoded = try JSONDecoder().decode([String: SyncValue].self, from: Data(parts[2].utf8))
-            let values = decoded.map { column, value -> (String, String) in
-                switch value {
-                case .null: (column, render(.null))
-                case .integer(let value): (column, render(.integer(value)))
-                case .real(let value): (column, render(.real(value)))
-                case .text(let value): (column, render(.text(value)))
-                case .blob(let value): (column, render(.blob(value)))
-                case .reference(let gid): (column, "→" + gid)
-                case .attachment(let attachment): (column, "attachment:\(attachment.hash)")
-                }
-            }
-            lines.append(line(parts[0], parts[1], values))
+            rows.append((parts[0], parts[1], try JSONDecoder().decode([String: SyncValue].self, from: Data(parts[2].utf8))))
         }
-        return lines.sorted()
+        return of(serviceRows: rows)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SluiceSyncConformance
 import Observation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
