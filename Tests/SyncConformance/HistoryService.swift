@@ -11,25 +11,37 @@ import SluiceSyncStore
 /// (``PushDecision``: identity, retries, replays, commuting pushes, pruning, the clock
 /// clamp) over an in-memory ``PushStorage``, and appended as the service appends them: rows
 /// checked against the schema's CHECK constraints (``RowChecker``), folded into current rows
-/// (``RowFold``), the parents' ON DELETE actions taken (``DeleteActions``). Partial sync,
-/// members, schema versions and attachments are not here (the Server package tests them
-/// for real). ``SyncConformance``'s scenarios hold for it and for the real service alike.
+/// (``RowFold``), the parents' ON DELETE actions taken (``DeleteActions``); partial sync and
+/// snapshots page its rows as the service pages its own (``SubsetPages``). Members, schema
+/// versions, compaction and attachments are not here (the Server package tests them for
+/// real). ``SyncConformance``'s scenarios hold for it and for the real service alike.
 public final class HistoryService: ConformanceService, @unchecked Sendable {
     // @unchecked Sendable: every field is guarded by `lock`, but the rules (set once).
     fileprivate let lock = NSLock()
     fileprivate var transactions: [SyncTransaction] = []
     fileprivate var owners: [String: String] = [:]
     /// The current rows, by lowercased table and id: the history folded.
-    fileprivate var rows: [String: (values: [String: SyncValue], deleted: Bool)] = [:]
+    fileprivate var rows: [String: CurrentRow] = [:]
     private var tokens = 0
+    fileprivate let schema: SyncSchema
     fileprivate let checker: RowChecker?
     fileprivate let deleteRules: [SyncSchema.DeleteRule]
+
+    /// A row as the history folds to it: its values, whether deleted, the transaction that
+    /// last wrote it and each column's clock.
+    fileprivate struct CurrentRow {
+        var values: [String: SyncValue]
+        var deleted = false
+        var seq: Int64
+        var clocks: [String: Int64]
+    }
 
     /// An empty history of `schema`'s tables (the demo's, as `sluice-sync serve --demo`).
     public init(schema: SyncSchema? = nil) throws {
         let schema = try schema ?? Store.inMemory(migrations: DemoSchema.migrations).read { db in
             try SyncSchema(db, tables: DemoSchema.syncedTables)
         }
+        self.schema = schema
         checker = try RowChecker(schema)
         deleteRules = schema.deleteRules
     }
@@ -38,7 +50,7 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
 
     public func content() -> [String] {
         lock.withLock {
-            SyncContent.of(serviceRows: rows.compactMap { key, row in
+            SyncContent.of(serviceRows: rows.compactMap { key, row -> (String, String, [String: SyncValue])? in
                 let parts = key.split(separator: "\u{0}", maxSplits: 1).map(String.init)
                 return parts.count == 2 && !row.deleted ? (parts[0], parts[1], row.values) : nil
             })
@@ -153,7 +165,7 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
             return row.values
         }
 
-        private static func reference(_ values: [String: SyncValue], _ column: String) -> String? {
+        static func reference(_ values: [String: SyncValue], _ column: String) -> String? {
             let value = values.first { $0.key.lowercased() == column.lowercased() }?.value
             if case .reference(let id)? = value { return id }
             return nil
@@ -189,17 +201,88 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
             service.lock.withLock {
                 for change in changes {
                     let key = change.table + "\u{0}" + change.id
+                    let clocks = Dictionary(change.values.keys.map { ($0, clock) }, uniquingKeysWith: { first, _ in first })
                     switch change.op {
-                    case .insert: service.rows[key] = (change.values, false)
+                    case .insert: service.rows[key] = CurrentRow(values: change.values, seq: seq, clocks: clocks)
                     case .update:
                         guard var row = service.rows[key], !row.deleted else { continue }
                         row.values.merge(change.values) { $1 }
+                        row.clocks.merge(clocks) { $1 }
+                        row.seq = seq
                         service.rows[key] = row
-                    case .delete: service.rows[key]?.deleted = true
+                    case .delete:
+                        service.rows[key]?.deleted = true
+                        service.rows[key]?.seq = seq
                     case .leave: continue
                     }
                 }
             }
+        }
+    }
+
+    /// The current rows as a page of partial sync reads them (one page under the lock, so
+    /// in one state).
+    private struct Subset: SubsetSource {
+        let service: HistoryService
+
+        func head() -> Int64 { service.lock.withLock { Int64(service.transactions.count) } }
+
+        private func stored(_ table: String, _ id: String, _ row: CurrentRow) -> StoredRow {
+            StoredRow(table: table, id: id, values: row.values, deleted: row.deleted, clocks: row.clocks)
+        }
+
+        private func rows(of table: String) -> [(id: String, row: CurrentRow)] {
+            service.rows.compactMap { key, row in
+                let parts = key.split(separator: "\u{0}", maxSplits: 1).map(String.init)
+                return parts.count == 2 && parts[0] == table ? (parts[1], row) : nil
+            }.sorted { $0.id < $1.id }
+        }
+
+        func changedRows(_ table: String, since: Int64, after: String, limit: Int, paths: [(column: String, parent: String)]) -> [StoredRow] {
+            service.lock.withLock { changed(table, since: since, after: after, limit: limit, paths: paths) }
+        }
+
+        private func changed(_ table: String, since: Int64, after: String, limit: Int, paths: [(column: String, parent: String)]) -> [StoredRow] {
+            let changed = rows(of: table).filter { id, row in
+                guard id > after else { return false }
+                if since == 0 { return !row.deleted }
+                if row.seq > since { return true }
+                return !row.deleted && paths.contains { path in
+                    guard let parent = Rows.reference(row.values, path.column), let stored = service.rows[path.parent + "\u{0}" + parent] else { return false }
+                    return stored.seq > since
+                }
+            }
+            return changed.prefix(max(limit, 1)).map { stored(table, $0.id, $0.row) }
+        }
+
+        func storedRows(_ table: String, ids: [String]) -> [StoredRow] {
+            service.lock.withLock { ids.sorted().compactMap { id in service.rows[table + "\u{0}" + id].map { stored(table, id, $0) } } }
+        }
+
+        func liveRows(_ table: String, whose column: String, referencesOneOf ids: [String]) -> [StoredRow] {
+            let ids = Set(ids)
+            return service.lock.withLock {
+                rows(of: table).filter { !$0.row.deleted && Rows.reference($0.row.values, column).map(ids.contains) == true }
+                    .map { stored(table, $0.id, $0.row) }
+            }
+        }
+    }
+
+    func rows(_ request: RowsRequest) async throws -> RowsResponse {
+        let subscriptions: [SubsetEvaluator.Checked]
+        do { subscriptions = try SubsetPages.checked(request, schema: schema) } catch let error as SyncErrorBody {
+            throw SyncClientError.rejected(status: error.code.status, error)
+        }
+        let limit = min(max(request.limit ?? SubsetPages.pageSize, 1), SubsetPages.pageSize)
+        // One page in one state of the rows: no push appends meanwhile.
+        await gate.enter()
+        do {
+            let page = try await SubsetPages.page(request, subscriptions: subscriptions, schema: schema, limit: limit, rows: Subset(service: self))
+            await gate.leave()
+            return page
+        } catch {
+            await gate.leave()
+            throw error
         }
     }
 
@@ -219,7 +302,7 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
         func wait(since: Int64, timeout: Int) async throws -> Int64 { service.head() }
         func updateBearer(_ token: String) {}
 
-        func rows(_ rows: RowsRequest) async throws -> RowsResponse { throw Self.notHere("partial sync") }
+        func rows(_ rows: RowsRequest) async throws -> RowsResponse { try await service.rows(rows) }
         func share(_ share: ShareRequest) async throws -> ShareResponse { throw Self.notHere("members") }
         func attachmentStatus(_ attachment: SyncAttachment) async throws -> AttachmentStatus? { throw Self.notHere("attachments") }
         func upload(_ attachment: SyncAttachment, chunk index: Int, _ bytes: Data) async throws -> AttachmentStatus { throw Self.notHere("attachments") }

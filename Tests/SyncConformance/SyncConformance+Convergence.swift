@@ -14,6 +14,8 @@ import SluiceTestSupport
 extension SyncConformance {
     /// The seeds the scenario list runs.
     static let convergenceSeeds: [UInt64] = Array(1...8)
+    /// The seeds of the same from snapshots (the rows endpoint).
+    static let snapshotSeeds: [UInt64] = Array(9...12)
 
     /// Random offline edits on three devices (each configured by `configure`) converge.
     public static func randomOfflineEdits(_ service: any ConformanceService, seed: UInt64,

@@ -7,28 +7,12 @@ import SluiceTestSupport
 import Sluice
 import Testing
 
-/// Three devices edit offline at random (inserts, updates of the same columns, deletes
-/// that cascade, delete-then-reinsert of the same id, packages pointing at people created
-/// elsewhere), sync in random orders, and end up with the same rows as each other and the
-/// service. On every device two live queries (people by name; packages for Oslo, through
-/// the recipient relationship) are rebuilt from their changesets only: after every
-/// changeset the rebuilt array equals the state delivered with it, and whenever the device
-/// is quiet it equals the query re-run on an independent plain SQLite connection.
+/// Devices converging through what breaks sync, against the real service. (Random offline
+/// edits from empty devices and from snapshots, with live lists rebuilt from changesets, are
+/// SyncConformance's scenarios: they run against this service and the one in memory.)
 @Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
 struct ConvergenceTests {
-    // Random offline edits from empty devices: SyncConformance's scenarios (both services).
-
-    /// The same, each device starting from a snapshot of the rows (seed 11 found a row pulled
-    /// onto the rowid of a row made here after this device deleted the pulled one): the real
-    /// service alone has the rows endpoint.
-    @Test(arguments: [9, 10, 11, 12] as [UInt64])
-    func devicesStartingFromSnapshotsConverge(seed: UInt64) async throws {
-        try await SyncConformance.randomOfflineEdits(SyncConformanceTests.RealService(space: try SyncSpace()), seed: seed) { $0.startsFromSnapshot = true }
-    }
-}
-
-extension ConvergenceTests {
-    /// The same property through what breaks sync: a store file copied mid-run (a new device
+    /// The convergence property through what breaks sync: a store file copied mid-run (a new device
     /// starts from the copy), people deleted by the `sqlite3` shell (foreign keys off: the
     /// service applies the ON DELETE actions), a tool whose clock runs three hours ahead and
     /// spells columns in capitals, and concurrent edits of the same rows.

@@ -1,7 +1,7 @@
 import Foundation
-import SluiceSyncStore
-import SluiceSyncProtocol
 import Sluice
+import SluiceSyncPolicy
+import SluiceSyncProtocol
 
 /// Decides which rows a device's subscription keeps, with SQLite and the store's own filter
 /// compiler (as the device does): the rows are put in an in-memory copy of their table, with
@@ -11,14 +11,14 @@ import Sluice
 /// as on the device), a hidden global id, and the foreign keys of the registered schema (so
 /// `recipient.city` resolves); the parents' copies have no foreign keys of their own, so a
 /// path of two steps, or to a list, does not resolve and the subscription is refused.
-struct SubsetEvaluator {
+public struct SubsetEvaluator {
     /// A subscription checked against the registered schema.
-    struct Checked: Sendable {
-        var table: SyncSchema.Table
-        var filter: Filter?
+    public struct Checked: Sendable {
+        public var table: SyncSchema.Table
+        public var filter: Filter?
         /// Foreign-key columns a path of the filter goes through (their parents' changes
         /// can change which rows the filter keeps).
-        var pathColumns: [SyncSchema.Column]
+        public var pathColumns: [SyncSchema.Column]
     }
 
     /// The hidden columns of the copies.
@@ -28,7 +28,7 @@ struct SubsetEvaluator {
     /// Parses a subscription's filter and checks it against `schema`.
     ///
     /// - Throws: `SyncErrorBody` (`invalid`) naming the table, the filter and what is wrong.
-    static func check(_ subscription: SyncSubscription, schema: SyncSchema) throws -> Checked {
+    public static func check(_ subscription: SyncSubscription, schema: SyncSchema) throws -> Checked {
         guard let table = schema.table(named: subscription.table) else {
             throw SyncErrorBody(.invalid, message: "subscription to unknown table '\(subscription.table)'")
         }
@@ -92,15 +92,11 @@ struct SubsetEvaluator {
     }
 
     /// A row as stored by the service.
-    struct Row: Sendable {
-        var table: String
-        var id: String
-        var values: [String: SyncValue]
-    }
+    public typealias Row = StoredRow
 
     /// The ids of `rows` (all of `subscription`'s table) that its filter keeps; `parents`
     /// holds the rows they point at through the filter's paths.
-    static func kept(_ rows: [Row], by subscription: Checked, parents: [Row], schema: SyncSchema) throws -> Set<String> {
+    public static func kept(_ rows: [Row], by subscription: Checked, parents: [Row], schema: SyncSchema) throws -> Set<String> {
         guard let filter = subscription.filter else { return Set(rows.map(\.id)) }
         var configuration = Store.Configuration()
         configuration.logsChanges = false
