@@ -37,6 +37,10 @@ public enum SyncConformance {
         ("the same, each device starting from a snapshot of the rows (seed \(seed))", { service in
             try await randomOfflineEdits(service, seed: seed) { $0.startsFromSnapshot = true }
         })
+    } + subsetSeeds.map { seed in
+        ("random edits and subscription changes: a subset device holds exactly what its subscriptions keep (seed \(seed))", { service in
+            try await subsetsConvergeWhileSubscriptionsChange(service, seed: seed)
+        })
     }
 
     /// A device: a demo store on a file of its own and a client through a faulty transport.
