@@ -100,6 +100,103 @@ extension SyncConformance {
         }
     }
 
+    /// A round after `since` sends the values of the rows the subscriptions keep and of the
+    /// rows those point at, and no other: a changed person no kept package points at goes as
+    /// `leave` (its id), not with its values.
+    static func aRoundSendsNoRowsOutsideTheSubscriptions(_ service: any ConformanceService) async throws {
+        let token = try await service.newToken()
+        let full = try Device(service, token: token)
+        let ana = try full.sql("INSERT INTO person (first_name, last_name, city) VALUES ('Ana', 'A', 'Oslo')")
+        let cy = try full.sql("INSERT INTO person (first_name, last_name, city) VALUES ('Cy', 'C', 'Bergen')")
+        try full.sql("INSERT INTO package (recipient_id, created_at) VALUES (?, '1')", [.integer(ana)])
+        try full.sql("INSERT INTO package (recipient_id, created_at) VALUES (?, '2')", [.integer(cy)])
+        try await full.client.sync()
+        let since = try await service.head()
+        try full.sql("UPDATE person SET email = 'new@example.com'")
+        try await full.client.sync()
+        let page = try await service.transport(token: token).rows(RowsRequest(since: since, subscriptions: [oslo]))
+        let people = page.changes.filter { $0.op == .insert && $0.table == "person" }.map { $0.values?["first_name"] }
+        try expect(people == [.text("Ana")], "only Ana, whom the kept package points at: \(page.changes)")
+        let packages = page.changes.filter { $0.op == .insert && $0.table == "package" }.map { $0.values?["created_at"] }
+        try expect(packages == [.text("1")], "only Ana's package (its path's parent changed): \(page.changes)")
+        try expect(!page.changes.contains { $0.values?["first_name"] == .text("Cy") }, "Cy's values left the service: \(page.changes)")
+    }
+
+    /// A device that syncs one table, and a subset device changing what it syncs: each time
+    /// it holds exactly what the service's rows give, and removes nothing anywhere else.
+    static func subscriptionsChangeAtRunTime(_ service: any ConformanceService) async throws {
+        let token = try await service.newToken()
+        let full = try Device(service, token: token)
+        for (name, city) in [("Ana", "Oslo"), ("Bo", "Bergen"), ("Cy", "Rome")] {
+            let person = try full.sql("INSERT INTO person (first_name, last_name, city) VALUES (?, 'X', ?)", [.text(name), .text(city)])
+            let package = try full.sql("INSERT INTO package (recipient_id, created_at) VALUES (?, ?)", [.integer(person), .text(name)])
+            try full.sql("INSERT INTO package_content (package_id, title, weight, position) VALUES (?, 'box', 1, 0)", [.integer(package)])
+        }
+        try full.sql("INSERT INTO message (conversation_id, sender, text, sent_at) VALUES (1, 'ana', 'hi', '2026')")
+        try await full.client.sync()
+        // People only, from the whole history: the other tables' changes are not its business.
+        let people = try Device(service, token: token) { $0.tables = ["person"] }
+        try await people.client.sync()
+        try expect(try people.rows("SELECT first_name FROM person ORDER BY 1") == ["Ana", "Bo", "Cy"], "the people-only device: \(try people.rows("SELECT first_name FROM person"))")
+        try expect(try await people.client.quarantined().isEmpty, "the people-only device quarantined something")
+        try people.sql("UPDATE person SET age = 30 WHERE first_name = 'Bo'")
+        try await people.client.sync()
+        try await full.client.sync()
+        try expect(try full.rows("SELECT coalesce(age, 0) FROM person ORDER BY first_name") == ["0", "30", "0"], "Bo's age did not arrive")
+        // A subset device changes what it syncs.
+        let subset = try Device(service, token: token) { $0.subscriptions = [oslo] }
+        try await subset.client.sync()
+        let inOslo = expected(try await service.content(), [oslo])
+        try expect(try subset.content() == inOslo, "Oslo: \(difference(try subset.content(), inOslo))")
+        let steps: [[SyncSubscription]?] = [
+            [SyncSubscription(table: "package", where: Column("created_at") >= "Bo"), SyncSubscription(table: "message")],
+            [SyncSubscription(table: "person", where: Column("city") == "Bergen"), SyncSubscription(table: "package_content", where: Column("weight") >= 1)],
+            nil,
+            [oslo],
+        ]
+        for step in steps {
+            try await subset.client.subscribe(step)
+            let stored = try await service.content()
+            let wanted = step.map { expected(stored, $0) } ?? stored
+            let held = try subset.content()
+            try expect(held == wanted, "\(step.map { $0.map(\.filter) } ?? []): \(difference(held, wanted))")
+        }
+        try expect(try await subset.client.pendingChangeCount() == 0, "the subset device has something pending")
+        let stored = try await service.content()
+        try expect(try full.content() == stored, "a subset device's removals went somewhere: \(difference(try full.content(), stored))")
+    }
+
+    /// Subscriptions the service cannot keep exactly are refused, naming why; so is a
+    /// hostile page position; the client refuses what it can tell itself.
+    static func subscriptionsTheServiceCannotKeepAreRefused(_ service: any ConformanceService) async throws {
+        let token = try await service.newToken()
+        let transport = service.transport(token: token)
+        let cases: [(SyncSubscription, String)] = [
+            (SyncSubscription(table: "package", filter: "contents.weight > 5"), "not a path through a foreign key"),
+            (SyncSubscription(table: "package", filter: "ANY contents.weight > 5"), "ANY, ALL or NONE"),
+            (SyncSubscription(table: "package_content", filter: "package.recipient.city == 'Oslo'"), "not a path through a foreign key"),
+            (SyncSubscription(table: "package", filter: "recipient.town == 'Oslo'"), "unknown column 'town'"),
+            (SyncSubscription(table: "person", filter: "MATCH 'oslo'"), "MATCH"),
+            (SyncSubscription(table: "parcel"), "unknown table 'parcel'"),
+        ]
+        let hostile = RowsRequest(since: 0, subscriptions: [oslo], after: RowsPosition(subscription: -1, id: ""))
+        for (request, message) in cases.map({ (RowsRequest(since: 0, subscriptions: [$0.0]), $0.1) }) + [(hostile, "names no part of this round")] {
+            do {
+                let page = try await transport.rows(request)
+                throw ConformanceFailure("\(request.subscriptions.map(\.filter)) was answered: \(page.changes.count) changes")
+            } catch SyncClientError.rejected(let status, let body) {
+                try expect(status == 400 && body.message.contains(message), "\(request.subscriptions.map(\.filter)): \(status) \(body.message)")
+            }
+        }
+        let device = try Device(service, token: token)
+        for subscriptions in [[SyncSubscription(table: "nowhere")], [oslo, oslo]] {
+            do {
+                try await device.client.subscribe(subscriptions)
+                throw ConformanceFailure("the client took \(subscriptions.map(\.table))")
+            } catch is StoreError {}
+        }
+    }
+
     /// What is in `held` and not `wanted`, and the other way round.
     public static func difference(_ held: [String], _ wanted: [String]) -> String {
         "extra: \(Set(held).subtracting(wanted).sorted()), missing: \(Set(wanted).subtracting(held).sorted())"

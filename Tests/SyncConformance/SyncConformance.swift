@@ -30,6 +30,9 @@ public enum SyncConformance {
         ("a row on a freed rowid, here or after a delete elsewhere, is another row everywhere", aRowOnAFreedRowidIsAnotherRow),
         ("a push whose answer was lost, built again, names the same rows", aPushBuiltAgainNamesTheSameRows),
         ("a replaced row stays one row and keeps what points at it; a delete here wins over a replace elsewhere", aReplacedRowStaysOneRow),
+        ("a round of rows sends the values of kept rows and the rows they point at, no other", aRoundSendsNoRowsOutsideTheSubscriptions),
+        ("a device syncing one table, and a subset device changing its subscriptions, hold exactly what the service's rows give", subscriptionsChangeAtRunTime),
+        ("subscriptions the service cannot keep exactly, and a hostile page position, are refused naming why", subscriptionsTheServiceCannotKeepAreRefused),
     ] + convergenceSeeds.map { seed in
         ("random offline edits on three devices converge, live lists exact (seed \(seed))", { service in try await randomOfflineEdits(service, seed: seed) })
     } + snapshotSeeds.map { seed in
