@@ -7,9 +7,9 @@ import SluiceSyncProtocol
 import SluiceSyncStore
 
 /// A sync service's history in memory, behind the client's transport seam, for the client's
-/// tests without PostgreSQL. Pushes are decided by the service's own rules
-/// (``PushDecision``: identity, retries, replays, commuting pushes, pruning, the clock
-/// clamp) over an in-memory ``PushStorage``, and appended as the service appends them: rows
+/// tests without PostgreSQL. Pushes are checked against the schema (``PushRequestChecks``)
+/// and decided by the service's own rules (``PushDecision``: identity, retries, replays,
+/// commuting pushes, pruning, the clock clamp) over an in-memory ``PushStorage``, and appended as the service appends them: rows
 /// checked against the schema's CHECK constraints (``RowChecker``), folded into current rows
 /// (``RowFold``), the parents' ON DELETE actions taken (``DeleteActions``); partial sync and
 /// snapshots page its rows as the service pages its own (``SubsetPages``). Members, schema
@@ -71,10 +71,16 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
     let gate = PushGate()
 
     func push(_ request: PushRequest, token: String) async throws -> SyncPushOutcome {
+        let checked: PushRequest
+        do {
+            checked = try PushRequestChecks.checked(request) { change throws(SyncErrorBody) in try schema.normalized(change) }
+        } catch {
+            throw SyncClientError.rejected(status: error.code.status, error)
+        }
         await gate.enter()
         let result: Result<PushResponse, SyncErrorBody>
         do {
-            result = try await PushDecision.push(request, token: token, storage: Storage(service: self))
+            result = try await PushDecision.push(checked, token: token, storage: Storage(service: self))
         } catch {
             await gate.leave()
             throw error

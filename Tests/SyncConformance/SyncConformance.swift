@@ -15,6 +15,11 @@ public enum SyncConformance {
     /// Every scenario, by name.
     public static let scenarios: [(name: String, run: Scenario)] = [
         ("two devices converge: inserts, an update, a delete", twoDevicesConverge),
+        ("rows and their references reach another device whose local ids differ", rowsAndReferencesReachAnotherDevice),
+        ("a page of pulled transactions is one changeset; an overwritten unpushed edit is rebased and wins", pulledPagesAreOneChangesetEach),
+        ("each column follows its policy: last writer, service wins, device wins, merge", eachColumnFollowsItsPolicy),
+        ("a row deleted and inserted again with the same id syncs, in one sync and across syncs", aRowDeletedAndInsertedAgainSyncs),
+        ("pushes that do not fit the schema are refused naming what, and append nothing", pushesThatDoNotFitTheSchemaAreRefused),
         ("a push on an old base that writes what came since is sent back; the device pulls, settles, pushes again", behindPullsThenPushesAgain),
         ("a push whose answer is lost after the service stored it is sent again as it was, and stored once", lostAnswerIsStoredOnce),
         ("a push that never reached the service is sent by the next sync", pushThatNeverArrivedIsSentAgain),

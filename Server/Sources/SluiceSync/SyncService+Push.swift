@@ -1,33 +1,18 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import SluiceSyncPolicy
 import SluiceSyncProtocol
 
 /// `POST /v1/push`.
 extension SyncService {
     func push(_ buffer: ByteBuffer, caller: Caller) async throws -> Response {
-        var push = try Self.decode(PushRequest.self, buffer, as: "a push")
-        guard Self.isValidDevice(push.device) else {
-            throw SyncErrorBody(.invalid, message: "device ids have 1 to 64 letters, digits, '.', '_' or '-'")
-        }
-        guard push.transactions.count <= configuration.maximumPushTransactions else {
+        let request = try Self.decode(PushRequest.self, buffer, as: "a push")
+        guard request.transactions.count <= configuration.maximumPushTransactions else {
             // 413, as a body over the size limit: the device splits its push and sends again.
             return Self.error(.tooLarge, "more than \(configuration.maximumPushTransactions) transactions in one push")
         }
-        var previous: Int64 = .min
-        for (index, transaction) in push.transactions.enumerated() {
-            guard transaction.local > previous else {
-                throw SyncErrorBody(.invalid, message: "transaction \(index) (local \(transaction.local)): a push's local numbers increase")
-            }
-            previous = transaction.local
-            for (position, change) in transaction.changes.enumerated() {
-                do {
-                    push.transactions[index].changes[position] = try normalized(change, version: caller.schemaVersion)
-                } catch {
-                    throw SyncErrorBody(error.code, message: "transaction \(index) (local \(transaction.local)): \(error.message)")
-                }
-            }
-        }
+        let push = try PushRequestChecks.checked(request) { change throws(SyncErrorBody) in try normalized(change, version: caller.schemaVersion) }
         if let refusal = caller.access.refusal(of: push) {
             return Self.error(.forbidden, refusal)
         }

@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import Prometheus
+import SluiceSyncPolicy
 import SluiceSyncStore
 @_spi(SluiceInternal) import SluiceSyncProtocol
 
@@ -282,10 +283,7 @@ public struct SyncService: Sendable {
 
     /// Whether a device id is one a push may carry: 1 to 64 ASCII letters, digits, `.`, `_`
     /// or `-`, and not the service's own (``SyncStorage/serviceDevice``).
-    static func isValidDevice(_ device: String) -> Bool {
-        !device.isEmpty && device.utf8.count <= 64 && device != SyncStorage.serviceDevice
-            && device.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0)) }
-    }
+    static func isValidDevice(_ device: String) -> Bool { PushRequestChecks.isValidDevice(device) }
 
     static func integer(_ request: Request, _ name: String) throws -> Int64? {
         guard let text = request.uri.queryParameters.get(name) else { return nil }

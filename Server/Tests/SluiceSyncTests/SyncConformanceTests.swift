@@ -6,7 +6,7 @@ import Testing
 /// The sync loop's scenarios against the real service over HTTP and PostgreSQL: the same
 /// ones the root package runs against the history service in memory (SluiceSyncClientTests),
 /// so that service behaves as this one does where the client's tests rely on it.
-@Suite(.serialized, .timeLimit(.minutes(10)), .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
+@Suite(.timeLimit(.minutes(10)), .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
 struct SyncConformanceTests {
     /// A space of the real service: tokens added with `sluice-sync token add`, the head read
     /// from PostgreSQL.
