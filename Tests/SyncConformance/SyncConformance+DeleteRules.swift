@@ -48,7 +48,7 @@ extension SyncConformance {
 
     /// A deletes Quinn; B, not knowing, names Quinn the sender of the package Quinn receives
     /// and the recipient of Pia's package: both go with Quinn.
-    static func aParentDeletedWhileAnotherDeviceReferencesItAgain(_ service: any ConformanceService, deleterFirst: Bool) async throws {
+    public static func aParentDeletedWhileAnotherDeviceReferencesItAgain(_ service: any ConformanceService, deleterFirst: Bool) async throws {
         do {
             let (a, b) = try await piaAndQuinn(service)
             try a.sql("DELETE FROM person WHERE first_name = 'Quinn'")
