@@ -12,15 +12,22 @@ public enum PushRequestChecks {
             && device.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0)) }
     }
 
+    /// Throws unless `device` can name a device (``isValidDevice(_:)``).
+    ///
+    /// - Throws: `SyncErrorBody` (`invalid`) saying what a device id is.
+    public static func checkDevice(_ device: String) throws(SyncErrorBody) {
+        guard isValidDevice(device) else {
+            throw SyncErrorBody(.invalid, message: "device ids have 1 to 64 letters, digits, '.', '_' or '-'")
+        }
+    }
+
     /// `push` with every change as `normalize` gives it (the schema's `normalized`, or a
     /// schema version's upgrade).
     ///
     /// - Throws: `SyncErrorBody` (`invalid`) naming the transaction (its index and number)
     ///   and what does not fit.
     public static func checked(_ push: PushRequest, normalize: (SyncChange) throws(SyncErrorBody) -> SyncChange) throws(SyncErrorBody) -> PushRequest {
-        guard isValidDevice(push.device) else {
-            throw SyncErrorBody(.invalid, message: "device ids have 1 to 64 letters, digits, '.', '_' or '-'")
-        }
+        try checkDevice(push.device)
         var push = push
         var previous: Int64 = .min
         for (index, transaction) in push.transactions.enumerated() {

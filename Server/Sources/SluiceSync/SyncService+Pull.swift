@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import SluiceSyncPolicy
 import SluiceSyncProtocol
 
 /// `GET /v1/pull?since=N&limit=M&device=D`: the history after `since`.
@@ -11,9 +12,7 @@ extension SyncService {
             let limit = min(max(try Self.integer(request, "limit") ?? Int64(configuration.pullLimit), 1), Int64(configuration.pullLimit))
             // The device's position, for compaction (older clients send none: they hold nothing back).
             if let device = request.uri.queryParameters.get("device") {
-                guard Self.isValidDevice(device) else {
-                    throw SyncErrorBody(.invalid, message: "device ids have 1 to 64 letters, digits, '.', '_' or '-'")
-                }
+                try PushRequestChecks.checkDevice(device)
                 try await storage.saw(device: device, at: since, space: caller.space, token: caller.token)
             }
             let pruned = try await storage.pruned(space: caller.space)

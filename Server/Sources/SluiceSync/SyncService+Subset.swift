@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import SluiceSyncPolicy
 import SluiceSyncProtocol
 import SluiceSyncStore
 
@@ -17,9 +18,7 @@ extension SyncService {
             let rows = try Self.decode(RowsRequest.self, body, as: "a rows request")
             let checked = try SubsetPages.checked(rows, schema: configuration.schema)
             if let device = rows.device {
-                guard Self.isValidDevice(device) else {
-                    throw SyncErrorBody(.invalid, message: "device ids have 1 to 64 letters, digits, '.', '_' or '-'")
-                }
+                try PushRequestChecks.checkDevice(device)
                 try await storage.saw(device: device, at: rows.since, space: caller.space, token: caller.token)
             }
             let limit = min(max(rows.limit ?? SubsetPages.pageSize, 1), SubsetPages.pageSize)

@@ -3,7 +3,6 @@ import Hummingbird
 import Logging
 import NIOCore
 import Prometheus
-import SluiceSyncPolicy
 import SluiceSyncStore
 @_spi(SluiceInternal) import SluiceSyncProtocol
 
@@ -280,10 +279,6 @@ public struct SyncService: Sendable {
             }
         }
     }
-
-    /// Whether a device id is one a push may carry: 1 to 64 ASCII letters, digits, `.`, `_`
-    /// or `-`, and not the service's own (``SyncStorage/serviceDevice``).
-    static func isValidDevice(_ device: String) -> Bool { PushRequestChecks.isValidDevice(device) }
 
     static func integer(_ request: Request, _ name: String) throws -> Int64? {
         guard let text = request.uri.queryParameters.get(name) else { return nil }

@@ -20,9 +20,6 @@ extension SyncStorage {
         /// insert of a live row keeps their stored values (``PushRows/keepingUnknownColumns(_:keep:rows:)``).
         var keptColumns: [String: Set<String>] = [:]
     }
-
-    /// The device id of the service's own transactions (``DeleteActions``).
-    static let serviceDevice = DeleteActions.serviceDevice
 }
 
 /// A space's `sluice_row`, inside a push's transaction, as the service's rules read and

@@ -122,7 +122,7 @@ struct PostgresPushStorage: PushStorage {
             let changes = String(decoding: try encoder.encode(effects), as: UTF8.self)
             try await connection.query("""
                 INSERT INTO sluice_txn (space_id, seq, device, local, clock, changes)
-                VALUES (\(space), \(seq), \(SyncStorage.serviceDevice), \(seq), \(HybridClock(date: now).rawValue), \(changes))
+                VALUES (\(space), \(seq), \(DeleteActions.serviceDevice), \(seq), \(HybridClock(date: now).rawValue), \(changes))
                 """, logger: logger)
         }
         if clamped > 0 {
