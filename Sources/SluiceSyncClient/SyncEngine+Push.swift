@@ -33,6 +33,7 @@ extension SyncEngine {
             // only what the log has after the upload began.
             let progress = try uploadProgress(db) ?? UploadProgress(floor: db.currentHistoryToken().sequence, table: 0, rowID: 0, part: 0)
             try save(progress, db)
+            state.uploadFloor = progress.floor
             let (changes, next) = try uploadPart(from: progress, rows: rows, db)
             if !changes.isEmpty {
                 let local = Self.uploadLocal(progress.part)
@@ -106,7 +107,7 @@ extension SyncEngine {
         try save(state, db)
         var last = max(floor, covered)
         // Every pending transaction is in this push: what the upload covered is done with.
-        if complete, case .integer(let uploadFloor)? = try DeviceStateTable(db).value(.uploadFloor) { last = max(last, uploadFloor) }
+        if complete, let uploadFloor = state.uploadFloor { last = max(last, uploadFloor) }
         // Rows written elsewhere pointing at a parent this device deleted: fixed up with its
         // last transaction, or in one of their own numbered as the last logged transaction
         // (a pulled one: never pushed, so the number is free).

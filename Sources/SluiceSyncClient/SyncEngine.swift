@@ -32,6 +32,9 @@ final class SyncEngine: @unchecked Sendable {
         var databaseID: String
         /// The latest clock this device stamped a transaction with.
         var stamped: HybridClock = .zero
+        /// Where the store's first upload began (nil before it began): read with the state,
+        /// written with the upload's progress (`save(_ progress:_:)`).
+        var uploadFloor: Int64?
 
         /// The log's token of `pushed`.
         var pushedToken: HistoryToken { HistoryToken(databaseID: databaseID, sequence: pushed) }
@@ -175,8 +178,9 @@ final class SyncEngine: @unchecked Sendable {
         let values = try table.values()
         guard case .text(let device)? = values[.device], case .text(let databaseID)? = values[.database] else { return nil }
         func integer(_ key: DeviceStateTable.Key) -> Int64 { if case .integer(let value)? = values[key] { return value } else { return 0 } }
-        return State(device: device, cursor: integer(.cursor), pushed: integer(.pushed),
-                     clock: HybridClock(rawValue: integer(.clock)), databaseID: databaseID, stamped: HybridClock(rawValue: integer(.stamped)))
+        var uploadFloor: Int64? { if case .integer(let value)? = values[.uploadFloor] { value } else { nil } }
+        return State(device: device, cursor: integer(.cursor), pushed: integer(.pushed), clock: HybridClock(rawValue: integer(.clock)),
+                     databaseID: databaseID, stamped: HybridClock(rawValue: integer(.stamped)), uploadFloor: uploadFloor)
     }
 
     /// Writes the state; with `loaded` (what was read in this transaction), only what differs.
@@ -238,8 +242,7 @@ final class SyncEngine: @unchecked Sendable {
         let transactions = try db.loggedTransactions(after: token, tables: names, includingOpen: true)
         // Up to the first upload's floor, the upload sent every row made here as it was:
         // only changes of rows that came from the service are left to push.
-        var uploadFloor = Int64.min
-        if case .integer(let floor)? = try DeviceStateTable(db).value(.uploadFloor), floor > state.pushed { uploadFloor = floor }
+        let uploadFloor = state.uploadFloor.flatMap { $0 > state.pushed ? $0 : nil } ?? .min
         let identities = IdentityMap(db)
         var rowsOverwritten: Set<RowKey> = []
         // Columns a later pulled transaction wrote, with the last value it wrote.
