@@ -105,17 +105,13 @@ public struct SeededRandom: RandomNumberGenerator {
 
 /// A live query on a device, rebuilt from its changesets only.
 public final class LiveMirror: @unchecked Sendable {
-    // @unchecked Sendable: `events` is guarded by `lock`; the rest is used by the scenario alone.
-    private let lock = NSLock()
-    private var events: [CollectionChange<Row>] = []
+    // @unchecked Sendable: used by the scenario alone (the changesets arrive through `changes`).
+    private let changes: SyncConformance.Changesets<Row>
     private var array: [Row] = []
     /// How many changesets arrived.
     public private(set) var changesets = 0
-    private var token: ObservationToken?
-    private let store: Store
     private let plain: PlainConnection
     private let sql: String
-    private let queue = DispatchQueue(label: "mirror")
 
     convenience init(_ device: SyncConformance.Device, _ results: Results<Row>, sql: String) {
         self.init(store: device.store, path: device.database.path, results, sql: sql)
@@ -123,24 +119,15 @@ public final class LiveMirror: @unchecked Sendable {
 
     /// A mirror of `results` of `store` (on the file at `path`), compared with `sql`.
     public init(store: Store, path: String, _ results: Results<Row>, sql: String) {
-        self.store = store
+        changes = SyncConformance.Changesets(results, of: store)
         plain = PlainConnection(path: path)
         self.sql = sql
-        token = results.observe(on: queue) { [weak self] change in
-            guard let self else { return }
-            self.lock.withLock { self.events.append(change) }
-        }
     }
-
-    deinit { token?.invalidate() }
 
     /// Applies what arrived (each changeset must rebuild the state delivered with it),
     /// then compares with the query re-run on the plain connection.
     public func check(_ context: String) throws {
-        store.waitForObservers()
-        // Deliveries to the mirror's own queue are asynchronous: wait for those under way.
-        queue.sync {}
-        for event in lock.withLock({ defer { events = [] }; return events }) {
+        for event in changes.take() {
             event.apply(to: &array)
             switch event {
             case .initial(let state):
