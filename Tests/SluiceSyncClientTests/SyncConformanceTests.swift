@@ -12,4 +12,10 @@ import Testing
         let run = try #require(SyncConformance.scenarios.first { $0.name == scenario }?.run)
         try await run(try HistoryService())
     }
+
+    @Test(arguments: SyncConformance.attachmentScenarios.map(\.name))
+    func attachmentsInMemory(_ scenario: String) async throws {
+        let run = try #require(SyncConformance.attachmentScenarios.first { $0.name == scenario }?.run)
+        try await run(try HistoryService(schema: try SyncConformance.Photos.schema()))
+    }
 }

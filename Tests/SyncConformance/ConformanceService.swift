@@ -16,7 +16,8 @@ public protocol ConformanceService: Sendable {
 }
 
 /// A transport that fails the next push on demand, around any other: before it reaches
-/// the service, or after the service stored it (its answer lost). Every call is recorded.
+/// the service, or after the service stored it (its answer lost); it also cuts attachments'
+/// transfers and damages their bytes on demand. Every push and pull is recorded.
 public final class FaultyTransport: SyncTransport, @unchecked Sendable {
     // @unchecked Sendable: `fault` and `log` are guarded by `lock`.
     public enum Fault: Sendable {
@@ -30,11 +31,35 @@ public final class FaultyTransport: SyncTransport, @unchecked Sendable {
     private let lock = NSLock()
     private var fault: Fault?
     private var log: [String] = []
+    /// How many more chunks go up or down before the link is cut (nil: not cut).
+    private var chunksBeforeCut: Int?
+    /// The chunk whose downloaded bytes arrive damaged.
+    private var damagedChunk: Int?
 
     public init(_ base: any SyncTransport) { self.base = base }
 
     /// Makes the next push fail as `fault` says.
     public func failNextPush(_ fault: Fault) { lock.withLock { self.fault = fault } }
+
+    /// Lets `count` more chunks go up or down, and then cuts the link for every other
+    /// chunk (an attachment's transfer cut in the middle) until ``mend()``.
+    public func cutChunks(after count: Int) { lock.withLock { chunksBeforeCut = count } }
+
+    /// Damages the bytes of chunk `index` of every download (same length, other bytes),
+    /// as a service's damaged copy would, until ``mend()``.
+    public func damageChunk(_ index: Int) { lock.withLock { damagedChunk = index } }
+
+    /// Ends ``cutChunks(after:)`` and ``damageChunk(_:)``.
+    public func mend() { lock.withLock { (chunksBeforeCut, damagedChunk) = (nil, nil) } }
+
+    /// Whether the next chunk goes across (the cut counts it).
+    private func chunkGoesAcross() -> Bool {
+        lock.withLock {
+            guard let left = chunksBeforeCut else { return true }
+            chunksBeforeCut = max(0, left - 1)
+            return left > 0
+        }
+    }
 
     /// The calls so far: `push DEVICE base N locals [...]`, `pull since N`.
     public var calls: [String] { lock.withLock { log } }
@@ -61,8 +86,14 @@ public final class FaultyTransport: SyncTransport, @unchecked Sendable {
     public func wait(since: Int64, timeout: Int) async throws -> Int64 { try await base.wait(since: since, timeout: timeout) }
     public func attachmentStatus(_ attachment: SyncAttachment) async throws -> AttachmentStatus? { try await base.attachmentStatus(attachment) }
     public func upload(_ attachment: SyncAttachment, chunk index: Int, _ bytes: Data) async throws -> AttachmentStatus {
-        try await base.upload(attachment, chunk: index, bytes)
+        guard chunkGoesAcross() else { throw SyncClientError.offline("the link was cut while chunk \(index) went up") }
+        return try await base.upload(attachment, chunk: index, bytes)
     }
-    public func download(_ attachment: SyncAttachment, chunk index: Int) async throws -> Data { try await base.download(attachment, chunk: index) }
+    public func download(_ attachment: SyncAttachment, chunk index: Int) async throws -> Data {
+        guard chunkGoesAcross() else { throw SyncClientError.offline("the link was cut while chunk \(index) came down") }
+        let bytes = try await base.download(attachment, chunk: index)
+        guard lock.withLock({ damagedChunk == index }) else { return bytes }
+        return Data(bytes.map { ~$0 })
+    }
     public func updateBearer(_ token: String) { base.updateBearer(token) }
 }

@@ -12,9 +12,10 @@ import SluiceSyncStore
 /// commuting pushes, pruning, the clock clamp) over an in-memory ``PushStorage``, and appended as the service appends them: rows
 /// checked against the schema's CHECK constraints (``RowChecker``), folded into current rows
 /// (``RowFold``), the parents' ON DELETE actions taken (``DeleteActions``); partial sync and
-/// snapshots page its rows as the service pages its own (``SubsetPages``). Members, schema
-/// versions, compaction and attachments are not here (the Server package tests them for
-/// real). ``SyncConformance``'s scenarios hold for it and for the real service alike.
+/// snapshots page its rows as the service pages its own (``SubsetPages``); attachments' bytes
+/// are kept and checked by the service's rules (``AttachmentChecks``). Members, schema
+/// versions and compaction are not here (the Server package tests them for real).
+/// ``SyncConformance``'s scenarios hold for it and for the real service alike.
 public final class HistoryService: ConformanceService, @unchecked Sendable {
     // @unchecked Sendable: every field is guarded by `lock`, but the rules (set once).
     let lock = NSLock()
@@ -22,6 +23,10 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
     fileprivate var owners: [String: String] = [:]
     /// The current rows, by lowercased table and id: the history folded.
     var rows: [String: CurrentRow] = [:]
+    /// Attachments' bytes by hash (``HistoryService/StoredAttachment``).
+    var attachments: [String: StoredAttachment] = [:]
+    /// The largest attachment taken, as the real service's `--max-attachment-bytes`.
+    public let largestAttachment: Int64
     private var tokens = 0
     let schema: SyncSchema
     let checker: RowChecker?
@@ -37,13 +42,14 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
     }
 
     /// An empty history of `schema`'s tables (the demo's, as `sluice-sync serve --demo`).
-    public init(schema: SyncSchema? = nil) throws {
+    public init(schema: SyncSchema? = nil, largestAttachment: Int64 = 1 << 30) throws {
         let schema = try schema ?? Store.inMemory(migrations: DemoSchema.migrations).read { db in
             try SyncSchema(db, tables: DemoSchema.syncedTables)
         }
         self.schema = schema
         checker = try RowChecker(schema)
         deleteRules = schema.deleteRules
+        self.largestAttachment = largestAttachment
     }
 
     public func head() -> Int64 { lock.withLock { Int64(transactions.count) } }
@@ -76,6 +82,10 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
             checked = try PushRequestChecks.checked(request) { change throws(SyncErrorBody) in try schema.normalized(change) }
         } catch {
             throw SyncClientError.rejected(status: error.code.status, error)
+        }
+        let named = AttachmentChecks.named(in: checked)
+        if !named.isEmpty, let refusal = AttachmentChecks.problem(named, held: completeAttachments(among: Set(named.keys.map(\.hash)))) {
+            throw SyncClientError.rejected(status: refusal.code.status, refusal)
         }
         await gate.enter()
         let result: Result<PushResponse, SyncErrorBody>
@@ -180,9 +190,11 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
 
         func rows(_ rows: RowsRequest) async throws -> RowsResponse { try await service.rows(rows) }
         func share(_ share: ShareRequest) async throws -> ShareResponse { throw Self.notHere("members") }
-        func attachmentStatus(_ attachment: SyncAttachment) async throws -> AttachmentStatus? { throw Self.notHere("attachments") }
-        func upload(_ attachment: SyncAttachment, chunk index: Int, _ bytes: Data) async throws -> AttachmentStatus { throw Self.notHere("attachments") }
-        func download(_ attachment: SyncAttachment, chunk index: Int) async throws -> Data { throw Self.notHere("attachments") }
+        func attachmentStatus(_ attachment: SyncAttachment) async throws -> AttachmentStatus? { try service.attachmentStatus(attachment.hash) }
+        func upload(_ attachment: SyncAttachment, chunk index: Int, _ bytes: Data) async throws -> AttachmentStatus {
+            try service.putChunk(hash: attachment.hash, size: attachment.size, index: String(index), bytes)
+        }
+        func download(_ attachment: SyncAttachment, chunk index: Int) async throws -> Data { try service.chunk(attachment, index: index) }
 
         static func notHere(_ feature: String) -> SyncClientError {
             .rejected(status: 404, SyncErrorBody(.notFound, message: "the in-memory history service has no \(feature)"))

@@ -66,10 +66,12 @@ public enum SyncConformance {
         public let client: SyncClient
         public let transport: FaultyTransport
 
-        public init(_ service: any ConformanceService, token: String, _ configure: (inout SyncConfiguration) -> Void = { _ in }) throws {
-            store = try database.store(migrations: DemoSchema.migrations)
+        /// A device of the demo app, or of an app with more `migrations` and synced `tables`.
+        public init(_ service: any ConformanceService, token: String, migrations: [Migration] = DemoSchema.migrations,
+                    tables: [String] = DemoSchema.syncedTables, _ configure: (inout SyncConfiguration) -> Void = { _ in }) throws {
+            store = try database.store(migrations: migrations)
             transport = FaultyTransport(service.transport(token: token))
-            var configuration = SyncConfiguration(tables: DemoSchema.syncedTables)
+            var configuration = SyncConfiguration(tables: tables)
             configure(&configuration)
             client = try SyncClient(store: store, transport: transport, configuration: configuration)
         }

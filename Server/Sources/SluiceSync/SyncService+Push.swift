@@ -16,10 +16,10 @@ extension SyncService {
         if let refusal = caller.access.refusal(of: push) {
             return Self.error(.forbidden, refusal)
         }
-        switch try await checkAttachments(in: push, space: caller.space) {
-        case .missing(let message): return Self.error(.attachmentMissing, message)
-        case .mismatch(let message): return Self.error(.attachmentMismatch, message)
-        case nil: break
+        let named = AttachmentChecks.named(in: push)
+        if !named.isEmpty,
+           let refusal = AttachmentChecks.problem(named, held: try await storage.completeAttachments(space: caller.space, among: Array(Set(named.keys.map(\.hash))))) {
+            return Self.error(refusal.code, refusal.message)
         }
         var policy = self.policy
         // A device of an older version leaves the columns it does not know as they are.
@@ -30,38 +30,5 @@ extension SyncService {
             return try Self.json(response)
         case .failure(let error): return Self.error(error.code, error.message)
         }
-    }
-
-    /// What is wrong with the attachments a push names.
-    enum AttachmentProblem: Equatable {
-        /// The service does not hold its bytes complete (the device uploads them first).
-        case missing(String)
-        /// The service holds bytes with this hash, of another size: no device could fill it.
-        case mismatch(String)
-    }
-
-    /// The first attachment `push` names that the service does not hold complete with the
-    /// size it names (nil: every one is here, as named).
-    func checkAttachments(in push: PushRequest, space: Int64) async throws -> AttachmentProblem? {
-        var named: [SyncAttachment: String] = [:]
-        for (index, transaction) in push.transactions.enumerated() {
-            for change in transaction.changes {
-                for (column, value) in change.values ?? [:] {
-                    guard case .attachment(let attachment) = value, named[attachment] == nil else { continue }
-                    named[attachment] = "transaction \(index) (local \(transaction.local)): \(change.table).\(column) of \(change.id): attachment \(attachment.hash)"
-                }
-            }
-        }
-        guard !named.isEmpty else { return nil }
-        let held = try await storage.completeAttachments(space: space, among: Array(Set(named.keys.map(\.hash))))
-        for (attachment, place) in named.sorted(by: { $0.value < $1.value }) {
-            guard let size = held[attachment.hash] else {
-                return .missing(place + " is not uploaded (PUT its chunks to /v1/attachments/<hash>/<index> first); nothing was applied")
-            }
-            if size != attachment.size {
-                return .mismatch(place + " names \(attachment.size) bytes, and the service holds it with \(size); nothing was applied")
-            }
-        }
-        return nil
     }
 }

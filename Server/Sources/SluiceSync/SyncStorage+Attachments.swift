@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import PostgresNIO
+import SluiceSyncPolicy
 import SluiceSyncProtocol
 
 /// Attachments' bytes, per space and SHA-256, in chunks of ``SyncAttachment/chunkSize``
@@ -31,8 +32,9 @@ extension SyncStorage {
     /// Why an upload ended without completing its attachment.
     enum ChunkOutcome: Sendable {
         case stored(AttachmentStatus)
-        /// Every chunk came, and their bytes do not match the hash: all were dropped.
-        case mismatch(String)
+        /// Every chunk came, and their bytes do not match the hash: all were dropped
+        /// (``AttachmentChecks/mismatch(of:actual:length:)``).
+        case mismatch(SyncErrorBody)
     }
 
     /// Stores chunk `index` of `attachment` (replacing one sent before); once every chunk is
@@ -74,15 +76,14 @@ extension SyncStorage {
                     hasher.update(chunk.readableBytesView)
                     length += Int64(chunk.readableBytes)
                 }
-                let actual = hasher.finish()
-                guard actual == hash, length == size else {
+                if let refusal = AttachmentChecks.mismatch(of: attachment, actual: hasher.finish(), length: length) {
                     try await connection.query("DELETE FROM sluice_attachment_chunk WHERE space_id = \(space) AND hash = \(hash)", logger: logger)
-                    return .mismatch("the \(length) bytes uploaded hash to \(actual), not \(hash); every chunk was dropped: upload them again")
+                    return .mismatch(refusal)
                 }
                 try await connection.query("UPDATE sluice_attachment SET complete = true WHERE space_id = \(space) AND hash = \(hash)", logger: logger)
             }
             guard let status = try await status(space: space, hash: hash, connection) else {
-                return .mismatch("the attachment disappeared while it was written")
+                return .mismatch(SyncErrorBody(.hashMismatch, message: "attachment \(hash) disappeared while it was written: upload it again"))
             }
             return .stored(status)
         }

@@ -4,26 +4,24 @@ import FoundationNetworking
 #endif
 import SluiceDemo
 import SluiceSyncClient
+import SluiceSyncConformance
 import SluiceSyncProtocol
 import SluiceTestSupport
 import Sluice
 import Testing
 
-/// Attachments: a blob column marked as one travels as its SHA-256 and size; its bytes go to
-/// and from the service (PostgreSQL) in chunks, once per content, resumed after a cut; a
-/// device fetches them in every sync or when asked, per subscription; the service refuses
-/// pushes naming bytes it does not hold, bytes that do not match their hash, and inline blobs.
+/// Attachments in PostgreSQL and over a real network: the history and the folded rows hold
+/// the hash and size, the bytes in chunks; compaction deletes the bytes nothing names; an
+/// upload or download cut by the network goes on; viewers upload nothing and spaces share
+/// no bytes. The client's handling of attachments, and the service's refusals, are
+/// conformance scenarios (`SyncConformance.attachmentScenarios`) run on both services.
 @Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
 struct SyncAttachmentTests {
-    static let photos = Migration(version: 100, name: "photos", sql: """
-        CREATE TABLE photo (id INTEGER PRIMARY KEY, package_id INTEGER REFERENCES package (id) ON DELETE CASCADE, caption TEXT, image BLOB);
-        """)
-    static let tables = DemoSchema.syncedTables + ["photo"]
+    static let tables = SyncConformance.Photos.tables
 
     /// A space whose registered schema has `photo.image` as an attachment.
     static func space(_ files: TemporaryDatabase) throws -> SyncSpace {
-        let store = try Store.inMemory(migrations: DemoSchema.migrations + [photos])
-        let schema = try store.read { db in try SyncSchema(db, tables: tables, attachments: ["photo.image"]) }
+        let schema = try SyncConformance.Photos.schema()
         let url = files.url("schema.json")
         try JSONEncoder().encode(schema).write(to: url)
         return try SyncSpace(serviceArguments: ["--schema", url.path])
@@ -36,7 +34,7 @@ struct SyncAttachmentTests {
         let client: SyncClient
 
         init(_ space: SyncSpace, server: URL? = nil, token: String? = nil, _ configure: (inout SyncConfiguration) -> Void = { _ in }) throws {
-            store = try files.store(migrations: DemoSchema.migrations + [SyncAttachmentTests.photos])
+            store = try files.store(migrations: DemoSchema.migrations + [SyncConformance.Photos.migration])
             var configuration = SyncConfiguration(tables: SyncAttachmentTests.tables)
             configuration.attachments = ["photo.image"]
             configure(&configuration)
@@ -83,7 +81,7 @@ struct SyncAttachmentTests {
 
     static func short(_ data: Data) -> String { String(SyncAttachment.hash(of: data).prefix(8)) }
 
-    @Test func anAttachmentTravelsAsItsHashAndArrivesAsAChangeset() async throws {
+    @Test func theServiceHoldsHashesInItsHistoryAndCompactionDeletesBytesNothingNames() async throws {
         let files = TemporaryDatabase()
         let space = try Self.space(files)
         let a = try PhotoDevice(space)
@@ -101,21 +99,8 @@ struct SyncAttachmentTests {
         #expect(try space.psql("SELECT size, complete, (SELECT count(*) FROM sluice_attachment_chunk) FROM sluice_attachment")
             .trimmingCharacters(in: .whitespacesAndNewlines) == "700000|t|3")
 
-        // B's live query: the row arrives (its image not here yet), then the image fills it in.
-        let recorder = ChangeLog<Row>()
-        let token = b.store.rows(in: "photo").observe(on: DispatchQueue(label: "test")) { recorder.append($0) }
-        defer { token.invalidate() }
-        try await recorder.waitForCount(1)
-        let got = try await b.client.sync()
-        #expect(got.chunksFetched == 3)
-        try await recorder.waitForCount(3)
-        guard case .update(let first, let deletions, let insertions, let modifications) = recorder.values[1],
-              case .update(let second, let deletions2, let insertions2, let modifications2) = recorder.values[2] else {
-            Issue.record("\(recorder.values)")
-            return
-        }
-        #expect(deletions.isEmpty && insertions == [0] && modifications.isEmpty && first.first?["image"] == .null)
-        #expect(deletions2.isEmpty && insertions2.isEmpty && modifications2 == [0] && second.first?["image"] == .blob(image))
+        // B gets the row and then its bytes (the changesets: the conformance scenarios).
+        #expect(try await b.client.sync().chunksFetched == 3)
         #expect(try b.images() == ["dock=\(Self.short(image))"])
 
         // The same bytes again are not uploaded again; a caption edit sends no bytes.
@@ -146,61 +131,6 @@ struct SyncAttachmentTests {
         let started = try await c.client.sync()
         #expect(started.rows == 2 && started.chunksFetched == 1)
         #expect(try c.images() == ["dock again=-", "dock at noon=\(Self.short(replacement))"])
-    }
-
-    @Test func lazyAttachmentsWaitUntilAskedAndKeepTheirHashWhenTheRowIsEdited() async throws {
-        let files = TemporaryDatabase()
-        let space = try Self.space(files)
-        let a = try PhotoDevice(space)
-        let lazy = try PhotoDevice(space) { $0.attachmentFetch = .lazy }
-        let (one, two) = (Self.bytes(300_000, seed: 3), Self.bytes(1_000, seed: 4))
-        try a.sql("INSERT INTO photo (caption, image) VALUES ('one', ?)", [.blob(one)])
-        try a.sql("INSERT INTO photo (caption, image) VALUES ('two', ?)", [.blob(two)])
-        try await a.client.sync()
-
-        let report = try await lazy.client.sync()
-        #expect(report.chunksFetched == 0)
-        #expect(try lazy.images() == ["one=-", "two=-"])
-        let pending = try await lazy.client.pendingAttachments()
-        #expect(pending.map { "\($0.table).\($0.column) \($0.attachment.size)" }.sorted() == ["photo.image 1000", "photo.image 300000"])
-
-        // Editing another column of a row whose image is not here keeps the image everywhere.
-        try lazy.sql("UPDATE photo SET caption = 'two!' WHERE caption = 'two'")
-        try await lazy.client.sync()
-        try await a.client.sync()
-        #expect(try a.images() == ["one=\(Self.short(one))", "two!=\(Self.short(two))"])
-
-        // Asked for one row, that row's image comes; then the rest.
-        guard let first = pending.first(where: { $0.attachment.size == 300_000 }) else { return }
-        #expect(try await lazy.client.fetchAttachments(table: "photo", rowIDs: [first.rowID]) == 1)
-        #expect(try lazy.images() == ["one=\(Self.short(one))", "two!=-"])
-        #expect(try await lazy.client.fetchAttachments() == 1)
-        #expect(try lazy.images() == ["one=\(Self.short(one))", "two!=\(Self.short(two))"])
-        #expect(try await lazy.client.pendingAttachments().isEmpty)
-        #expect(try await lazy.client.pendingChangeCount() == 0, "filling in fetched bytes is not an edit to push")
-    }
-
-    @Test func eagerOrLazyPerSubscription() async throws {
-        let files = TemporaryDatabase()
-        let space = try Self.space(files)
-        let a = try PhotoDevice(space)
-        let (kept, other) = (Self.bytes(2_000, seed: 5), Self.bytes(3_000, seed: 6))
-        try a.sql("INSERT INTO photo (caption, image) VALUES ('kept', ?)", [.blob(kept)])
-        try a.sql("INSERT INTO photo (caption, image) VALUES ('other', ?)", [.blob(other)])
-        try await a.client.sync()
-
-        // Lazy by default; its subscription's rows eagerly.
-        let eager = try PhotoDevice(space) {
-            $0.attachmentFetch = .lazy
-            $0.subscriptions = [SyncSubscription(table: "photo", where: Column("caption") == "kept").fetchingAttachments(.eager)]
-        }
-        try await eager.client.sync()
-        #expect(try eager.images() == ["kept=\(Self.short(kept))"])
-        // Eager by default; its subscription's rows lazily.
-        let lazy = try PhotoDevice(space) { $0.subscriptions = [SyncSubscription(table: "photo").fetchingAttachments(.lazy)] }
-        try await lazy.client.sync()
-        #expect(try lazy.images() == ["kept=-", "other=-"])
-        #expect(try await lazy.client.pendingAttachments().count == 2)
     }
 
     @Test func cutUploadsAndDownloadsGoOnFromTheChunksAcross() async throws {
@@ -237,88 +167,31 @@ struct SyncAttachmentTests {
         #expect(try b.chunksHere() == 0)
     }
 
-    @Test func theServiceRefusesWhatItDoesNotHoldOrWhatDoesNotMatch() async throws {
+    /// What the service refuses of a push or an upload is a conformance scenario (both
+    /// services); what needs members and spaces is here.
+    @Test func viewersUploadNothingAndSpacesShareNoBytes() async throws {
         let files = TemporaryDatabase()
         let space = try Self.space(files)
         let a = try PhotoDevice(space)
-        try a.sql("INSERT INTO photo (caption) VALUES ('plain')")
-        try await a.client.sync()
-        let head = try space.head()
         let content = Self.bytes(1_000, seed: 8)
         let attachment = SyncAttachment(content: content)
-
-        func push(_ value: SyncValue) async throws -> (Int, String) {
-            let change = SyncChange(table: "photo", id: "hostile-1", op: .insert, values: ["caption": .text("x"), "image": value])
-            let transaction = SyncTransaction(device: "hostile", local: 1, clock: HybridClock(rawValue: 1 << 20), changes: [change])
-            return try await SyncRequests.push(PushRequest(device: "hostile", base: head, transactions: [transaction]), to: space, token: space.token)
-        }
-        // Named before its bytes are uploaded; inline bytes in an attachment column.
-        let (missing, missingBody) = try await push(.attachment(attachment))
-        #expect(missing == 409 && missingBody.contains("attachment_missing") && missingBody.contains(attachment.hash), "\(missingBody)")
-        let (inline, inlineBody) = try await push(.blob(content))
-        #expect(inline == 400 && inlineBody.contains("photo.image") && inlineBody.contains("attachment"), "\(inlineBody)")
-        #expect(try space.head() == head, "nothing applied")
-
-        // Bytes that do not match the hash they are sent under: refused, none kept.
-        func put(_ hash: String, size: Int, index: Int, _ body: Data, token: String? = nil) async throws -> (Int, String) {
-            var request = URLRequest(url: space.service.url.appendingPathComponent("v1/attachments/\(hash)/\(index)").appending(queryItems: [.init(name: "size", value: "\(size)")]))
+        func put(token: String) async throws -> Int {
+            var request = URLRequest(url: space.service.url.appendingPathComponent("v1/attachments/\(attachment.hash)/0").appending(queryItems: [.init(name: "size", value: "1000")]))
             request.httpMethod = "PUT"
-            request.httpBody = body
-            request.setValue("Bearer \(token ?? space.token)", forHTTPHeaderField: "Authorization")
-            let (data, response) = try await URLSession.shared.data(for: request)
-            return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+            request.httpBody = content
+            request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+            let (_, response) = try await URLSession.shared.data(for: request)
+            return (response as? HTTPURLResponse)?.statusCode ?? 0
         }
-        let (wrong, wrongBody) = try await put(attachment.hash, size: 1_000, index: 0, Self.bytes(1_000, seed: 9))
-        #expect(wrong == 422 && wrongBody.contains("hash_mismatch"), "\(wrongBody)")
-        #expect(try space.psql("SELECT count(*) FROM sluice_attachment_chunk").trimmingCharacters(in: .whitespacesAndNewlines) == "0")
-        // A chunk of the wrong length, a chunk past the end, a name that is not a hash, too large.
-        #expect(try await put(attachment.hash, size: 1_000, index: 0, content.prefix(10)).0 == 400)
-        #expect(try await put(attachment.hash, size: 1_000, index: 1, content).0 == 400)
-        #expect(try await put("not-a-hash", size: 1_000, index: 0, content).0 == 400)
-        #expect(try await put(attachment.hash, size: 1 << 40, index: 0, content).0 == 413)
-        // A viewer uploads nothing.
         let viewer = try await a.client.share(with: "vera@example.com", as: .viewer)
-        #expect(try await put(attachment.hash, size: 1_000, index: 0, content, token: viewer).0 == 403)
-
-        // The right bytes: complete, and then the push goes.
-        let (right, rightBody) = try await put(attachment.hash, size: 1_000, index: 0, content)
-        #expect(right == 200 && rightBody.contains("\"complete\":true"), "\(rightBody)")
-        // Its hash with another size: no device could fill it (every eager sync would fail).
-        for size in [999, 1_001, 0] as [Int64] {
-            let (status, body) = try await push(.attachment(SyncAttachment(hash: attachment.hash, size: size)))
-            #expect(status == 422 && body.contains("attachment_mismatch") && body.contains("\(size) bytes"), "\(size): \(status) \(body)")
-        }
-        #expect(try space.head() == head, "nothing applied")
-        #expect(try await push(.attachment(attachment)).0 == 200)
+        #expect(try await put(token: viewer) == 403)
+        #expect(try await put(token: space.token) == 200)
         // Another space does not see this space's bytes.
         let elsewhere = try SyncServiceProcess.addToken(postgres: space.postgres, space: "elsewhere")
         var request = URLRequest(url: space.service.url.appendingPathComponent("v1/attachments/\(attachment.hash)/0"))
         request.setValue("Bearer \(elsewhere)", forHTTPHeaderField: "Authorization")
         let (_, response) = try await URLSession.shared.data(for: request)
         #expect((response as? HTTPURLResponse)?.statusCode == 404)
-        // And the device gets it.
-        try await a.client.sync()
-        #expect(try a.images() == ["plain=-", "x=\(Self.short(content))"])
     }
 
-    @Test func bytesThatDoNotMatchTheirHashAreRefusedByTheDevice() async throws {
-        let files = TemporaryDatabase()
-        let space = try Self.space(files)
-        let a = try PhotoDevice(space)
-        let image = Self.bytes(SyncAttachment.chunkSize + 10, seed: 10)
-        try a.sql("INSERT INTO photo (caption, image) VALUES ('harbour', ?)", [.blob(image)])
-        try await a.client.sync()
-        // The service's copy of the last chunk is damaged (same length, other bytes).
-        _ = try space.psql("UPDATE sluice_attachment_chunk SET data = decode(repeat('00', 10), 'hex') WHERE idx = 1")
-        let b = try PhotoDevice(space)
-        await #expect(throws: SyncClientError.self) { try await b.client.sync() }
-        #expect(try b.images() == ["harbour=-"], "the damaged bytes never reach the row")
-        #expect(try b.chunksHere() == 0, "and are not kept")
-        #expect(try await b.client.pendingAttachments().count == 1)
-        // Repaired on the service: the next sync fetches the whole attachment again.
-        let chunk = image.subdata(in: SyncAttachment(content: image).range(ofChunk: 1)).map { String(format: "%02x", $0) }.joined()
-        _ = try space.psql("UPDATE sluice_attachment_chunk SET data = decode('\(chunk)', 'hex') WHERE idx = 1")
-        #expect(try await b.client.sync().chunksFetched == 2)
-        #expect(try b.images() == ["harbour=\(Self.short(image))"])
-    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import SluiceSyncClient
 import SluiceSyncConformance
+import SluiceTestSupport
 import Testing
 
 /// The sync loop's scenarios against the real service over HTTP and PostgreSQL: the same
@@ -23,5 +24,11 @@ struct SyncConformanceTests {
     func realService(_ scenario: String) async throws {
         let run = try #require(SyncConformance.scenarios.first { $0.name == scenario }?.run)
         try await run(RealService(space: try SyncSpace()))
+    }
+
+    @Test(arguments: SyncConformance.attachmentScenarios.map(\.name))
+    func attachmentsOnTheRealService(_ scenario: String) async throws {
+        let run = try #require(SyncConformance.attachmentScenarios.first { $0.name == scenario }?.run)
+        try await run(RealService(space: try SyncAttachmentTests.space(TemporaryDatabase())))
     }
 }

@@ -1,4 +1,5 @@
 import Hummingbird
+import SluiceSyncPolicy
 import SluiceSyncProtocol
 
 /// `/v1/attachments/<hash>`: an attachment's status; `/v1/attachments/<hash>/<index>`: `PUT`
@@ -11,7 +12,7 @@ struct AttachmentsController {
         group.get("attachments/:hash") { request, context in
             let hash = context.parameters.get("hash") ?? ""
             return await service.respond(context, read: {}, { caller, _ in
-                try SyncService.checkHash(hash)
+                try AttachmentChecks.checkHash(hash)
                 guard let status = try await service.storage.attachmentStatus(space: caller.space, hash: hash) else {
                     return SyncService.error(.notFound, "this space has no attachment \(hash)")
                 }
@@ -28,7 +29,7 @@ struct AttachmentsController {
         group.get("attachments/:hash/:index") { request, context in
             let (hash, index) = (context.parameters.get("hash") ?? "", context.parameters.get("index") ?? "")
             return await service.respond(context, read: {}, { caller, _ in
-                try SyncService.checkHash(hash)
+                try AttachmentChecks.checkHash(hash)
                 guard let number = Int(index), number >= 0,
                       let bytes = try await service.storage.chunk(space: caller.space, hash: hash, index: number) else {
                     return SyncService.error(.notFound, "this space has no chunk \(index) of a complete attachment \(hash)")
