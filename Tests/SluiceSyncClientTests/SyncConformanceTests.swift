@@ -18,4 +18,10 @@ import Testing
         let run = try #require(SyncConformance.attachmentScenarios.first { $0.name == scenario }?.run)
         try await run(try HistoryService(schema: try SyncConformance.Photos.schema()))
     }
+
+    @Test(arguments: SyncConformance.versionScenarios.map(\.name))
+    func versionsInMemory(_ scenario: String) async throws {
+        let run = try #require(SyncConformance.versionScenarios.first { $0.name == scenario }?.run)
+        try await run(try HistoryService(versions: try SyncConformance.Versions.versions()))
+    }
 }

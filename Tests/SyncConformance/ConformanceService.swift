@@ -7,12 +7,17 @@ import SluiceSyncProtocol
 public protocol ConformanceService: Sendable {
     /// A new credential for the scenarios' space (two tokens are two users or devices).
     func newToken() async throws -> String
-    /// A transport that sends requests with `token`.
-    func transport(token: String) -> any SyncTransport
+    /// A transport that sends requests with `token`, saying `schemaVersion` (nil: none).
+    func transport(token: String, schemaVersion: Int?) -> any SyncTransport
     /// The head of the space's history.
     func head() async throws -> Int64
     /// The space's current rows as ``SyncContent`` renders them.
     func content() async throws -> [String]
+}
+
+extension ConformanceService {
+    /// A transport that sends requests with `token`, saying no schema version.
+    public func transport(token: String) -> any SyncTransport { transport(token: token, schemaVersion: nil) }
 }
 
 /// A transport that fails the next push on demand, around any other: before it reaches

@@ -119,7 +119,7 @@ extension HistoryService {
         }
     }
 
-    func rows(_ request: RowsRequest) async throws -> RowsResponse {
+    func rows(_ request: RowsRequest, version: Int?) async throws -> RowsResponse {
         let subscriptions: [SubsetEvaluator.Checked]
         do { subscriptions = try SubsetPages.checked(request, schema: schema) } catch let error as SyncErrorBody {
             throw SyncClientError.rejected(status: error.code.status, error)
@@ -128,8 +128,9 @@ extension HistoryService {
         // One page in one state of the rows: no push appends meanwhile.
         await gate.enter()
         do {
-            let page = try await SubsetPages.page(request, subscriptions: subscriptions, schema: schema, limit: limit, rows: Subset(service: self))
+            var page = try await SubsetPages.page(request, subscriptions: subscriptions, schema: schema, limit: limit, rows: Subset(service: self))
             await gate.leave()
+            if let changes = versioned.downgraded(page.changes, for: version) { page.changes = changes }
             return page
         } catch {
             await gate.leave()

@@ -13,8 +13,9 @@ import SluiceSyncStore
 /// checked against the schema's CHECK constraints (``RowChecker``), folded into current rows
 /// (``RowFold``), the parents' ON DELETE actions taken (``DeleteActions``); partial sync and
 /// snapshots page its rows as the service pages its own (``SubsetPages``); attachments' bytes
-/// are kept and checked by the service's rules (``AttachmentChecks``). Members, schema
-/// versions and compaction are not here (the Server package tests them for real).
+/// are kept and checked by the service's rules (``AttachmentChecks``); devices of several
+/// schema versions share it by them (``VersionedSchema``). Members and compaction are not
+/// here (the Server package tests them for real).
 /// ``SyncConformance``'s scenarios hold for it and for the real service alike.
 public final class HistoryService: ConformanceService, @unchecked Sendable {
     // @unchecked Sendable: every field is guarded by `lock`, but the rules (set once).
@@ -28,7 +29,10 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
     /// The largest attachment taken, as the real service's `--max-attachment-bytes`.
     public let largestAttachment: Int64
     private var tokens = 0
+    /// The newest schema: how changes are stored.
     let schema: SyncSchema
+    /// The schema versions devices speak (one, unless made with versions).
+    let versioned: VersionedSchema
     let checker: RowChecker?
     let deleteRules: [SyncSchema.DeleteRule]
 
@@ -42,10 +46,22 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
     }
 
     /// An empty history of `schema`'s tables (the demo's, as `sluice-sync serve --demo`).
-    public init(schema: SyncSchema? = nil, largestAttachment: Int64 = 1 << 30) throws {
+    public convenience init(schema: SyncSchema? = nil, largestAttachment: Int64 = 1 << 30) throws {
         let schema = try schema ?? Store.inMemory(migrations: DemoSchema.migrations).read { db in
             try SyncSchema(db, tables: DemoSchema.syncedTables)
         }
+        try self.init(versioned: VersionedSchema(schema), largestAttachment: largestAttachment)
+    }
+
+    /// An empty history shared by devices of several app versions (as `sluice-sync serve
+    /// --schema` with a file of versions).
+    public convenience init(versions: SyncSchemaVersions) throws {
+        try self.init(versioned: VersionedSchema(versions))
+    }
+
+    private init(versioned: VersionedSchema, largestAttachment: Int64 = 1 << 30) throws {
+        let schema = versioned.newest
+        self.versioned = versioned
         self.schema = schema
         checker = try RowChecker(schema)
         deleteRules = schema.deleteRules
@@ -70,16 +86,18 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
         }
     }
 
-    /// The transport of a device holding `token`.
-    public func transport(token: String) -> any SyncTransport { Transport(service: self, token: token) }
+    /// The transport of a device holding `token` that speaks `schemaVersion`.
+    public func transport(token: String, schemaVersion: Int?) -> any SyncTransport {
+        Transport(service: self, token: token, schemaVersion: schemaVersion)
+    }
 
     /// One push at a time: a push's decision and append are one transaction of the history.
     let gate = PushGate()
 
-    func push(_ request: PushRequest, token: String) async throws -> SyncPushOutcome {
+    func push(_ request: PushRequest, token: String, version: Int?) async throws -> SyncPushOutcome {
         let checked: PushRequest
         do {
-            checked = try PushRequestChecks.checked(request) { change throws(SyncErrorBody) in try schema.normalized(change) }
+            checked = try PushRequestChecks.checked(request) { change throws(SyncErrorBody) in try versioned.accepted(change, from: version) }
         } catch {
             throw SyncClientError.rejected(status: error.code.status, error)
         }
@@ -90,7 +108,7 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
         await gate.enter()
         let result: Result<PushResponse, SyncErrorBody>
         do {
-            result = try await PushDecision.push(checked, token: token, storage: Storage(service: self))
+            result = try await PushDecision.push(checked, token: token, storage: Storage(service: self, keptColumns: versioned.keptColumns(for: version)))
         } catch {
             await gate.leave()
             throw error
@@ -107,6 +125,8 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
     /// The history as ``PushDecision`` reads and appends it (inside the push gate).
     private struct Storage: PushStorage {
         let service: HistoryService
+        /// The columns the pushing device's version does not know (its inserts keep them).
+        let keptColumns: [String: Set<String>]
 
         func claim(device: String, token: String) -> Bool {
             service.lock.withLock {
@@ -156,8 +176,9 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
                 seq += 1
                 var stored = transaction
                 stored.seq = seq
+                stored.changes = try await PushRows.keepingUnknownColumns(transaction.changes, keep: keptColumns, rows: rows)
                 service.lock.withLock { service.transactions.append(stored) }
-                rows.fold(RowFold.net(transaction.changes), seq: seq, clock: transaction.clock.rawValue)
+                rows.fold(RowFold.net(stored.changes), seq: seq, clock: transaction.clock.rawValue)
             }
             let cursor = seq
             let clock = HybridClock(date: Date())
@@ -172,23 +193,28 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
         }
     }
 
-    func pull(since: Int64, limit: Int?) -> PullResponse {
+    func pull(since: Int64, limit: Int?, version: Int?) -> PullResponse {
         lock.withLock {
-            let after = transactions.dropFirst(Int(max(0, since))).prefix(limit ?? 1_000)
-            return PullResponse(transactions: Array(after), head: Int64(transactions.count))
+            let after = transactions.dropFirst(Int(max(0, since))).prefix(limit ?? 1_000).map { transaction in
+                var seen = transaction
+                seen.changes = versioned.downgraded(transaction.changes, for: version) ?? transaction.changes
+                return seen
+            }
+            return PullResponse(transactions: after, head: Int64(transactions.count))
         }
     }
 
     private struct Transport: SyncTransport {
         let service: HistoryService
         let token: String
+        let schemaVersion: Int?
 
-        func push(_ push: PushRequest) async throws -> SyncPushOutcome { try await service.push(push, token: token) }
-        func pull(since: Int64, limit: Int?, device: String?) async throws -> PullResponse { service.pull(since: since, limit: limit) }
+        func push(_ push: PushRequest) async throws -> SyncPushOutcome { try await service.push(push, token: token, version: schemaVersion) }
+        func pull(since: Int64, limit: Int?, device: String?) async throws -> PullResponse { service.pull(since: since, limit: limit, version: schemaVersion) }
         func wait(since: Int64, timeout: Int) async throws -> Int64 { service.head() }
         func updateBearer(_ token: String) {}
 
-        func rows(_ rows: RowsRequest) async throws -> RowsResponse { try await service.rows(rows) }
+        func rows(_ rows: RowsRequest) async throws -> RowsResponse { try await service.rows(rows, version: schemaVersion) }
         func share(_ share: ShareRequest) async throws -> ShareResponse { throw Self.notHere("members") }
         func attachmentStatus(_ attachment: SyncAttachment) async throws -> AttachmentStatus? { try service.attachmentStatus(attachment.hash) }
         func upload(_ attachment: SyncAttachment, chunk index: Int, _ bytes: Data) async throws -> AttachmentStatus {

@@ -66,11 +66,13 @@ public enum SyncConformance {
         public let client: SyncClient
         public let transport: FaultyTransport
 
-        /// A device of the demo app, or of an app with more `migrations` and synced `tables`.
+        /// A device of the demo app, or of an app with more `migrations` and synced `tables`
+        /// (of schema version `schemaVersion`).
         public init(_ service: any ConformanceService, token: String, migrations: [Migration] = DemoSchema.migrations,
-                    tables: [String] = DemoSchema.syncedTables, _ configure: (inout SyncConfiguration) -> Void = { _ in }) throws {
+                    tables: [String] = DemoSchema.syncedTables, schemaVersion: Int? = nil,
+                    _ configure: (inout SyncConfiguration) -> Void = { _ in }) throws {
             store = try database.store(migrations: migrations)
-            transport = FaultyTransport(service.transport(token: token))
+            transport = FaultyTransport(service.transport(token: token, schemaVersion: schemaVersion))
             var configuration = SyncConfiguration(tables: tables)
             configure(&configuration)
             client = try SyncClient(store: store, transport: transport, configuration: configuration)

@@ -12,7 +12,7 @@ extension SyncService {
             // 413, as a body over the size limit: the device splits its push and sends again.
             return Self.error(.tooLarge, "more than \(configuration.maximumPushTransactions) transactions in one push")
         }
-        let push = try PushRequestChecks.checked(request) { change throws(SyncErrorBody) in try normalized(change, version: caller.schemaVersion) }
+        let push = try PushRequestChecks.checked(request) { change throws(SyncErrorBody) in try versioned.accepted(change, from: caller.schemaVersion) }
         if let refusal = caller.access.refusal(of: push) {
             return Self.error(.forbidden, refusal)
         }
@@ -23,7 +23,7 @@ extension SyncService {
         }
         var policy = self.policy
         // A device of an older version leaves the columns it does not know as they are.
-        policy.keptColumns = caller.schemaVersion.flatMap { configuration.schemaVersions?.unknownColumns(to: $0) } ?? [:]
+        policy.keptColumns = versioned.keptColumns(for: caller.schemaVersion)
         switch try await storage.push(push, space: caller.space, token: caller.token, policy: policy) {
         case .success(let response):
             SyncMetrics.pushed(transactions: push.transactions.count, changes: push.transactions.reduce(0) { $0 + $1.changes.count })

@@ -3,6 +3,8 @@ import Hummingbird
 import Logging
 import NIOCore
 import Prometheus
+import SluiceSyncPolicy
+import SluiceSyncProtocol
 import SluiceSyncStore
 @_spi(SluiceInternal) import SluiceSyncProtocol
 
@@ -88,11 +90,11 @@ public struct SyncService: Sendable {
         /// How long the health and readiness checks wait for PostgreSQL.
         public var healthDeadline: Duration = .seconds(2)
 
-        /// A configuration with the default limits.
         /// The registered schema's versions, when devices of several app versions share
         /// spaces (nil: one version, `schema`); `schema` is then the newest.
         public var schemaVersions: SyncSchemaVersions?
 
+        /// A configuration with the default limits.
         public init(schema: SyncSchema) { self.schema = schema }
 
         /// A configuration for several schema versions; `schema` is the newest.
@@ -107,6 +109,8 @@ public struct SyncService: Sendable {
     let gate: Gatekeeper
     let signal = HeadSignal()
     let policy: SyncStorage.PushPolicy
+    /// The schema versions devices speak (``VersionedSchema``).
+    let versioned: VersionedSchema
 
     /// A service over `storage`.
     ///
@@ -120,6 +124,7 @@ public struct SyncService: Sendable {
                                 inflightBytes: configuration.maximumInflightBytes, concurrentRequests: configuration.maximumConcurrentRequests))
         policy = SyncStorage.PushPolicy(maximumSkew: configuration.maximumClockSkew, checker: try RowChecker(configuration.schema),
                                         deleteRules: configuration.schema.deleteRules)
+        versioned = configuration.schemaVersions.map(VersionedSchema.init) ?? VersionedSchema(configuration.schema)
     }
 
     /// The live channel's listener: run it with the `PostgresClient` (a `Service`), and

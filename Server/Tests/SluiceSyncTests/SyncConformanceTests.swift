@@ -15,7 +15,9 @@ struct SyncConformanceTests {
         let space: SyncSpace
 
         func newToken() async throws -> String { try SyncServiceProcess.addToken(postgres: space.postgres, space: "test") }
-        func transport(token: String) -> any SyncTransport { HTTPSyncTransport(server: space.service.url, token: token) }
+        func transport(token: String, schemaVersion: Int?) -> any SyncTransport {
+            HTTPSyncTransport(server: space.service.url, token: token, schemaVersion: schemaVersion)
+        }
         func head() async throws -> Int64 { try space.head() }
         func content() async throws -> [String] { try SyncContent.ofService(space.postgres) }
     }
@@ -29,6 +31,16 @@ struct SyncConformanceTests {
     @Test(arguments: SyncConformance.attachmentScenarios.map(\.name))
     func attachmentsOnTheRealService(_ scenario: String) async throws {
         let run = try #require(SyncConformance.attachmentScenarios.first { $0.name == scenario }?.run)
-        try await run(RealService(space: try SyncAttachmentTests.space(TemporaryDatabase())))
+        let files = TemporaryDatabase()
+        try await run(RealService(space: try SyncAttachmentTests.space(files)))
+    }
+
+    @Test(arguments: SyncConformance.versionScenarios.map(\.name))
+    func versionsOnTheRealService(_ scenario: String) async throws {
+        let run = try #require(SyncConformance.versionScenarios.first { $0.name == scenario }?.run)
+        let files = TemporaryDatabase()
+        let url = files.url("versions.json")
+        try JSONEncoder().encode(try SyncConformance.Versions.versions()).write(to: url)
+        try await run(RealService(space: try SyncSpace(serviceArguments: ["--schema", url.path])))
     }
 }

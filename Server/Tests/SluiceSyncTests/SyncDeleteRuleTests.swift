@@ -25,12 +25,12 @@ struct SyncDeleteRuleTests {
         func newToken() async throws -> String { try SyncServiceProcess.addToken(postgres: space.postgres, space: "test") }
         func head() async throws -> Int64 { try space.head() }
         func content() async throws -> [String] { try SyncContent.ofService(space.postgres) }
-        func transport(token: String) -> any SyncTransport {
+        func transport(token: String, schemaVersion: Int?) -> any SyncTransport {
             let first = lock.withLock {
                 made += 1
                 return made % 2 == 1
             }
-            return HTTPSyncTransport(server: first ? space.service.url : second.url, token: token)
+            return HTTPSyncTransport(server: first ? space.service.url : second.url, token: token, schemaVersion: schemaVersion)
         }
     }
 
