@@ -8,20 +8,8 @@ import Testing
 /// tests took 289 s under ThreadSanitizer.)
 @Suite(.timeLimit(.minutes(10))) struct SyncConformanceTests {
     @Test(arguments: SyncConformance.scenarios.map(\.name))
-    func inMemory(_ scenario: String) async throws {
-        let run = try #require(SyncConformance.scenarios.first { $0.name == scenario }?.run)
-        try await run(try HistoryService())
-    }
-
-    @Test(arguments: SyncConformance.attachmentScenarios.map(\.name))
-    func attachmentsInMemory(_ scenario: String) async throws {
-        let run = try #require(SyncConformance.attachmentScenarios.first { $0.name == scenario }?.run)
-        try await run(try HistoryService(schema: try SyncConformance.Photos.schema()))
-    }
-
-    @Test(arguments: SyncConformance.versionScenarios.map(\.name))
-    func versionsInMemory(_ scenario: String) async throws {
-        let run = try #require(SyncConformance.versionScenarios.first { $0.name == scenario }?.run)
-        try await run(try HistoryService(versions: try SyncConformance.Versions.versions()))
+    func inMemory(_ name: String) async throws {
+        let scenario = try #require(SyncConformance.scenarios.first { $0.name == name })
+        try await scenario.run(try HistoryService(scenario.setup))
     }
 }

@@ -28,6 +28,10 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
     var attachments: [String: StoredAttachment] = [:]
     /// The largest attachment taken, as the real service's `--max-attachment-bytes`.
     public let largestAttachment: Int64
+    /// Most transactions in one push (`--max-push-transactions`).
+    var maximumPushTransactions = 10_000
+    /// Largest push body, as the HTTP transport encodes it (`--max-body-bytes`).
+    var maximumBodyBytes = 64 << 20
     private var tokens = 0
     /// The newest schema: how changes are stored.
     let schema: SyncSchema
@@ -51,6 +55,18 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
             try SyncSchema(db, tables: DemoSchema.syncedTables)
         }
         try self.init(versioned: VersionedSchema(schema), largestAttachment: largestAttachment)
+    }
+
+    /// An empty history set up as a conformance scenario says.
+    public convenience init(_ setup: SyncConformance.Setup) throws {
+        switch setup {
+        case .demo: try self.init()
+        case .photos: try self.init(schema: try SyncConformance.Photos.schema())
+        case .versions: try self.init(versions: try SyncConformance.Versions.versions())
+        case .limits(let transactions, let bytes):
+            try self.init()
+            (maximumPushTransactions, maximumBodyBytes) = (transactions, bytes)
+        }
     }
 
     /// An empty history shared by devices of several app versions (as `sluice-sync serve
@@ -96,7 +112,10 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
 
     func push(_ request: PushRequest, token: String, version: Int?) async throws -> SyncPushOutcome {
         let checked: PushRequest
-        do {
+        let bytes = try JSONEncoder().encode(request).count
+        do throws(SyncErrorBody) {
+            if bytes > maximumBodyBytes { throw PushLimits.bodyTooLarge(maximum: maximumBodyBytes) }
+            try PushLimits.check(request, maximumTransactions: maximumPushTransactions)
             checked = try PushRequestChecks.checked(request) { change throws(SyncErrorBody) in try versioned.accepted(change, from: version) }
         } catch {
             throw SyncClientError.rejected(status: error.code.status, error)

@@ -28,7 +28,7 @@ extension SyncConformance {
     }
 
     /// The scenarios that need a service of ``Photos``' schema, by name.
-    public static let attachmentScenarios: [(name: String, run: Scenario)] = [
+    static let attachmentScenarios: [(name: String, run: Scenario)] = [
         ("an attachment travels as its hash, once per content, and arrives as a changeset", anAttachmentTravelsAsItsHash),
         ("lazy attachments wait until asked and keep their hash when the row is edited", lazyAttachmentsWaitUntilAsked),
         ("attachments are fetched eagerly or lazily per subscription", eagerOrLazyPerSubscription),

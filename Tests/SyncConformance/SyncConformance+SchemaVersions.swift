@@ -32,7 +32,7 @@ extension SyncConformance {
     }
 
     /// The scenarios that need a service of ``Versions``, by name.
-    public static let versionScenarios: [(name: String, run: Scenario)] = [
+    static let versionScenarios: [(name: String, run: Scenario)] = [
         ("versions 1 and 2 share a space, each in its own names; the service refuses what the version cannot accept", versionsOneAndTwoShareASpace),
         ("a row version 1 replaces keeps version 2's column on the service and on every device", anOlderVersionNeverErasesAColumnItDoesNotKnow),
     ]

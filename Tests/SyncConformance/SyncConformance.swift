@@ -12,8 +12,26 @@ import SluiceTestSupport
 public enum SyncConformance {
     public typealias Scenario = @Sendable (any ConformanceService) async throws -> Void
 
-    /// Every scenario, by name.
-    public static let scenarios: [(name: String, run: Scenario)] = [
+    /// The service a scenario runs on: both services are set up so.
+    public enum Setup: Sendable, Hashable {
+        /// The demo app's schema (as `sluice-sync serve --demo`), the default limits.
+        case demo
+        /// ``Photos``' schema: `photo.image` is an attachment.
+        case photos
+        /// ``Versions``: devices of two app versions share the space.
+        case versions
+        /// The demo app's schema with limits on one push (`--max-push-transactions`,
+        /// `--max-body-bytes`).
+        case limits(pushTransactions: Int, bodyBytes: Int)
+    }
+
+    /// Every scenario, by name, with the service it runs on.
+    public static let scenarios: [(name: String, setup: Setup, run: Scenario)] =
+        demoScenarios.map { ($0.name, .demo, $0.run) } + attachmentScenarios.map { ($0.name, .photos, $0.run) }
+        + versionScenarios.map { ($0.name, .versions, $0.run) } + limitScenarios
+
+    /// The scenarios on the demo app's schema, by name.
+    static let demoScenarios: [(name: String, run: Scenario)] = [
         ("two devices converge: inserts, an update, a delete", twoDevicesConverge),
         ("rows and their references reach another device whose local ids differ", rowsAndReferencesReachAnotherDevice),
         ("a page of pulled transactions is one changeset; an overwritten unpushed edit is rebased and wins", pulledPagesAreOneChangesetEach),

@@ -8,10 +8,7 @@ import SluiceSyncProtocol
 extension SyncService {
     func push(_ buffer: ByteBuffer, caller: Caller) async throws -> Response {
         let request = try Self.decode(PushRequest.self, buffer, as: "a push")
-        guard request.transactions.count <= configuration.maximumPushTransactions else {
-            // 413, as a body over the size limit: the device splits its push and sends again.
-            return Self.error(.tooLarge, "more than \(configuration.maximumPushTransactions) transactions in one push")
-        }
+        try PushLimits.check(request, maximumTransactions: configuration.maximumPushTransactions)
         let push = try PushRequestChecks.checked(request) { change throws(SyncErrorBody) in try versioned.accepted(change, from: caller.schemaVersion) }
         if let refusal = caller.access.refusal(of: push) {
             return Self.error(.forbidden, refusal)

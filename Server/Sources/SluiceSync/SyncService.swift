@@ -199,7 +199,8 @@ public struct SyncService: Sendable {
     func answer(_ error: any Error, _ context: SyncRequestContext) -> Response {
         switch error {
         case is NIOTooManyBytesError:
-            return Self.error(.tooLarge, "the body is larger than \(configuration.maximumBodyBytes) bytes")
+            let refusal = PushLimits.bodyTooLarge(maximum: configuration.maximumBodyBytes)
+            return Self.error(refusal.code, refusal.message)
         case let error as SyncErrorBody:
             // Its code says its status (``SyncErrorCode/status``).
             return Self.error(error.code, error.message)

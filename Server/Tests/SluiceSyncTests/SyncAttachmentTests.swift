@@ -14,7 +14,7 @@ import Testing
 /// the hash and size, the bytes in chunks; compaction deletes the bytes nothing names; an
 /// upload or download cut by the network goes on; viewers upload nothing and spaces share
 /// no bytes. The client's handling of attachments, and the service's refusals, are
-/// conformance scenarios (`SyncConformance.attachmentScenarios`) run on both services.
+/// conformance scenarios (`SyncConformance.scenarios` set up `.photos`) run on both services.
 @Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: PostgresCluster.skipReason == nil, "SLUICE_NO_POSTGRES=1: the sync tests need PostgreSQL"))
 struct SyncAttachmentTests {
     static let tables = SyncConformance.Photos.tables

@@ -22,25 +22,24 @@ struct SyncConformanceTests {
         func content() async throws -> [String] { try SyncContent.ofService(space.postgres) }
     }
 
+    /// A space of a service set up as `setup` says.
+    static func space(_ setup: SyncConformance.Setup, _ files: TemporaryDatabase) throws -> SyncSpace {
+        switch setup {
+        case .demo: return try SyncSpace()
+        case .photos: return try SyncAttachmentTests.space(files)
+        case .versions:
+            let url = files.url("versions.json")
+            try JSONEncoder().encode(try SyncConformance.Versions.versions()).write(to: url)
+            return try SyncSpace(serviceArguments: ["--schema", url.path])
+        case .limits(let transactions, let bytes):
+            return try SyncSpace(serviceArguments: ["--max-push-transactions", "\(transactions)", "--max-body-bytes", "\(bytes)"])
+        }
+    }
+
     @Test(arguments: SyncConformance.scenarios.map(\.name))
-    func realService(_ scenario: String) async throws {
-        let run = try #require(SyncConformance.scenarios.first { $0.name == scenario }?.run)
-        try await run(RealService(space: try SyncSpace()))
-    }
-
-    @Test(arguments: SyncConformance.attachmentScenarios.map(\.name))
-    func attachmentsOnTheRealService(_ scenario: String) async throws {
-        let run = try #require(SyncConformance.attachmentScenarios.first { $0.name == scenario }?.run)
+    func realService(_ name: String) async throws {
+        let scenario = try #require(SyncConformance.scenarios.first { $0.name == name })
         let files = TemporaryDatabase()
-        try await run(RealService(space: try SyncAttachmentTests.space(files)))
-    }
-
-    @Test(arguments: SyncConformance.versionScenarios.map(\.name))
-    func versionsOnTheRealService(_ scenario: String) async throws {
-        let run = try #require(SyncConformance.versionScenarios.first { $0.name == scenario }?.run)
-        let files = TemporaryDatabase()
-        let url = files.url("versions.json")
-        try JSONEncoder().encode(try SyncConformance.Versions.versions()).write(to: url)
-        try await run(RealService(space: try SyncSpace(serviceArguments: ["--schema", url.path])))
+        try await scenario.run(RealService(space: try Self.space(scenario.setup, files)))
     }
 }
