@@ -63,6 +63,7 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
         case .demo: try self.init()
         case .photos: try self.init(schema: try SyncConformance.Photos.schema())
         case .versions: try self.init(versions: try SyncConformance.Versions.versions())
+        case .withoutStatements: try self.init(schema: try SyncConformance.schemaWithoutStatements())
         case .limits(let transactions, let bytes):
             try self.init()
             (maximumPushTransactions, maximumBodyBytes) = (transactions, bytes)

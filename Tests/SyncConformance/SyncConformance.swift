@@ -20,6 +20,9 @@ public enum SyncConformance {
         case photos
         /// ``Versions``: devices of two app versions share the space.
         case versions
+        /// The demo app's schema registered without the tables' statements and with a
+        /// column the devices do not have (``schemaWithoutStatements()``).
+        case withoutStatements
         /// The demo app's schema with limits on one push (`--max-push-transactions`,
         /// `--max-body-bytes`).
         case limits(pushTransactions: Int, bodyBytes: Int)
@@ -28,7 +31,7 @@ public enum SyncConformance {
     /// Every scenario, by name, with the service it runs on.
     public static let scenarios: [(name: String, setup: Setup, run: Scenario)] =
         demoScenarios.map { ($0.name, .demo, $0.run) } + attachmentScenarios.map { ($0.name, .photos, $0.run) }
-        + versionScenarios.map { ($0.name, .versions, $0.run) } + limitScenarios
+        + versionScenarios.map { ($0.name, .versions, $0.run) } + quarantineScenarios.map { ($0.name, .withoutStatements, $0.run) } + limitScenarios
 
     /// The scenarios on the demo app's schema, by name.
     static let demoScenarios: [(name: String, run: Scenario)] = [
@@ -79,7 +82,7 @@ public enum SyncConformance {
     /// A device: a demo store on a file of its own and a client through a faulty transport.
     public final class Device: @unchecked Sendable {
         // @unchecked Sendable: used by one scenario at a time.
-        let database = TemporaryDatabase()
+        public let database = TemporaryDatabase()
         public let store: Store
         public let client: SyncClient
         public let transport: FaultyTransport

@@ -31,6 +31,10 @@ struct SyncConformanceTests {
             let url = files.url("versions.json")
             try JSONEncoder().encode(try SyncConformance.Versions.versions()).write(to: url)
             return try SyncSpace(serviceArguments: ["--schema", url.path])
+        case .withoutStatements:
+            let url = files.url("schema.json")
+            try JSONEncoder().encode(try SyncConformance.schemaWithoutStatements()).write(to: url)
+            return try SyncSpace(serviceArguments: ["--schema", url.path])
         case .limits(let transactions, let bytes):
             return try SyncSpace(serviceArguments: ["--max-push-transactions", "\(transactions)", "--max-body-bytes", "\(bytes)"])
         }
