@@ -35,7 +35,11 @@ extension SyncConformance {
         ("a cut upload or download goes on from the chunks across", cutTransfersGoOn),
         ("the service refuses pushes naming bytes it does not hold or with another size, and uploads that are not what they name", theServiceRefusesWhatItDoesNotHold),
         ("bytes that do not match their hash are refused by the device, kept nowhere, and fetched again", damagedBytesAreRefusedByTheDevice),
-    ]
+    ] + acceptedPushSeeds.map { seed in
+        ("every push the service accepts of a hostile client's applies on a fresh device (seed \(seed))", { service in
+            try await everyAcceptedPushAppliesOnAFreshDevice(service, seed: seed)
+        })
+    }
 
     static func photoDevice(_ service: any ConformanceService, _ configure: (inout SyncConfiguration) -> Void = { _ in }) async throws -> Device {
         try Device(service, token: try await service.newToken(), migrations: DemoSchema.migrations + [Photos.migration], tables: Photos.tables) {

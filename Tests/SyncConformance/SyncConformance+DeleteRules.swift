@@ -80,4 +80,21 @@ extension SyncConformance {
             try await expectAlike([a, b], service, "the sender deleted")
         }
     }
+
+    /// B deletes P offline while A files packages with P as sender (SET NULL) and as
+    /// recipient (CASCADE); A syncs first.
+    static func referencesToARowDeletedElsewhere(_ service: any ConformanceService) async throws {
+        let (a, b) = try await devices(service)
+        let p = try a.sql("INSERT INTO person (first_name, last_name) VALUES ('P', 'P')")
+        let r = try a.sql("INSERT INTO person (first_name, last_name) VALUES ('R', 'R')")
+        try await a.client.sync()
+        try await b.client.sync()
+        try b.sql("DELETE FROM person WHERE first_name = 'P'")
+        try a.sql("INSERT INTO package (recipient_id, sender_id, created_at) VALUES (?, ?, 'sent by P')", [.integer(r), .integer(p)])
+        try a.sql("INSERT INTO package (recipient_id, sender_id, created_at) VALUES (?, ?, 'for P')", [.integer(p), .integer(r)])
+        for device in [a, b, a] { try await device.client.sync() }
+        let packages = try a.rows("SELECT created_at, sender_id IS NULL FROM package")
+        try expect(packages == ["sent by P|1"], "a's packages: \(packages)")
+        try await expectAlike([a, b], service, "after P was deleted elsewhere")
+    }
 }

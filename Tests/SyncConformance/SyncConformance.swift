@@ -64,6 +64,9 @@ public enum SyncConformance {
         ("a push whose answer was lost, built again, names the same rows", aPushBuiltAgainNamesTheSameRows),
         ("a replaced row stays one row and keeps what points at it; a delete here wins over a replace elsewhere", aReplacedRowStaysOneRow),
         ("a round of rows sends the values of kept rows and the rows they point at, no other", aRoundSendsNoRowsOutsideTheSubscriptions),
+        ("rows entering and leaving a subset device's subscriptions arrive and go as changesets", rowsEnterAndLeaveAsChangesets),
+        ("each device builds its own full-text index from pulled rows; nothing logs, pushes or stores it", eachDeviceBuildsItsOwnFullTextIndex),
+        ("packages filed naming a person deleted elsewhere end as the references' ON DELETE actions leave them", referencesToARowDeletedElsewhere),
         ("a device syncing one table, and a subset device changing its subscriptions, hold exactly what the service's rows give", subscriptionsChangeAtRunTime),
         ("subscriptions the service cannot keep exactly, and a hostile page position, are refused naming why", subscriptionsTheServiceCannotKeepAreRefused),
     ] + convergenceSeeds.map { seed in
