@@ -48,6 +48,8 @@ public enum SyncConformance {
         ("a push whose answer is lost after the service stored it is sent again as it was, and stored once", lostAnswerIsStoredOnce),
         ("a push that never reached the service is sent by the next sync", pushThatNeverArrivedIsSentAgain),
         ("an id another token holds: the device takes a new one and pushes under it", identityConflictTakesANewID),
+        ("a copied store file becomes a device of its own and keeps the edits of both copies", aCopiedStoreFileKeepsTheEditsOfBothCopies),
+        ("a store claiming another device's id is reidentified and loses nothing", aStoreClaimingAnotherDevicesIDIsReidentified),
         ("one column edited on two devices: the later edit wins everywhere, whichever syncs first", laterEditWinsEitherOrder),
         ("two columns of one row edited on two devices: both edits stay", differentColumnsBothStay),
         ("an edit against a delete: the delete wins by default, whichever syncs first", deleteWinsEitherOrder),
@@ -86,16 +88,20 @@ public enum SyncConformance {
     public final class Device: @unchecked Sendable {
         // @unchecked Sendable: used by one scenario at a time.
         public let database = TemporaryDatabase()
+        /// The store's file: its own in ``database``, unless made on another.
+        public let path: String
         public let store: Store
         public let client: SyncClient
         public let transport: FaultyTransport
 
         /// A device of the demo app, or of an app with more `migrations` and synced `tables`
-        /// (of schema version `schemaVersion`).
-        public init(_ service: any ConformanceService, token: String, migrations: [Migration] = DemoSchema.migrations,
+        /// (of schema version `schemaVersion`), on a file of its own or the one at `path`.
+        public init(_ service: any ConformanceService, token: String, path: String? = nil, migrations: [Migration] = DemoSchema.migrations,
                     tables: [String] = DemoSchema.syncedTables, schemaVersion: Int? = nil,
                     _ configure: (inout SyncConfiguration) -> Void = { _ in }) throws {
-            store = try database.store(migrations: migrations)
+            self.path = path ?? database.path
+            store = try Store(path: self.path)
+            try store.migrate(migrations)
             transport = FaultyTransport(service.transport(token: token, schemaVersion: schemaVersion))
             var configuration = SyncConfiguration(tables: tables)
             configure(&configuration)
@@ -120,7 +126,7 @@ public enum SyncConformance {
         public func content() throws -> [String] { try SyncContent.of(store) }
 
         /// Runs `sql` in the `sqlite3` shell on the store's file (foreign keys off there).
-        public func shell(_ sql: String) throws { try SQLiteShell.run(path: database.path, sql) }
+        public func shell(_ sql: String) throws { try SQLiteShell.run(path: path, sql) }
 
         /// The people here, `first last city`, sorted.
         public func people() throws -> [String] {

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import SluiceSyncConformance
 import SluiceDemo
 import SluiceSyncClient
@@ -82,5 +85,30 @@ extension SyncContent {
             rows.append((parts[0], parts[1], try JSONDecoder().decode([String: SyncValue].self, from: Data(parts[2].utf8))))
         }
         return of(serviceRows: rows)
+    }
+}
+
+/// Raw requests to a service, as a hostile or broken client sends them.
+enum SyncRequests {
+    static func push(_ push: PushRequest, to space: SyncSpace, token: String) async throws -> (Int, String) {
+        try await post(JSONEncoder().encode(push), to: space, token: token)
+    }
+
+    static func post(_ body: Data, to space: SyncSpace, token: String?, path: String = "v1/push") async throws -> (Int, String) {
+        var request = URLRequest(url: space.service.url.appendingPathComponent(path))
+        request.httpMethod = "POST"
+        request.httpBody = body
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+    }
+
+    /// The service's stored rows of `table` as `id column=value` lines (JSON keys as stored).
+    static func storedRows(_ space: SyncSpace, table: String) throws -> [String] {
+        let output = try space.psql("""
+            SELECT id || ' ' || (SELECT string_agg(key || '=' || value::text, ' ' ORDER BY key) FROM jsonb_each(vals))
+            FROM sluice_row WHERE tbl = '\(table)' AND NOT deleted ORDER BY id
+            """)
+        return output.split(separator: "\n").map(String.init)
     }
 }
