@@ -13,6 +13,9 @@ public protocol ConformanceService: Sendable {
     func head() async throws -> Int64
     /// The space's current rows as ``SyncContent`` renders them.
     func content() async throws -> [String]
+    /// Compacts the space's history (as `sluice-sync compact --horizon-days`): how far it
+    /// is pruned now.
+    func compact(horizonDays: Int) async throws -> Int64
 }
 
 extension ConformanceService {

@@ -76,7 +76,7 @@ extension HistoryService {
     struct Subset: SubsetSource {
         let service: HistoryService
 
-        func head() -> Int64 { service.lock.withLock { Int64(service.transactions.count) } }
+        func head() -> Int64 { service.lock.withLock { service.headSeq } }
 
         private func stored(_ table: String, _ id: String, _ row: CurrentRow) -> StoredRow {
             StoredRow(table: table, id: id, values: row.values, deleted: row.deleted, clocks: row.clocks)
@@ -124,6 +124,7 @@ extension HistoryService {
         do { subscriptions = try SubsetPages.checked(request, schema: schema) } catch let error as SyncErrorBody {
             throw SyncClientError.rejected(status: error.code.status, error)
         }
+        if let device = request.device { lock.withLock { saw(device, at: request.since) } }
         let limit = min(max(request.limit ?? SubsetPages.pageSize, 1), SubsetPages.pageSize)
         // One page in one state of the rows: no push appends meanwhile.
         await gate.enter()

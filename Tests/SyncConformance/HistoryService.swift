@@ -7,20 +7,29 @@ import SluiceSyncProtocol
 import SluiceSyncStore
 
 /// A sync service's history in memory, behind the client's transport seam, for the client's
-/// tests without PostgreSQL. Pushes are checked against the schema (``PushRequestChecks``)
-/// and decided by the service's own rules (``PushDecision``: identity, retries, replays,
-/// commuting pushes, pruning, the clock clamp) over an in-memory ``PushStorage``, and appended as the service appends them: rows
-/// checked against the schema's CHECK constraints (``RowChecker``), folded into current rows
-/// (``RowFold``), the parents' ON DELETE actions taken (``DeleteActions``); partial sync and
-/// snapshots page its rows as the service pages its own (``SubsetPages``); attachments' bytes
-/// are kept and checked by the service's rules (``AttachmentChecks``); devices of several
-/// schema versions share it by them (``VersionedSchema``). Members and compaction are not
-/// here (the Server package tests them for real).
+/// tests without PostgreSQL. It decides by the service's own rules:
+///
+/// - pushes checked against the schema and its versions (``PushRequestChecks``,
+///   ``VersionedSchema``) and the service's limits (``PushLimits``), then decided
+///   (``PushDecision``: identity, retries, replays, commuting pushes, pruning, the clock
+///   clamp) over an in-memory ``PushStorage``;
+/// - rows checked against the CHECK constraints (``RowChecker``), folded into current rows
+///   (``RowFold``), the parents' ON DELETE actions taken (``DeleteActions``);
+/// - partial sync and snapshots paged as the service pages its rows (``SubsetPages``);
+/// - attachments' bytes kept and checked (``AttachmentChecks``);
+/// - the history compacted (``HistoryPruning``).
+///
+/// Members, roles and spaces are not here (the Server package tests them for real).
 /// ``SyncConformance``'s scenarios hold for it and for the real service alike.
 public final class HistoryService: ConformanceService, @unchecked Sendable {
     // @unchecked Sendable: every field is guarded by `lock`, but the rules (set once).
     let lock = NSLock()
     var transactions: [SyncTransaction] = []
+    /// The sequence of the last transaction appended.
+    var headSeq: Int64 = 0
+    /// How far the history is pruned (``HistoryPruning``), and where each device's rows are.
+    var pruned: Int64 = 0
+    var positions: [String: HistoryPruning.Position] = [:]
     fileprivate var owners: [String: String] = [:]
     /// The current rows, by lowercased table and id: the history folded.
     var rows: [String: CurrentRow] = [:]
@@ -85,7 +94,7 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
         self.largestAttachment = largestAttachment
     }
 
-    public func head() -> Int64 { lock.withLock { Int64(transactions.count) } }
+    public func head() -> Int64 { lock.withLock { headSeq } }
 
     public func content() -> [String] {
         lock.withLock {
@@ -177,12 +186,12 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
 
         func footprints(after base: Int64, limit: Int64) -> [ChangeFootprint] {
             service.lock.withLock {
-                ChangeFootprint.of(service.transactions.dropFirst(Int(max(0, base))).prefix(Int(limit)).map { ($0.seq ?? 0, $0.changes) })
+                ChangeFootprint.of(service.transactions.filter { ($0.seq ?? 0) > base }.prefix(Int(limit)).map { ($0.seq ?? 0, $0.changes) })
             }
         }
 
         func headAndPruned(forAppend: Bool) -> (head: Int64, pruned: Int64) {
-            service.lock.withLock { (Int64(service.transactions.count), 0) }
+            service.lock.withLock { (service.headSeq, service.pruned) }
         }
 
         func append(_ fresh: [SyncTransaction], device: String, after head: Int64) async throws -> Result<PushResponse, SyncErrorBody> {
@@ -197,7 +206,10 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
                 var stored = transaction
                 stored.seq = seq
                 stored.changes = try await PushRows.keepingUnknownColumns(transaction.changes, keep: keptColumns, rows: rows)
-                service.lock.withLock { service.transactions.append(stored) }
+                service.lock.withLock {
+                    service.transactions.append(stored)
+                    service.headSeq = seq
+                }
                 rows.fold(RowFold.net(stored.changes), seq: seq, clock: transaction.clock.rawValue)
             }
             let cursor = seq
@@ -206,21 +218,29 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
             if !effects.isEmpty {
                 seq += 1
                 let own = SyncTransaction(seq: seq, device: DeleteActions.serviceDevice, local: seq, clock: clock, changes: effects)
-                service.lock.withLock { service.transactions.append(own) }
+                service.lock.withLock {
+                    service.transactions.append(own)
+                    service.headSeq = seq
+                }
             }
             let clamped = fresh.filter { $0.sent != nil }.count
             return .success(PushResponse(head: cursor, appended: fresh.count, clamped: clamped == 0 ? nil : clamped, followedBy: seq > cursor ? seq : nil))
         }
     }
 
-    func pull(since: Int64, limit: Int?, version: Int?) -> PullResponse {
-        lock.withLock {
-            let after = transactions.dropFirst(Int(max(0, since))).prefix(limit ?? 1_000).map { transaction in
+    func pull(since: Int64, limit: Int?, device: String?, version: Int?) throws -> PullResponse {
+        let pruned = lock.withLock {
+            if let device { saw(device, at: since) }
+            return self.pruned
+        }
+        try Self.refusing { () throws(SyncErrorBody) in try HistoryPruning.checkPull(since: since, pruned: pruned) }
+        return lock.withLock {
+            let after = transactions.filter { ($0.seq ?? 0) > since }.prefix(limit ?? 1_000).map { transaction in
                 var seen = transaction
                 seen.changes = versioned.downgraded(transaction.changes, for: version) ?? transaction.changes
                 return seen
             }
-            return PullResponse(transactions: after, head: Int64(transactions.count))
+            return PullResponse(transactions: after, head: headSeq)
         }
     }
 
@@ -230,7 +250,9 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
         let schemaVersion: Int?
 
         func push(_ push: PushRequest) async throws -> SyncPushOutcome { try await service.push(push, token: token, version: schemaVersion) }
-        func pull(since: Int64, limit: Int?, device: String?) async throws -> PullResponse { service.pull(since: since, limit: limit, version: schemaVersion) }
+        func pull(since: Int64, limit: Int?, device: String?) async throws -> PullResponse {
+            try service.pull(since: since, limit: limit, device: device, version: schemaVersion)
+        }
         func wait(since: Int64, timeout: Int) async throws -> Int64 { service.head() }
         func updateBearer(_ token: String) {}
 

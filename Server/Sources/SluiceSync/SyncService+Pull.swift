@@ -15,10 +15,7 @@ extension SyncService {
                 try PushRequestChecks.checkDevice(device)
                 try await storage.saw(device: device, at: since, space: caller.space, token: caller.token)
             }
-            let pruned = try await storage.pruned(space: caller.space)
-            guard since >= pruned else {
-                return Self.error(.compacted, "the history is pruned through \(pruned) and this pull starts at \(since): take a snapshot of the rows (POST /v1/rows with every table), then pull from its head")
-            }
+            try HistoryPruning.checkPull(since: since, pruned: try await storage.pruned(space: caller.space))
             let stored = try await storage.pull(space: caller.space, since: since, limit: Int(limit), maximumBytes: configuration.pullBytes)
             let body = try downgrading(pull: stored, for: caller.schemaVersion)
             SyncMetrics.pulled(bytes: body.count)

@@ -5,7 +5,8 @@ import SluiceSyncProtocol
 
 /// Compaction: a space's history is pruned up to what every active device has pulled, and a
 /// device that starts (or comes back from beyond the horizon) takes a snapshot of the folded
-/// rows (``RowsRequest`` with every table) and the history after it.
+/// rows (``RowsRequest`` with every table) and the history after it. The rules are
+/// ``HistoryPruning``'s, applied here in SQL:
 ///
 /// - Each pull and rows request records the device's position (`sluice_device.pulled`, the
 ///   `since` it asked from) and when it was seen.

@@ -20,6 +20,7 @@ struct SyncConformanceTests {
         }
         func head() async throws -> Int64 { try space.head() }
         func content() async throws -> [String] { try SyncContent.ofService(space.postgres) }
+        func compact(horizonDays: Int) async throws -> Int64 { try space.compact(horizonDays: horizonDays) }
     }
 
     /// A space of a service set up as `setup` says.

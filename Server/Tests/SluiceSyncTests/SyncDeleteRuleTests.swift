@@ -25,6 +25,7 @@ struct SyncDeleteRuleTests {
         func newToken() async throws -> String { try SyncServiceProcess.addToken(postgres: space.postgres, space: "test") }
         func head() async throws -> Int64 { try space.head() }
         func content() async throws -> [String] { try SyncContent.ofService(space.postgres) }
+        func compact(horizonDays: Int) async throws -> Int64 { try space.compact(horizonDays: horizonDays) }
         func transport(token: String, schemaVersion: Int?) -> any SyncTransport {
             let first = lock.withLock {
                 made += 1

@@ -34,6 +34,17 @@ final class SyncSpace: @unchecked Sendable {
         Int64(try psql("SELECT coalesce(max(seq), 0) FROM sluice_txn").trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
     }
 
+    /// Runs `sluice-sync compact` on the space: how far its history is pruned now.
+    func compact(horizonDays: Int) throws -> Int64 {
+        let output = try PostgresCluster.run(CommandRunner.executable(named: "sluice-sync").path,
+                                             ["compact", "--postgres", postgres, "--space", "test", "--horizon-days", "\(horizonDays)"])
+        guard let range = output.range(of: "pruned through "),
+              let through = Int64(output[range.upperBound...].prefix { $0.isNumber }) else {
+            throw ConformanceFailure("sluice-sync compact said: \(output)")
+        }
+        return through
+    }
+
     /// A device: a fresh demo store and its client.
     func device(_ configure: (inout SyncConfiguration) -> Void = { _ in }) throws -> Device {
         try Device(server: service.url, token: token, configure)

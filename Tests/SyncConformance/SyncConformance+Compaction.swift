@@ -1,0 +1,111 @@
+import Foundation
+import Sluice
+import SluiceSyncClient
+import SluiceSyncProtocol
+
+/// Compaction on any service: a new device starts from a snapshot of the folded rows and
+/// the history after it, ending equal to one that replayed everything; the history is
+/// pruned up to what every active device has pulled; a device gone longer than the horizon
+/// finds its history gone (410 `compacted`), starts over from a snapshot and keeps its
+/// unpushed edits.
+extension SyncConformance {
+    /// Transactions `device` applied from pulls (its log's transactions by the sync author).
+    static func pulledTransactions(_ device: Device) throws -> Int {
+        try device.store.changes(since: HistoryToken(databaseID: device.store.currentToken.databaseID, sequence: 0)).count { $0.author == "sync" }
+    }
+
+    /// A history with inserts, updates, deletes and the service's own ON DELETE transactions.
+    static func history(_ writer: Device) async throws {
+        for index in 0..<12 {
+            let person = try writer.sql("INSERT INTO person (first_name, last_name, city) VALUES (?, 'H', 'Oslo')", [.text("p\(index)")])
+            try writer.sql("INSERT INTO package (recipient_id, sender_id, created_at) VALUES (?, ?, ?)", [.integer(person), .integer(person), .text("d\(index)")])
+            try await writer.client.sync()
+        }
+        try writer.sql("UPDATE person SET city = 'Rome' WHERE first_name IN ('p1', 'p2', 'p3')")
+        try writer.sql("DELETE FROM person WHERE first_name IN ('p4', 'p5')")
+        try writer.sql("UPDATE package SET created_at = 'late' WHERE created_at = 'd7'")
+        try await writer.client.sync()
+    }
+
+    /// What the service answers a pull from `since` with: "ok" or its status and code.
+    static func pullAnswer(_ service: any ConformanceService, since: Int64) async throws -> String {
+        do {
+            _ = try await service.transport(token: try await service.newToken()).pull(since: since, limit: nil, device: nil)
+            return "ok"
+        } catch SyncClientError.rejected(let status, let body) {
+            return "\(status) \(body.code)"
+        }
+    }
+
+    static func aNewDeviceFromASnapshotEqualsOneThatReplayedEverything(_ service: any ConformanceService) async throws {
+        let (writer, replay) = try await devices(service)
+        try await history(writer)
+        try await replay.client.sync()
+        // The whole history gone: the next device can only start from the snapshot.
+        let head = try await service.head()
+        let through = try await service.compact(horizonDays: 0)
+        try expect(through == head, "pruned through \(through), not the head \(head)")
+        let refused = try await pullAnswer(service, since: 0)
+        try expect(refused == "410 compacted", "a pull from the start: \(refused)")
+        let snapshot = try Device(service, token: try await service.newToken())
+        try await snapshot.client.sync()
+        try await expectAlike([snapshot, replay], service, "the snapshot and the replay")
+        try expect(try pulledTransactions(snapshot) == 1, "the snapshot took \(try pulledTransactions(snapshot)) local transactions, not one")
+
+        // Both go on from the head.
+        try writer.sql("UPDATE person SET age = 7 WHERE first_name = 'p0'")
+        try await writer.client.sync()
+        for device in [snapshot, replay] {
+            try await device.client.sync()
+            try expect(try device.rows("SELECT age FROM person WHERE first_name = 'p0'") == ["7"], "the edit after the snapshot did not arrive")
+        }
+        try snapshot.sql("UPDATE person SET age = 8 WHERE first_name = 'p1'")
+        try await snapshot.client.sync()
+        try await writer.client.sync()
+        try expect(try writer.rows("SELECT age FROM person WHERE first_name = 'p1'") == ["8"], "the snapshot device's edit did not arrive")
+        try await replay.client.sync()
+        try await expectAlike([writer, snapshot, replay], service, "after going on from the head")
+    }
+
+    static func historyIsPrunedToWhatActiveDevicesHave(_ service: any ConformanceService) async throws {
+        let (a, b) = try await devices(service)
+        try await history(a)
+        // Twice: a device's position is where its last pull started.
+        for _ in 0..<2 { for device in [a, b] { try await device.client.sync() } }
+        let head = try await service.head()
+        let first = try await service.compact(horizonDays: 30)
+        try expect(first == head, "both devices hold the head \(head): pruned through \(first)")
+
+        // B goes quiet; A goes on. B was seen within the horizon: its history stays.
+        let bAt = try await service.head()
+        for index in 0..<3 {
+            try a.sql("UPDATE person SET age = ? WHERE first_name = 'p0'", [.integer(Int64(index))])
+            try await a.client.sync()
+        }
+        for _ in 0..<2 { try await a.client.sync() }
+        let second = try await service.compact(horizonDays: 30)
+        try expect(second == bAt, "b is at \(bAt): pruned through \(second)")
+        let kept = try await pullAnswer(service, since: bAt)
+        try expect(kept == "ok", "a pull from b's position: \(kept)")
+        // B edits offline; then B is gone longer than the horizon (0 days): pruned past it.
+        try b.sql("UPDATE person SET city = 'Tromsø' WHERE first_name = 'p1'")
+        try b.sql("INSERT INTO person (first_name, last_name) VALUES ('offline', 'B')")
+        let headNow = try await service.head()
+        let third = try await service.compact(horizonDays: 0)
+        try expect(third == headNow, "nobody active: pruned through \(third), not the head \(headNow)")
+        let gone = try await pullAnswer(service, since: bAt)
+        try expect(gone == "410 compacted", "a pull from b's position: \(gone)")
+
+        // B comes back: a snapshot, its edits rebased and pushed, nothing lost.
+        try await b.client.sync()
+        try await a.client.sync()
+        try await expectAlike([a, b], service, "after b came back")
+        try expect(try a.rows("SELECT city FROM person WHERE first_name = 'p1'") == ["Tromsø"], "b's offline edit was lost")
+        try expect(try a.rows("SELECT count(*) FROM person WHERE first_name = 'offline'") == ["1"], "b's offline row was lost")
+        try expect(try await b.client.pendingChangeCount() == 0, "b still has edits pending")
+        // A new device after pruning starts from the snapshot.
+        let late = try Device(service, token: try await service.newToken())
+        try await late.client.sync()
+        try await expectAlike([a, late], service, "a device after pruning")
+    }
+}
