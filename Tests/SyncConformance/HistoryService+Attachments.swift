@@ -24,9 +24,10 @@ extension HistoryService {
         attachments[hash].map { AttachmentStatus(attachment: SyncAttachment(hash: hash, size: $0.size), complete: $0.complete, chunks: $0.chunks.keys.sorted()) }
     }
 
-    func putChunk(hash: String, size: Int64, index: String, _ bytes: Data) throws -> AttachmentStatus {
-        let (attachment, number) = try Self.refusing { () throws(SyncErrorBody) in
-            try AttachmentChecks.chunk(hash: hash, size: size, index: index, byteCount: bytes.count, largest: largestAttachment)
+    func putChunk(hash: String, size: Int64, index: String, _ bytes: Data, token: String) throws -> AttachmentStatus {
+        let (attachment, number) = try Self.refusing { () throws(SyncErrorBody) -> (SyncAttachment, Int) in
+            try access(token).checkUpload()
+            return try AttachmentChecks.chunk(hash: hash, size: size, index: index, byteCount: bytes.count, largest: largestAttachment)
         }
         let outcome = lock.withLock { () -> Result<AttachmentStatus, SyncErrorBody> in
             var stored = attachments[hash] ?? StoredAttachment(size: size)

@@ -17,9 +17,10 @@ import SluiceSyncStore
 ///   (``RowFold``), the parents' ON DELETE actions taken (``DeleteActions``);
 /// - partial sync and snapshots paged as the service pages its rows (``SubsetPages``);
 /// - attachments' bytes kept and checked (``AttachmentChecks``);
-/// - the history compacted (``HistoryPruning``).
+/// - the history compacted (``HistoryPruning``);
+/// - members and their roles (``MemberAccess``).
 ///
-/// Members, roles and spaces are not here (the Server package tests them for real).
+/// Removing members, JWTs and spaces are not here (the Server package tests them for real).
 /// ``SyncConformance``'s scenarios hold for it and for the real service alike.
 public final class HistoryService: ConformanceService, @unchecked Sendable {
     // @unchecked Sendable: every field is guarded by `lock`, but the rules (set once).
@@ -41,7 +42,8 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
     var maximumPushTransactions = 10_000
     /// Largest push body, as the HTTP transport encodes it (`--max-body-bytes`).
     var maximumBodyBytes = 64 << 20
-    private var tokens = 0
+    /// What each token opens the space as (``HistoryService+Members``).
+    var accesses: [String: MemberAccess] = [:]
     /// The newest schema: how changes are stored.
     let schema: SyncSchema
     /// The schema versions devices speak (one, unless made with versions).
@@ -105,12 +107,8 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
         }
     }
 
-    public func newToken() -> String {
-        lock.withLock {
-            tokens += 1
-            return "token-\(tokens)"
-        }
-    }
+    /// A new token of the space's owner (as `sluice-sync token add`).
+    public func newToken() -> String { mint(MemberAccess(member: nil, role: .owner)) }
 
     /// The transport of a device holding `token` that speaks `schemaVersion`.
     public func transport(token: String, schemaVersion: Int?) -> any SyncTransport {
@@ -129,6 +127,9 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
             checked = try PushRequestChecks.checked(request) { change throws(SyncErrorBody) in try versioned.accepted(change, from: version) }
         } catch {
             throw SyncClientError.rejected(status: error.code.status, error)
+        }
+        if let refusal = access(token).refusal(of: checked) {
+            throw SyncClientError.rejected(status: SyncErrorCode.forbidden.status, SyncErrorBody(.forbidden, message: refusal))
         }
         let named = AttachmentChecks.named(in: checked)
         if !named.isEmpty, let refusal = AttachmentChecks.problem(named, held: completeAttachments(among: Set(named.keys.map(\.hash)))) {
@@ -257,16 +258,12 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
         func updateBearer(_ token: String) {}
 
         func rows(_ rows: RowsRequest) async throws -> RowsResponse { try await service.rows(rows, version: schemaVersion) }
-        func share(_ share: ShareRequest) async throws -> ShareResponse { throw Self.notHere("members") }
+        func share(_ share: ShareRequest) async throws -> ShareResponse { try service.share(share, token: token) }
         func attachmentStatus(_ attachment: SyncAttachment) async throws -> AttachmentStatus? { try service.attachmentStatus(attachment.hash) }
         func upload(_ attachment: SyncAttachment, chunk index: Int, _ bytes: Data) async throws -> AttachmentStatus {
-            try service.putChunk(hash: attachment.hash, size: attachment.size, index: String(index), bytes)
+            try service.putChunk(hash: attachment.hash, size: attachment.size, index: String(index), bytes, token: token)
         }
         func download(_ attachment: SyncAttachment, chunk index: Int) async throws -> Data { try service.chunk(attachment, index: index) }
-
-        static func notHere(_ feature: String) -> SyncClientError {
-            .rejected(status: 404, SyncErrorBody(.notFound, message: "the in-memory history service has no \(feature)"))
-        }
     }
 }
 

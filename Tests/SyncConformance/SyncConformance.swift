@@ -50,6 +50,8 @@ public enum SyncConformance {
         ("an id another token holds: the device takes a new one and pushes under it", identityConflictTakesANewID),
         ("a copied store file becomes a device of its own and keeps the edits of both copies", aCopiedStoreFileKeepsTheEditsOfBothCopies),
         ("a store claiming another device's id is reidentified and loses nothing", aStoreClaimingAnotherDevicesIDIsReidentified),
+        ("a viewer reads and its pushes are refused exactly; its changes stay queued", aViewerReadsAndItsPushesAreRefusedExactly),
+        ("an editor writes only its tables, and only owners share", anEditorWritesOnlyItsTablesAndOnlyOwnersShare),
         ("a new device after compaction starts from a snapshot and equals one that replayed everything", aNewDeviceFromASnapshotEqualsOneThatReplayedEverything),
         ("the history is pruned to what active devices hold; a device gone longer starts over and keeps its edits", historyIsPrunedToWhatActiveDevicesHave),
         ("one column edited on two devices: the later edit wins everywhere, whichever syncs first", laterEditWinsEitherOrder),

@@ -7,10 +7,7 @@ import SluiceSyncProtocol
 /// What the attachment routes (``AttachmentsController``) do: a chunk's upload, checked.
 extension SyncService {
     func putChunk(hash: String, index: String, request: Request, body: ByteBuffer, caller: Caller) async throws -> Response {
-        guard caller.access.role != .viewer else {
-            let who = caller.access.member.map { "member '\($0)'" } ?? "this token"
-            return Self.error(.forbidden, "\(who) is a viewer of this space: it may read, not upload attachments")
-        }
+        try caller.access.rights.checkUpload()
         let (attachment, number) = try AttachmentChecks.chunk(hash: hash, size: try Self.integer(request, "size"), index: index,
                                                               byteCount: body.readableBytes, largest: configuration.largestAttachment)
         switch try await storage.putChunk(space: caller.space, attachment: attachment, index: number, bytes: body) {

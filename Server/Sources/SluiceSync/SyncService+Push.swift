@@ -10,7 +10,7 @@ extension SyncService {
         let request = try Self.decode(PushRequest.self, buffer, as: "a push")
         try PushLimits.check(request, maximumTransactions: configuration.maximumPushTransactions)
         let push = try PushRequestChecks.checked(request) { change throws(SyncErrorBody) in try versioned.accepted(change, from: caller.schemaVersion) }
-        if let refusal = caller.access.refusal(of: push) {
+        if let refusal = caller.access.rights.refusal(of: push) {
             return Self.error(.forbidden, refusal)
         }
         let named = AttachmentChecks.named(in: push)

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import SluiceSyncPolicy
 import SluiceSyncProtocol
 
 /// Members of a space and their roles: who a token opens the space as, and what it may do.
@@ -15,23 +16,8 @@ extension SyncStorage {
         /// For an editor, the only tables it may write (nil: all).
         public var tables: Set<String>?
 
-        /// Why this access may not push these changes (nil when it may): a viewer pushes
-        /// nothing; an editor limited to some tables writes only those.
-        ///
-        /// - Parameter push: the push.
-        /// - Returns: the refusal's message, or nil.
-        public func refusal(of push: PushRequest) -> String? {
-            let who = member.map { "member '\($0)'" } ?? "this token"
-            if role == .viewer { return "\(who) is a viewer of this space: it may read, not write; nothing was applied" }
-            guard let tables else { return nil }
-            for (index, transaction) in push.transactions.enumerated() {
-                for change in transaction.changes where !tables.contains(change.table) {
-                    return "\(who) may write \(tables.sorted().joined(separator: ", ")) only: transaction \(index) (local \(transaction.local)) "
-                        + "changes \(change.table); nothing was applied"
-                }
-            }
-            return nil
-        }
+        /// What it may do, by the service's rules (``MemberAccess``).
+        public var rights: MemberAccess { MemberAccess(member: member, role: role, tables: tables) }
     }
 
     /// A new bearer token: `slt_` and 64 hex digits of the system's random generator.
