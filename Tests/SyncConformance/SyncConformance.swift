@@ -82,6 +82,10 @@ public enum SyncConformance {
         ("the same, each device starting from a snapshot of the rows (seed \(seed))", { service in
             try await randomOfflineEdits(service, seed: seed) { $0.startsFromSnapshot = true }
         })
+    } + breakingSeeds.map { seed in
+        ("devices converge through a copied file, shell deletes, a clock hours ahead and capitals (seed \(seed))", { service in
+            try await convergeThroughCopiesShellDeletesAndSkewedClocks(service, seed: seed)
+        })
     } + subsetSeeds.map { seed in
         ("random edits and subscription changes: a subset device holds exactly what its subscriptions keep (seed \(seed))", { service in
             try await subsetsConvergeWhileSubscriptionsChange(service, seed: seed)
