@@ -4,7 +4,7 @@ import SluiceSyncProtocol
 /// the push is refused with `too_large` (413), and the device sends fewer transactions at a
 /// time (one transaction over the body limit cannot be split: its error stands).
 public enum PushLimits {
-    /// The refusal of a body over `maximum` bytes.
+    /// The refusal of a body over `maximum` bytes (a push's, or another route's own limit).
     public static func bodyTooLarge(maximum: Int) -> SyncErrorBody {
         SyncErrorBody(.tooLarge, message: "the body is larger than \(maximum) bytes")
     }

@@ -12,8 +12,7 @@ extension SyncService {
 
     func rows(_ request: Request, _ context: SyncRequestContext) async -> Response {
         await respond(context, bytes: Self.largestRowsRequest, read: {
-            var request = request
-            return try await request.collectBody(upTo: Self.largestRowsRequest)
+            try await Self.body(of: request, upTo: Self.largestRowsRequest, as: "a rows request")
         }, { caller, body in
             let rows = try Self.decode(RowsRequest.self, body, as: "a rows request")
             let checked = try SubsetPages.checked(rows, schema: configuration.schema)

@@ -195,10 +195,22 @@ public struct SyncService: Sendable {
         return try await Self.withDeadline(deadline) { try await body(caller, input) }
     }
 
+    /// A request's body, read up to `limit` bytes; over it, `too_large` naming `what` and
+    /// that limit (each route has its own: a push's, a rows request's, a chunk's...).
+    static func body(of request: Request, upTo limit: Int, as what: String) async throws -> ByteBuffer {
+        var request = request
+        do {
+            return try await request.collectBody(upTo: limit)
+        } catch is NIOTooManyBytesError {
+            throw SyncErrorBody(.tooLarge, message: "\(what) is larger than \(limit) bytes")
+        }
+    }
+
     /// The response to a request's error.
     func answer(_ error: any Error, _ context: SyncRequestContext) -> Response {
         switch error {
         case is NIOTooManyBytesError:
+            // A body read without ``body(of:upTo:as:)``, which names its route's own limit.
             let refusal = PushLimits.bodyTooLarge(maximum: configuration.maximumBodyBytes)
             return Self.error(refusal.code, refusal.message)
         case let error as SyncErrorBody:

@@ -30,6 +30,9 @@ struct SyncTests {
         // Changes that do not fit the schema: SyncConformance's scenarios (both services).
         let huge = try push([SyncChange(table: "person", id: "p", op: .insert, values: ["first_name": .text(String(repeating: "x", count: 200_000)), "last_name": .text("B")])])
         #expect(try await post(huge, token: space.token).0 == 413)
+        // Each body names its own limit: a rows request's is 256 KiB, not the push's.
+        let rows = try await SyncRequests.post(Data(repeating: 0x20, count: 300_000), to: space, token: space.token, path: "v1/rows")
+        #expect(rows.0 == 413 && rows.1.contains("262144 bytes"), "\(rows)")
         // Nothing was appended by any of them; the good push works, and only for its own space.
         #expect(try await post(good, token: space.token).0 == 200)
         let device = try Device(server: space.service.url, token: other)

@@ -22,8 +22,7 @@ struct AttachmentsController {
         group.put("attachments/:hash/:index") { request, context in
             let (hash, index) = (context.parameters.get("hash") ?? "", context.parameters.get("index") ?? "")
             return await service.respond(context, bytes: SyncAttachment.chunkSize, read: {
-                var request = request
-                return try await request.collectBody(upTo: SyncAttachment.chunkSize)
+                try await SyncService.body(of: request, upTo: SyncAttachment.chunkSize, as: "an attachment's chunk")
             }, { caller, body in try await service.putChunk(hash: hash, index: index, request: request, body: body, caller: caller) })
         }
         group.get("attachments/:hash/:index") { request, context in

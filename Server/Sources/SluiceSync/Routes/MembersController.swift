@@ -7,8 +7,7 @@ struct MembersController {
     func addRoutes(to group: RouterGroup<SyncRequestContext>) {
         group.post("members") { request, context in
             await service.respond(context, bytes: 64 << 10, read: {
-                var request = request
-                return try await request.collectBody(upTo: 64 << 10)
+                try await SyncService.body(of: request, upTo: 64 << 10, as: "a share request")
             }, { caller, body in
                 try await service.share(body, caller: caller)
             })
