@@ -25,8 +25,9 @@ extension HistoryService {
     }
 
     func putChunk(hash: String, size: Int64, index: String, _ bytes: Data, token: String) throws -> AttachmentStatus {
+        let access = try access(token)
         let (attachment, number) = try Self.refusing { () throws(SyncErrorBody) -> (SyncAttachment, Int) in
-            try access(token).checkUpload()
+            try access.checkUpload()
             return try AttachmentChecks.chunk(hash: hash, size: size, index: index, byteCount: bytes.count, largest: largestAttachment)
         }
         let outcome = lock.withLock { () -> Result<AttachmentStatus, SyncErrorBody> in

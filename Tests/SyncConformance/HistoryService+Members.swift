@@ -15,14 +15,16 @@ extension HistoryService {
         }
     }
 
-    /// What `token` opens the space as (a token the service did not make: an owner's, as
-    /// the scenarios' own tokens are).
-    func access(_ token: String) -> MemberAccess {
-        lock.withLock { accesses[token] } ?? MemberAccess(member: nil, role: .owner)
+    /// What `token` opens the space as; a token the service did not make opens nothing
+    /// (401, as the real service answers it).
+    func access(_ token: String) throws -> MemberAccess {
+        guard let access = lock.withLock({ accesses[token] }) else { throw SyncClientError.unauthorized("the token is unknown") }
+        return access
     }
 
     func share(_ share: ShareRequest, token: String) throws -> ShareResponse {
-        try Self.refusing { () throws(SyncErrorBody) in try access(token).checkShare(share, known: Set(schema.tables.map(\.name))) }
+        let access = try access(token)
+        try Self.refusing { () throws(SyncErrorBody) in try access.checkShare(share, known: Set(schema.tables.map(\.name))) }
         let member = MemberAccess(member: share.user, role: share.role, tables: share.tables.map(Set.init))
         return ShareResponse(user: share.user, role: share.role, token: mint(member))
     }

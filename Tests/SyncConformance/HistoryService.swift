@@ -119,6 +119,7 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
     let gate = PushGate()
 
     func push(_ request: PushRequest, token: String, version: Int?) async throws -> SyncPushOutcome {
+        let access = try access(token)
         let checked: PushRequest
         let bytes = try JSONEncoder().encode(request).count
         do throws(SyncErrorBody) {
@@ -128,7 +129,7 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
         } catch {
             throw SyncClientError.rejected(status: error.code.status, error)
         }
-        if let refusal = access(token).refusal(of: checked) {
+        if let refusal = access.refusal(of: checked) {
             throw SyncClientError.rejected(status: SyncErrorCode.forbidden.status, SyncErrorBody(.forbidden, message: refusal))
         }
         let named = AttachmentChecks.named(in: checked)
@@ -252,18 +253,31 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
 
         func push(_ push: PushRequest) async throws -> SyncPushOutcome { try await service.push(push, token: token, version: schemaVersion) }
         func pull(since: Int64, limit: Int?, device: String?) async throws -> PullResponse {
-            try service.pull(since: since, limit: limit, device: device, version: schemaVersion)
+            _ = try service.access(token)
+            return try service.pull(since: since, limit: limit, device: device, version: schemaVersion)
         }
-        func wait(since: Int64, timeout: Int) async throws -> Int64 { service.head() }
+        func wait(since: Int64, timeout: Int) async throws -> Int64 {
+            _ = try service.access(token)
+            return service.head()
+        }
         func updateBearer(_ token: String) {}
 
-        func rows(_ rows: RowsRequest) async throws -> RowsResponse { try await service.rows(rows, version: schemaVersion) }
+        func rows(_ rows: RowsRequest) async throws -> RowsResponse {
+            _ = try service.access(token)
+            return try await service.rows(rows, version: schemaVersion)
+        }
         func share(_ share: ShareRequest) async throws -> ShareResponse { try service.share(share, token: token) }
-        func attachmentStatus(_ attachment: SyncAttachment) async throws -> AttachmentStatus? { try service.attachmentStatus(attachment.hash) }
+        func attachmentStatus(_ attachment: SyncAttachment) async throws -> AttachmentStatus? {
+            _ = try service.access(token)
+            return try service.attachmentStatus(attachment.hash)
+        }
         func upload(_ attachment: SyncAttachment, chunk index: Int, _ bytes: Data) async throws -> AttachmentStatus {
             try service.putChunk(hash: attachment.hash, size: attachment.size, index: String(index), bytes, token: token)
         }
-        func download(_ attachment: SyncAttachment, chunk index: Int) async throws -> Data { try service.chunk(attachment, index: index) }
+        func download(_ attachment: SyncAttachment, chunk index: Int) async throws -> Data {
+            _ = try service.access(token)
+            return try service.chunk(attachment, index: index)
+        }
     }
 }
 

@@ -77,4 +77,17 @@ extension SyncConformance {
             }
         }
     }
+
+    /// A token the service never made opens nothing: every request is refused 401.
+    static func anUnknownTokenOpensNothing(_ service: any ConformanceService) async throws {
+        let stranger = service.transport(token: "slt_" + String(repeating: "0", count: 64))
+        for (what, request) in [("a pull", { _ = try await stranger.pull(since: 0, limit: nil, device: nil) }),
+                                ("a push", { _ = try await stranger.push(PushRequest(device: "stranger", base: 0, transactions: [])) })]
+            as [(String, () async throws -> Void)] {
+            do {
+                try await request()
+                throw ConformanceFailure("\(what) with an unknown token was answered")
+            } catch SyncClientError.unauthorized {}
+        }
+    }
 }

@@ -52,6 +52,7 @@ public enum SyncConformance {
         ("a store claiming another device's id is reidentified and loses nothing", aStoreClaimingAnotherDevicesIDIsReidentified),
         ("a viewer reads and its pushes are refused exactly; its changes stay queued", aViewerReadsAndItsPushesAreRefusedExactly),
         ("an editor writes only its tables, and only owners share", anEditorWritesOnlyItsTablesAndOnlyOwnersShare),
+        ("a token the service never made opens nothing", anUnknownTokenOpensNothing),
         ("a new device after compaction starts from a snapshot and equals one that replayed everything", aNewDeviceFromASnapshotEqualsOneThatReplayedEverything),
         ("the history is pruned to what active devices hold; a device gone longer starts over and keeps its edits", historyIsPrunedToWhatActiveDevicesHave),
         ("one column edited on two devices: the later edit wins everywhere, whichever syncs first", laterEditWinsEitherOrder),
