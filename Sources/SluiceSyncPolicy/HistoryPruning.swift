@@ -8,6 +8,8 @@ import SluiceSyncProtocol
 /// - compaction prunes the history up to the lowest position of the devices seen within
 ///   the horizon (the head, when none was), never back, and keeps each device's last
 ///   transaction (a retried push and a copied store are still recognized by it);
+/// - attachments' bytes that no current row or kept transaction names, untouched by any
+///   upload or push within the horizon, are deleted;
 /// - a pull from below the pruned point is refused `compacted` (410): the device takes a
 ///   snapshot of the rows and pulls from its head, keeping its unpushed edits; a push based
 ///   below it is sent back `behind` (``PushDecision``).
@@ -43,6 +45,13 @@ public enum HistoryPruning {
     /// pruned through `through`, given the largest number each device pushed under.
     public static func goes(seq: Int64, device: String, local: Int64, through: Int64, lastLocal: [String: Int64]) -> Bool {
         seq <= through && local < (lastLocal[device] ?? local)
+    }
+
+    /// Whether an attachment's bytes go in a compaction at `now`: no current row nor kept
+    /// transaction names it (`named`), and no upload or push touched it within `horizon`.
+    public static func attachmentGoes(named: Bool, touched: Date, horizon: Duration, now: Date) -> Bool {
+        let seconds = Double(horizon.components.seconds) + Double(horizon.components.attoseconds) / 1e18
+        return !named && touched < now.addingTimeInterval(-seconds)
     }
 
     /// - Throws: `compacted` when a pull from `since` starts below `pruned`.

@@ -12,6 +12,8 @@ extension HistoryService {
         var size: Int64
         var chunks: [Int: Data] = [:]
         var complete = false
+        /// When a chunk last came or a push last named it (compaction keeps it within its horizon).
+        var touched = Date()
     }
 
     func attachmentStatus(_ hash: String) throws -> AttachmentStatus? {
@@ -35,6 +37,7 @@ extension HistoryService {
             if !stored.complete {
                 if stored.size != size { stored = StoredAttachment(size: size) }
                 stored.chunks[number] = bytes
+                stored.touched = Date()
                 if stored.chunks.count == attachment.chunkCount {
                     var hasher = SyncAttachment.Hasher()
                     for index in stored.chunks.keys.sorted() { hasher.update(stored.chunks[index] ?? Data()) }
@@ -62,10 +65,16 @@ extension HistoryService {
         return bytes
     }
 
-    /// Which of `hashes` are held complete, with their sizes.
+    /// Which of `hashes` are held complete, with their sizes; those are touched (a push
+    /// names them: compaction keeps them).
     func completeAttachments(among hashes: Set<String>) -> [String: Int64] {
         lock.withLock {
-            Dictionary(uniqueKeysWithValues: hashes.compactMap { hash in attachments[hash].flatMap { $0.complete ? (hash, $0.size) : nil } })
+            let now = Date()
+            return Dictionary(uniqueKeysWithValues: hashes.compactMap { hash in
+                guard attachments[hash]?.complete == true, let size = attachments[hash]?.size else { return nil }
+                attachments[hash]?.touched = now
+                return (hash, size)
+            })
         }
     }
 
