@@ -44,8 +44,17 @@ public enum AttachmentChecks {
         return SyncErrorBody(.hashMismatch, message: "attachment \(attachment.hash): the \(length) bytes uploaded hash to \(actual), not \(attachment.hash); every chunk was dropped: upload them again")
     }
 
+    /// The first attachment `push` names that the space does not hold complete with the
+    /// size it names (``problem(_:held:)``), asking `held` (only when the push names any)
+    /// which of their hashes the space holds complete, with their sizes.
+    public static func problem(in push: PushRequest, held: ([String]) async throws -> [String: Int64]) async rethrows -> SyncErrorBody? {
+        let named = named(in: push)
+        guard !named.isEmpty else { return nil }
+        return problem(named, held: try await held(Array(Set(named.keys.map(\.hash)))))
+    }
+
     /// Every attachment `push` names, each with the first place that names it.
-    public static func named(in push: PushRequest) -> [SyncAttachment: String] {
+    static func named(in push: PushRequest) -> [SyncAttachment: String] {
         var named: [SyncAttachment: String] = [:]
         for (index, transaction) in push.transactions.enumerated() {
             for change in transaction.changes {
@@ -62,7 +71,7 @@ public enum AttachmentChecks {
     /// it names, given `held` (hash → size of those it holds complete): `attachment_missing`
     /// (the device uploads it first) or `attachment_mismatch` (no device could fill it).
     /// Nil: every one is there, as named.
-    public static func problem(_ named: [SyncAttachment: String], held: [String: Int64]) -> SyncErrorBody? {
+    static func problem(_ named: [SyncAttachment: String], held: [String: Int64]) -> SyncErrorBody? {
         for (attachment, place) in named.sorted(by: { $0.value < $1.value }) {
             guard let size = held[attachment.hash] else {
                 return SyncErrorBody(.attachmentMissing, message: place + " is not uploaded (PUT its chunks to /v1/attachments/<hash>/<index> first); nothing was applied")

@@ -36,8 +36,7 @@ public enum HistoryPruning {
     /// How far the history is pruned after a compaction at `now`: up to the lowest position
     /// of the devices seen within `horizon` (the head when none was), never below `current`.
     public static func prunedThrough(current: Int64, head: Int64, positions: some Sequence<Position>, horizon: Duration, now: Date) -> Int64 {
-        let seconds = Double(horizon.components.seconds) + Double(horizon.components.attoseconds) / 1e18
-        let active = positions.filter { $0.seen > now.addingTimeInterval(-seconds) }.map(\.pulled).min()
+        let active = positions.filter { $0.seen > now.addingTimeInterval(-seconds(horizon)) }.map(\.pulled).min()
         return max(current, min(head, active ?? head))
     }
 
@@ -50,8 +49,12 @@ public enum HistoryPruning {
     /// Whether an attachment's bytes go in a compaction at `now`: no current row nor kept
     /// transaction names it (`named`), and no upload or push touched it within `horizon`.
     public static func attachmentGoes(named: Bool, touched: Date, horizon: Duration, now: Date) -> Bool {
-        let seconds = Double(horizon.components.seconds) + Double(horizon.components.attoseconds) / 1e18
-        return !named && touched < now.addingTimeInterval(-seconds)
+        !named && touched < now.addingTimeInterval(-seconds(horizon))
+    }
+
+    /// A horizon in seconds (as the service's SQL takes it).
+    public static func seconds(_ horizon: Duration) -> Double {
+        Double(horizon.components.seconds) + Double(horizon.components.attoseconds) / 1e18
     }
 
     /// - Throws: `compacted` when a pull from `since` starts below `pruned`.

@@ -43,8 +43,15 @@ public struct VersionedSchema: Sendable {
     /// Stored changes as a device of `version` sees them: in its names, without what it does
     /// not have (nil: as stored, for the newest version or none said).
     public func downgraded(_ changes: [SyncChange], for version: Int?) -> [SyncChange]? {
-        guard let versions, let version, version != versions.versions.last?.version else { return nil }
+        guard let versions, let version, isOlder(version) else { return nil }
         return changes.compactMap { versions.downgrade($0, to: version) }
+    }
+
+    /// Whether a device of `version` sees stored changes in other names than they are
+    /// stored in (nil: none said; the newest: no).
+    public func isOlder(_ version: Int?) -> Bool {
+        guard let versions, let version else { return false }
+        return version != versions.versions.last?.version
     }
 
     /// The columns a push of a device of `version` leaves as they are (those it does not

@@ -59,15 +59,14 @@ extension HistoryService {
     func chunk(_ attachment: SyncAttachment, index: Int) throws -> Data {
         try Self.refusing { () throws(SyncErrorBody) in try AttachmentChecks.checkHash(attachment.hash) }
         guard let bytes = lock.withLock({ attachments[attachment.hash].flatMap { $0.complete ? $0.chunks[index] : nil } }) else {
-            let refusal = SyncErrorBody(.notFound, message: "this space has no chunk \(index) of a complete attachment \(attachment.hash)")
-            throw SyncClientError.rejected(status: refusal.code.status, refusal)
+            throw Self.rejection(SyncErrorBody(.notFound, message: "this space has no chunk \(index) of a complete attachment \(attachment.hash)"))
         }
         return bytes
     }
 
     /// Which of `hashes` are held complete, with their sizes; those are touched (a push
     /// names them: compaction keeps them).
-    func completeAttachments(among hashes: Set<String>) -> [String: Int64] {
+    func completeAttachments(among hashes: [String]) -> [String: Int64] {
         lock.withLock {
             let now = Date()
             return Dictionary(uniqueKeysWithValues: hashes.compactMap { hash in
@@ -80,6 +79,9 @@ extension HistoryService {
 
     /// `body`'s refusal as the HTTP transport throws it.
     static func refusing<T>(_ body: () throws(SyncErrorBody) -> T) throws -> T {
-        do { return try body() } catch { throw SyncClientError.rejected(status: error.code.status, error) }
+        do { return try body() } catch { throw rejection(error) }
     }
+
+    /// A refusal as the HTTP transport throws it.
+    static func rejection(_ refusal: SyncErrorBody) -> SyncClientError { .rejected(status: refusal.code.status, refusal) }
 }

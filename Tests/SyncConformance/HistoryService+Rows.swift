@@ -122,7 +122,7 @@ extension HistoryService {
     func rows(_ request: RowsRequest, version: Int?) async throws -> RowsResponse {
         let subscriptions: [SubsetEvaluator.Checked]
         do { subscriptions = try SubsetPages.checked(request, schema: schema) } catch let error as SyncErrorBody {
-            throw SyncClientError.rejected(status: error.code.status, error)
+            throw Self.rejection(error)
         }
         if let device = request.device { lock.withLock { saw(device, at: request.since) } }
         let limit = min(max(request.limit ?? SubsetPages.pageSize, 1), SubsetPages.pageSize)

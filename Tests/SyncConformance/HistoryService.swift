@@ -127,14 +127,13 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
             try PushLimits.check(request, maximumTransactions: maximumPushTransactions)
             checked = try PushRequestChecks.checked(request) { change throws(SyncErrorBody) in try versioned.accepted(change, from: version) }
         } catch {
-            throw SyncClientError.rejected(status: error.code.status, error)
+            throw Self.rejection(error)
         }
         if let refusal = access.refusal(of: checked) {
-            throw SyncClientError.rejected(status: SyncErrorCode.forbidden.status, SyncErrorBody(.forbidden, message: refusal))
+            throw Self.rejection(SyncErrorBody(.forbidden, message: refusal))
         }
-        let named = AttachmentChecks.named(in: checked)
-        if !named.isEmpty, let refusal = AttachmentChecks.problem(named, held: completeAttachments(among: Set(named.keys.map(\.hash)))) {
-            throw SyncClientError.rejected(status: refusal.code.status, refusal)
+        if let refusal = await AttachmentChecks.problem(in: checked, held: { completeAttachments(among: $0) }) {
+            throw Self.rejection(refusal)
         }
         await gate.enter()
         let result: Result<PushResponse, SyncErrorBody>
@@ -149,7 +148,7 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
         case .success(let response): return .accepted(response)
         case .failure(let body) where body.code == .behind: return .behind
         case .failure(let body) where body.code == .identityConflict: return .identityConflict(body.message)
-        case .failure(let body): throw SyncClientError.rejected(status: body.code.status, body)
+        case .failure(let body): throw Self.rejection(body)
         }
     }
 

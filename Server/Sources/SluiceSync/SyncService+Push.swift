@@ -13,9 +13,7 @@ extension SyncService {
         if let refusal = caller.access.rights.refusal(of: push) {
             return Self.error(.forbidden, refusal)
         }
-        let named = AttachmentChecks.named(in: push)
-        if !named.isEmpty,
-           let refusal = AttachmentChecks.problem(named, held: try await storage.completeAttachments(space: caller.space, among: Array(Set(named.keys.map(\.hash))))) {
+        if let refusal = try await AttachmentChecks.problem(in: push, held: { try await storage.completeAttachments(space: caller.space, among: $0) }) {
             return Self.error(refusal.code, refusal.message)
         }
         var policy = self.policy

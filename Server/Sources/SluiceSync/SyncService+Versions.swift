@@ -16,7 +16,7 @@ extension SyncService {
 
     /// A pull's body (as stored) in the device's version's names.
     func downgrading(pull body: Data, for version: Int?) throws -> Data {
-        guard versioned.downgraded([], for: version) != nil else { return body }
+        guard versioned.isOlder(version) else { return body }
         var page = try JSONDecoder().decode(PullResponse.self, from: body)
         for index in page.transactions.indices {
             page.transactions[index].changes = versioned.downgraded(page.transactions[index].changes, for: version) ?? page.transactions[index].changes

@@ -4,7 +4,6 @@ import Logging
 import NIOCore
 import Prometheus
 import SluiceSyncPolicy
-import SluiceSyncProtocol
 import SluiceSyncStore
 @_spi(SluiceInternal) import SluiceSyncProtocol
 

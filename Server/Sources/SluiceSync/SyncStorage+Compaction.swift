@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import SluiceSyncPolicy
 import SluiceSyncProtocol
 
 /// Compaction: a space's history is pruned up to what every active device has pulled, and a
@@ -53,7 +54,7 @@ extension SyncStorage {
     ///   - horizon: how long a device may stay away and still find the history it needs.
     /// - Returns: how far the history is pruned, and how many transactions went.
     public func compact(space: String, horizon: Duration) async throws -> Compaction {
-        let seconds = Double(horizon.components.seconds) + Double(horizon.components.attoseconds) / 1e18
+        let seconds = HistoryPruning.seconds(horizon)
         let logger = self.logger
         return try await client.withTransaction(logger: logger) { connection in
             var through: Int64 = 0
