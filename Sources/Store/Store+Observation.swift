@@ -16,6 +16,10 @@ extension Store: ObservationHost {
         return token
     }
 
+    func perform(_ work: @escaping @Sendable () -> Void) {
+        observationCenter.queue.async(execute: work)
+    }
+
     func registerImmediately(_ observation: some StoreObservation & TokenBearing, start: (Database, ReadPin) -> Void) -> ObservationToken {
         // Inside a read (the reader is in a transaction already): start asynchronously.
         guard !isOnReaderQueue else { return register(observation) }

@@ -120,13 +120,17 @@ extension LiveQuery {
             if change.old?.state.key != new.state.key { tree.insert((), key: new.state.key) }
             rows[new.rowID] = new.state
         }
-        var positionChanging = 0
-        var keyChanges = 0
         for index in changes.indices {
             if let new = changes[index].new { changes[index].newIndex = tree.rank(of: new.state.key) }
-            if changes[index].changesPosition { positionChanging += 1 }
-            if changes[index].keyChanged { keyChanges += 1 }
         }
+        return changeset(of: changes, oldCount: oldCount)
+    }
+
+    /// The changeset of changes whose old indices (in a tree of `oldCount`
+    /// rows) and new ones (in `tree`) are set.
+    func changeset(of changes: [Change], oldCount: Int) -> Changeset {
+        let positionChanging = changes.count(where: { $0.changesPosition })
+        let keyChanges = changes.count(where: { $0.keyChanged })
         guard positionChanging > 0 || changes.contains(where: { $0.modified }) else { return Changeset() }
 
         var changeset = Changeset()

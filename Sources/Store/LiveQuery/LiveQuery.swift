@@ -46,6 +46,10 @@ final class LiveQuery<Element> {
     /// For a search ranked by relevance: what it keeps of bm25 between
     /// commits (nil: nothing yet, or its rows were read again).
     var relevanceCache: RelevanceCache?
+    /// For a query that follows a window of its result: the cut, the rows
+    /// wanted on each side, the counts (`LiveQuery+Window.swift`). The tree
+    /// then holds the window's rows only.
+    var window: WindowState?
 
     /// Past this many changed rows, states still held keep their own read
     /// transaction instead of the rows' old values.
@@ -58,7 +62,10 @@ final class LiveQuery<Element> {
     ///   then hold every element).
     /// - Parameter visit: called with every element of the first result, as
     ///   it is read (a live aggregate's first value, without a second scan).
+    /// - Parameter window: the window of the result to follow, with the
+    ///   filter and orderings it reads with; nil for the whole result.
     init(plan: QueryPlan, decode: @escaping Decode, sectionValue: SectionValue? = nil, db: Database, pin: ReadPin?,
+         window spec: (window: ResultsWindow, filter: Filter?, orderBy: [Ordering])? = nil,
          visit: ((Element) -> Void)? = nil) throws {
         self.plan = plan
         self.decode = decode
@@ -68,6 +75,17 @@ final class LiveQuery<Element> {
         tree = OrderedTree(order: SortOrder(terms: []))
         statePin = pin
         if pin == nil { materialized = [:] }
+        if let spec {
+            guard sectionValue == nil else {
+                throw StoreError(code: .invalidQuery, message: "a window of \(plan.table.name) cannot be sectioned: observe the window's rows and section them")
+            }
+            let sql = try WindowSQL(plan: plan, filter: spec.filter, orderBy: spec.orderBy, db: db)
+            let (cut, cutPosition) = try Self.resolve(spec.window, sql, plan: plan, db: db)
+            var pinnedOffset: Int?
+            if case .offset(let offset) = spec.window.cut { pinnedOffset = offset }
+            window = WindowState(sql: sql, filter: spec.filter, orderBy: spec.orderBy, cut: cut, before: spec.window.before,
+                                 after: spec.window.after, pinnedOffset: pinnedOffset, cutPosition: cutPosition)
+        }
         (tree, rows) = try fetchAll(db, old: nil, visit: visit)
     }
 
@@ -76,7 +94,7 @@ final class LiveQuery<Element> {
     }
 
     /// The current state, as a snapshot.
-    var snapshot: ResultsSnapshot<Element> { ResultsSnapshot(tree: tree, rows: latestRows()) }
+    var snapshot: ResultsSnapshot<Element> { ResultsSnapshot(tree: tree, rows: latestRows(), window: window?.position) }
     var count: Int { tree.count }
 
     func latestRows() -> SnapshotRows<Element> {
@@ -134,6 +152,7 @@ final class LiveQuery<Element> {
     /// that a row that cannot be decoded fails the query now, not when the
     /// app reads it), except rows whose content is as in `old`.
     func fetchAll(_ db: Database, old: LiveRows?, visit: ((Element) -> Void)? = nil) throws -> (OrderedTree<Void>, LiveRows) {
+        if window != nil { return try fetchWindow(db) }
         let statement = try db.cachedStatement(sql: plan.fullSQL)
         defer { statement.reset() }
         try statement.bind(plan.fullArguments)
@@ -257,6 +276,7 @@ final class LiveQuery<Element> {
     ///
     /// - Returns: the changeset, or nil when the result did not change.
     private func apply(_ change: ChangedRows.TableChange, db: Database, pin: ReadPin?) throws -> Changeset? {
+        if window != nil { return try applyWindow(change, db: db, pin: pin) }
         let changeset: Changeset
         if case .rows(let changed) = change, plan.isIncremental, changed.count <= incrementalLimit {
             changeset = try applyIncrementally(changed, db, pin)

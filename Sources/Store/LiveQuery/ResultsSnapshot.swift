@@ -22,11 +22,15 @@ public struct ResultsSnapshot<Element>: RandomAccessCollection {
     /// The rows that moved in the commit that led to this snapshot (for
     /// `CollectionChange.moves`); empty for a first result.
     let moves: [Changeset.Move]
+    /// For a window of a live query (`Results.window(_:)`): where its rows
+    /// are in the whole result, and how many rows that has; nil otherwise.
+    public let window: WindowPosition?
 
-    init(tree: OrderedTree<Void>, rows: SnapshotRows<Element>, moves: [Changeset.Move] = []) {
+    init(tree: OrderedTree<Void>, rows: SnapshotRows<Element>, moves: [Changeset.Move] = [], window: WindowPosition? = nil) {
         self.tree = tree
         self.rows = rows
         self.moves = moves
+        self.window = window
     }
 
     /// A snapshot of elements held in memory, in order.
@@ -46,7 +50,7 @@ public struct ResultsSnapshot<Element>: RandomAccessCollection {
 
     /// The same elements, reached by these moves.
     func with(moves: [Changeset.Move]) -> ResultsSnapshot {
-        ResultsSnapshot(tree: tree, rows: rows, moves: moves)
+        ResultsSnapshot(tree: tree, rows: rows, moves: moves, window: window)
     }
 
     /// How many decoded elements a snapshot caches, at most.

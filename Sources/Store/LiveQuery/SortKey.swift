@@ -22,6 +22,18 @@ enum SortValue: Sendable, Hashable {
         }
     }
 
+    /// The value as SQLite holds it: text as the collation compares it
+    /// (BINARY, the stored bytes in `encoding`; the others, UTF-8).
+    func sqliteValue(collation: SortOrder.Collation, encoding: TextEncoding) -> SQLiteValue {
+        switch self {
+        case .null: return .null
+        case .integer(let int): return .integer(int)
+        case .real(let double): return .real(double)
+        case .blob(let bytes): return .blob(bytes.withBytes { Data($0) })
+        case .text(let bytes): return .text(bytes.withBytes { (collation == .binary ? encoding : .utf8).string($0) })
+        }
+    }
+
     static func == (lhs: SortValue, rhs: SortValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): return true

@@ -12,6 +12,9 @@ protocol ObservationHost: AnyObject, Sendable {
     /// Starts an observation whose first state `start` reads now, on the
     /// caller's thread, at a snapshot placed in the sequence of commits.
     func registerImmediately(_ observation: some StoreObservation & TokenBearing, start: (Database, ReadPin) -> Void) -> ObservationToken
+    /// Runs `work` on the observation queue, between two events (a
+    /// window's count, a request to resize it).
+    func perform(_ work: @escaping @Sendable () -> Void)
 }
 
 /// When an observation delivers its first state.

@@ -17,8 +17,17 @@ public final class ObservationToken: Sendable {
         self.onInvalidate = onInvalidate
     }
 
+    private let windowHandle = Mutex<WindowHandle?>(nil)
+
     /// Whether `invalidate()` was called.
     public var isInvalidated: Bool { state.withLock { $0 } }
+
+    /// For an observation of a window of results (`Results.window(_:)`):
+    /// grows, shrinks or moves the window; nil for other observations.
+    public internal(set) var window: WindowHandle? {
+        get { windowHandle.withLock { $0 } }
+        set { windowHandle.withLock { $0 = newValue } }
+    }
 
     /// Stops the observation and releases what it holds. No notification is
     /// delivered once this returns, except one already running.

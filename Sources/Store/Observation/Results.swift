@@ -28,6 +28,8 @@ public struct Results<Element: Sendable>: Sendable {
     var limitCount: Int?
     /// Columns of `distinct(by:)`.
     var distinctColumns: [String] = []
+    /// The window of the result to follow (`window(_:)`).
+    var windowSpec: ResultsWindow?
 
     init(host: any ObservationHost, table: String, decode: @escaping @Sendable (StatementDecoder) throws -> Element) {
         self.host = host
@@ -156,6 +158,7 @@ public struct Results<Element: Sendable>: Sendable {
             // The same columns as the live query reads (its decoders expect the rowid first).
             select.columns = .rowIDAndAll
             configure(&select)
+            if windowSpec != nil { return try windowElements(db, filter: filter, select) }
             let (sql, arguments) = try select.build()
             let statement = try db.cachedStatement(sql: sql)
             defer { statement.reset() }
@@ -174,6 +177,7 @@ public struct Results<Element: Sendable>: Sendable {
     /// - Throws: `StoreError` when the query is invalid or a read fails.
     /// - Complexity: one `count(*)` query: nothing is decoded.
     public func fetchCount() throws -> Int {
+        if windowSpec != nil { return try fetch().count }
         let filter = try self.filter?.get()
         let count = try host.read { db in
             var select = try self.select(in: db, filter: filter)
@@ -261,7 +265,9 @@ public struct Results<Element: Sendable>: Sendable {
     ) -> ObservationToken {
         let observation = ResultsObservation(results: self, keyPaths: keyPaths, presenter: FlatPresenter<Element>(),
                                              delivery: Delivery(queue: queue, block: block))
-        return host.start(observation, scheduling: scheduling) { block($0) }
+        let token = host.start(observation, scheduling: scheduling) { block($0) }
+        if windowSpec != nil { token.window = WindowHandle(observation, host: host) }
+        return token
     }
 }
 

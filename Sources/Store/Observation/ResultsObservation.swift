@@ -27,7 +27,8 @@ extension ResultsPresenter {
 }
 
 /// Keeps one observer of a `Results` (or of its sections) up to date.
-final class ResultsObservation<Presenter: ResultsPresenter>: StoreObservation, FailableObservation, TokenBearing, @unchecked Sendable {
+final class ResultsObservation<Presenter: ResultsPresenter>: StoreObservation, FailableObservation, TokenBearing, WindowResizable,
+    @unchecked Sendable {
     // @unchecked Sendable: `live`, `failed` and the presenter are only
     // touched on the observation queue (or by `startImmediately`, before the
     // observation takes part in any event); the rest is immutable.
@@ -64,11 +65,16 @@ final class ResultsObservation<Presenter: ResultsPresenter>: StoreObservation, F
             // On a rollback-journal file the read transaction ends after
             // the event: the live query holds its elements.
             let live = try LiveQuery(plan: plan, decode: results.decode, sectionValue: presenter.sectionValue, db: db,
-                                     pin: pin.transient ? nil : pin,
+                                     pin: pin.transient ? nil : pin, window: try results.windowSource(filter: try results.filter?.get()),
                                      visit: try presenter.willRead(plan))
             let initial = try presenter.initial(live)
             self.live = live
             failed = false
+            // A window's count comes after its first rows (it walks the whole result).
+            if live.window?.needsCount == true {
+                weak let target: (any WindowResizable)? = self
+                results.host.perform { target?.countWindow() }
+            }
             return initial
         } catch {
             return failure(error)
@@ -112,6 +118,19 @@ final class ResultsObservation<Presenter: ResultsPresenter>: StoreObservation, F
         live?.repin(at: commit, to: new)
     }
 
+    /// Counts a window's result, and delivers its position (on the queue).
+    func countWindow() {
+        guard let live, token?.isInvalidated != true else { return }
+        do {
+            let host = results.host
+            guard try live.countWindow(reading: { count in try host.read(count) }) else { return }
+            if let presented = presenter.update(live, before: live.tree, elements: nil, Changeset()) { send(presented) }
+        } catch {
+            self.live = nil
+            fail(error)
+        }
+    }
+
     func fail(_ error: Error) {
         if let change = failure(error) { send(change) }
     }
@@ -129,6 +148,26 @@ final class ResultsObservation<Presenter: ResultsPresenter>: StoreObservation, F
 
     func fail(_ error: StoreError) {
         fail(error as Error)
+    }
+
+    /// Grows, shrinks or moves the window (on the queue), at the state last delivered.
+    func resize(_ request: WindowRequest) {
+        guard let live, token?.isInvalidated != true else { return }
+        do {
+            let before = live.tree
+            let changeset: Changeset?
+            if let pin = live.statePin {
+                changeset = try pin.read { db in try live.resizeWindow(request, db: db, pin: pin) }
+            } else {
+                // A rollback-journal file keeps no older state: the window moves to the newest.
+                changeset = try results.host.read { db in try live.resizeWindow(request, db: db, pin: nil) }
+            }
+            guard let changeset, let presented = presenter.update(live, before: before, elements: nil, changeset) else { return }
+            send(presented)
+        } catch {
+            self.live = nil
+            fail(error)
+        }
     }
 }
 

@@ -51,15 +51,7 @@ struct SectionState {
 
     /// A section value as the SQLite value it was read from.
     func sqliteValue(_ value: SortValue) -> SQLiteValue {
-        switch value {
-        case .null: return .null
-        case .integer(let int): return .integer(int)
-        case .real(let double): return .real(double)
-        case .blob(let bytes): return .blob(bytes.withBytes { Data($0) })
-        case .text(let bytes):
-            // BINARY compares the stored bytes (UTF-16 in a UTF-16 database); the others UTF-8.
-            return .text(bytes.withBytes { (term.collation == .binary ? textEncoding : .utf8).string($0) })
-        }
+        value.sqliteValue(collation: term.collation, encoding: textEncoding)
     }
 }
 

@@ -34,6 +34,11 @@ struct SelectBuilder {
     var reversed = false
     /// Restricts to the row whose column (`rowid` or a key) equals the first argument.
     var keyColumn: String?
+    /// More conditions, ANDed after the filter's, with their arguments (a window's keyset bound).
+    var extraConditions: [(sql: String, arguments: [SQLiteValue])] = []
+    /// Whether the rowid breaks ties last (after the primary key, when that is not the rowid):
+    /// the order a live query's sort keys have.
+    var tieBreakByRowID = false
 
     /// Where relationship paths in the filter find other tables.
     var schema: SchemaLookup?
@@ -86,9 +91,14 @@ struct SelectBuilder {
             conditions.append(condition)
             arguments += distinctArguments
         }
+        for condition in extraConditions {
+            conditions.append("(\(condition.sql))")
+            arguments += condition.arguments
+        }
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
         if let terms, columns != .count {   // a count's order only matters to `distinct`
             sql += " ORDER BY " + terms.map { $0.sql + ($0.descending != reversed ? " DESC" : "") }.joined(separator: ", ")
+            if tieBreakByRowID, !table.hasIntegerPrimaryKey { sql += ", \(qualifiedRowID)" + (reversed ? " DESC" : "") }
         }
         if let limit, limit < 0 {
             throw StoreError(code: .invalidQuery, message: "limit must not be negative, got \(limit)")
