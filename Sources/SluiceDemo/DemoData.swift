@@ -14,6 +14,9 @@ public struct DemoData {
         public var packagesPerPerson: Double = 0.5
         /// Number of conversations (defaults to one per 100 people, 3 to 50).
         public var conversations: Int?
+        /// Messages of one long history, added to conversation 1 before its
+        /// others (a chat of a million messages, for windows of it).
+        public var history = 0
 
         /// A size with `people` people.
         ///
@@ -121,6 +124,18 @@ public struct DemoData {
         counts.packages = packageCount
         if packageCount > 0 { progress("packages", packageCount, packageCount) }
 
+        if size.history > 0 {
+            // One message every 30 s, up to the conversations' start.
+            let first = start.addingTimeInterval(-30 * Double(size.history))
+            let historyStep = max(1, size.history / 100)
+            for index in 0..<size.history {
+                try tx.insert(Message(conversationID: 1, sender: index % 2 == 0 ? "me" : "Ada", text: pick(Self.lines),
+                                      sentAt: first.addingTimeInterval(30 * Double(index))))
+                if index % historyStep == 0 { progress("messages", index, size.history) }
+            }
+            progress("messages", size.history, size.history)
+            counts.messages += size.history
+        }
         let conversations = size.conversations ?? min(50, max(3, size.people / 100))
         for conversation in 1...max(1, conversations) where size.people > 0 {
             let friend = pick(Self.firstNames)

@@ -17,7 +17,7 @@ public class LiveCollection<Value, Change>: ObservableObject, Observable {
     // the same changes as Observation's registrar.
     @Published private var storedValue: Value
     @Published private var storedError: StoreError?
-    private let registrar = ObservationRegistrar()
+    let registrar = ObservationRegistrar()
     private let changeSubject = PassthroughSubject<Change, Never>()
     /// The observation; set by the subclass's initializer.
     var token: ObservationToken?

@@ -36,6 +36,20 @@ public final class ObservableArray<Item>: LiveCollection<[Item], ArrayChange<Ite
     /// The current items.
     public var items: [Item] { value }
 
+    /// For results that are a window (`Results.window`): where the items are
+    /// in the whole result and how many rows it has; nil otherwise (and, for
+    /// a window, until the first change says).
+    public private(set) var window: WindowPosition? {
+        get {
+            registrar.access(self, keyPath: \.window)
+            return storedWindow
+        }
+        set {
+            registrar.withMutation(of: self, keyPath: \.window) { storedWindow = newValue }
+        }
+    }
+    @Published private var storedWindow: WindowPosition?
+
     /// The items now and after every change.
     public var itemsPublisher: AnyPublisher<[Item], Never> { valuePublisher }
 
@@ -55,6 +69,7 @@ public final class ObservableArray<Item>: LiveCollection<[Item], ArrayChange<Ite
     private func apply<M>(_ change: CollectionChange<M>, _ transform: (M) -> Item) {
         var items = value
         change.apply(to: &items, transform: transform)
+        if let position = change.results?.window, position != window { window = position }
         switch change {
         case .initial: publish(items, .initial(items))
         case .update: publish(items, .update(items, change.changeset ?? Changeset()))

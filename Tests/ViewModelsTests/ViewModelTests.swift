@@ -383,6 +383,39 @@ import Testing
         await settle(reopened)
         #expect(again.messages.items.map(\.text) == ["Hello", "You said: Hello"])
     }
+
+    /// A long history: the newest page is held, older pages come on request, the count is there for the header.
+    @Test func aLongHistoryIsHeldOnePageAtATime() async throws {
+        let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
+        let start = Date(timeIntervalSince1970: 1_700_000_000)
+        try await store.write { tx in
+            for index in 0..<120 {
+                try tx.insert(Message(conversationID: 7, sender: "Ada", text: "m\(index)", sentAt: start.addingTimeInterval(Double(index))))
+            }
+        }
+        let model = ConversationViewModel(store: store, conversationID: 7, pageSize: 50)
+        var changes: [Changeset] = []
+        let cancellable = model.messages.changes.sink { if let changeset = $0.changeset { changes.append(changeset) } }
+        await settle(store)
+        #expect(model.messages.items.map(\.text) == (70..<120).map { "m\($0)" })
+        #expect(model.totalCount == 120)
+        #expect(model.hasOlder == true)
+        model.loadOlder()
+        await settle(store)
+        #expect(model.messages.items.map(\.text) == (20..<120).map { "m\($0)" })
+        #expect(changes.last?.insertions == Array(0..<50))
+        model.loadOlder()
+        await settle(store)
+        #expect(model.messages.items.count == 120)
+        #expect(model.hasOlder == false)
+        await model.send("newest")
+        await settle(store)
+        // The window asks for 150 now: all 121 fit.
+        #expect(model.messages.items.last?.text == "newest")
+        #expect(model.messages.items.count == 121)
+        #expect(model.totalCount == 121)
+        withExtendedLifetime(cancellable) {}
+    }
 }
 
 @MainActor

@@ -18,6 +18,7 @@ struct SluiceBenchmarks: AsyncParsableCommand {
         ("search", "ranked full-text search"),
         ("sync-crowd", "alone: 30 devices on one space"),
         ("sync-scale", "alone: one and two service instances"),
+        ("window", "alone: windows of a conversation of 10,000,000 messages"),
         ("huge-commit", "alone: an observer's memory through one huge commit"),
         ("wal-soak", "alone: the WAL over 100,000 commits with lists open"),
         ("log-bulk", "alone: bulk inserts with the log on"),
@@ -100,6 +101,7 @@ struct SluiceBenchmarks: AsyncParsableCommand {
         if only == "sync-crowd" { for line in try await SyncBenchmark.runCrowd(quick: quick) { harness.noteLine(line) } }
         if only == "sync-scale" { for line in try await SyncScaleBenchmark.run(quick: quick) { harness.noteLine(line) } }
         if runs("wakeups") { try WakeUpBenchmark.run(&harness, quick: quick) }
+        if only == "window" { try WindowBenchmark.run(&harness, quick: quick) }
         if only == "huge-commit" { try HugeCommitBenchmark.run(&harness, quick: quick) }
         if only == "wal-soak" { try WALSoakBenchmark.run(&harness, quick: quick) }
         if runs("search") { try SearchBenchmark.run(&harness, quick: quick) }

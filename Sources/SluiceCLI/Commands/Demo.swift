@@ -176,7 +176,7 @@ final class DemoApp {
         let (command, argument) = trimmed.split(separator: " ", maxSplits: 1).map(String.init).splitFirst()
         message = ""
         switch command.lowercased() {
-        case "", "help": message = "commands: people · search TEXT · add FIRST LAST · delete N · package [ID] · first NAME · last NAME · street TEXT · item · chat [ID] · send TEXT · quit"
+        case "", "help": message = "commands: people · search TEXT · add FIRST LAST · delete N · package [ID] · first NAME · last NAME · street TEXT · item · chat [ID] · send TEXT · older · quit"
         case "quit", "exit", "q": return false
         case "people": screen = .people
         case "search":
@@ -210,6 +210,9 @@ final class DemoApp {
         case "street": await editPackage { $0.street = argument }
         case "item": await editPackage { await $0.addRandomItem() }
         case "chat": openChat(argument)
+        case "older":
+            guard let chatModel else { message = "open a chat first: chat [ID]"; break }
+            chatModel.loadOlder()
         case "send":
             if let chatModel { await chatModel.send(argument) } else { message = "open a chat first: chat [ID]" }
         default: message = "unknown command '\(command)'; type help"
@@ -292,7 +295,9 @@ final class DemoApp {
             lines.append(contentsOf: packageModel.summary.split(separator: "\n").map(String.init))
         case .chat:
             guard let chatModel else { break }
-            lines.append("Sluice demo · chat with \(chatFriend)")
+            let held = chatModel.messages.items.count
+            let total = chatModel.totalCount.map { " of \($0)" } ?? ""
+            lines.append("Sluice demo · chat with \(chatFriend) · \(held)\(total) messages held" + (chatModel.hasOlder == true ? " (older: load more)" : ""))
             for item in chatModel.messages.items.suffix(20) { lines.append("  \(item.sender): \(item.text)") }
         }
         if !message.isEmpty { lines.append(message) }

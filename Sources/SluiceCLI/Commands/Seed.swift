@@ -38,6 +38,10 @@ struct Seed: ParsableCommand {
     @Option(help: "With --demo: how many people to generate.")
     var people = 1_000
 
+    /// The `--messages` option: with --demo: a long chat history of this many messages in conversation 1.
+    @Option(help: "With --demo: a long chat history of this many messages in conversation 1 (for windows of it).")
+    var messages = 0
+
     @Option(help: ArgumentHelp("With --demo: the random seed, for repeatable data.",
                                discussion: "Default: 42 for an empty store; 42 plus the number of people already there otherwise, so a second run adds other people."))
     /// The `--seed` option: the random generator's seed (the same seed makes the same data).
@@ -56,6 +60,8 @@ struct Seed: ParsableCommand {
         if demo, file != nil { throw ValidationError("give either a file or --demo, not both") }
         if !demo, file == nil { throw ValidationError("give a file to load, or --demo") }
         if people < 1 { throw ValidationError("--people must be a positive number, got \(people)") }
+        if messages < 0 { throw ValidationError("--messages must not be negative, got \(messages)") }
+        if messages > 0, !demo { throw ValidationError("--messages goes with --demo") }
         if reset, !demo { throw ValidationError("--reset goes with --demo") }
         if let file, try fileFormat(file) == .csv, table == nil {
             throw ValidationError("a CSV file needs --table TABLE, the table its rows go into (as in: sluice seed \(file) --table person)")
@@ -89,7 +95,7 @@ struct Seed: ParsableCommand {
         let existing = try store.read { db in try db.fetchCount(Person.self) }
         // The same seed twice would add copies of the same people.
         let seed = seed ?? (existing == 0 || reset ? 42 : 42 &+ UInt64(existing))
-        let counts = try Self.generate(people: people, seed: seed, into: store, reset: reset)
+        let counts = try Self.generate(people: people, seed: seed, into: store, reset: reset, history: messages)
         if existing > 0, !reset {
             print("note: \(options.path) already had \(existing) people; the demo data (seed \(seed)) was added to them (--reset replaces them instead)")
         } else if reset, existing > 0 {
@@ -99,7 +105,7 @@ struct Seed: ParsableCommand {
     }
 
     /// Generates demo data with a progress bar on a terminal.
-    static func generate(people: Int, seed: UInt64, into store: Store, reset: Bool = false) throws -> DemoData.Counts {
+    static func generate(people: Int, seed: UInt64, into store: Store, reset: Bool = false, history: Int = 0) throws -> DemoData.Counts {
         var generator = DemoData(seed: seed)
         var bar = ProgressBar()
         defer { bar.finish() }
@@ -107,7 +113,9 @@ struct Seed: ParsableCommand {
             if reset {
                 try tx.execute(script: "DELETE FROM message; DELETE FROM package_content; DELETE FROM package; DELETE FROM person; DELETE FROM app_state")
             }
-            return try generator.insert(DemoData.Size(people: people), into: tx) { bar.update($0, $1, $2) }
+            var size = DemoData.Size(people: people)
+            size.history = history
+            return try generator.insert(size, into: tx) { bar.update($0, $1, $2) }
         }
     }
 

@@ -45,6 +45,12 @@ public struct SimulatedSession<C: Clock>: ChatSession where C.Duration == Durati
 extension SimulatedSession: Sendable where C: Sendable {}
 
 /// One conversation's messages in sent order, sending, and the other side's replies.
+///
+/// The history may hold millions of messages: `messages` follows a window of
+/// the newest `pageSize` (a message sent or received enters at its end and
+/// the oldest held leaves), `loadOlder()` brings the page before it, and
+/// `totalCount` counts them all. The view model holds the window's messages
+/// only.
 @MainActor
 public final class ConversationViewModel: ObservableObject {
     /// One message of the history.
@@ -71,11 +77,13 @@ public final class ConversationViewModel: ObservableObject {
     /// The sender name of the local user's messages.
     public nonisolated static let localSender = "me"
 
-    /// The messages, live.
+    /// The newest messages, live: a window of the conversation (see `loadOlder()`).
     public let messages: ObservableArray<MessageItem>
     /// The last error from a write.
     @Published public private(set) var lastError: StoreError?
 
+    /// How many messages a page holds: the window's first size, and what `loadOlder()` adds.
+    public let pageSize: Int
     private let writes: WriteQueue
     private let conversationID: Int64
     private let session: (any ChatSession)?
@@ -88,15 +96,30 @@ public final class ConversationViewModel: ObservableObject {
     ///   - store: the store.
     ///   - conversationID: the conversation to show.
     ///   - session: who answers sent messages; nobody when nil.
-    public init(store: Store, conversationID: Int64, session: (any ChatSession)? = nil) {
+    ///   - pageSize: how many of the newest messages to hold at first, and how many `loadOlder()` adds.
+    public init(store: Store, conversationID: Int64, session: (any ChatSession)? = nil, pageSize: Int = 50) {
         writes = WriteQueue(store: store)
         self.conversationID = conversationID
         self.session = session
+        self.pageSize = pageSize
         messages = ObservableArray(store.objects(Message.self)
             .filter(Column("conversation_id") == conversationID)
-            .sorted(by: \.sentAt, \.id))
+            .sorted(by: \.sentAt, \.id)
+            .window(.last(pageSize)))
         messages.itemsPublisher.sink { [weak self] _ in self?.objectWillChange.send() }.store(in: &cancellables)
         writes.failed = { [weak self] error in self?.lastError = error }
+    }
+
+    /// Every message of the conversation (nil until counted), for "12,345 messages".
+    public var totalCount: Int? { messages.window?.totalCount }
+
+    /// Whether older messages than those held exist (nil until counted).
+    public var hasOlder: Bool? { messages.hasMoreAtStart }
+
+    /// Brings the page of messages before the oldest held into `messages`
+    /// (the list scrolled to its top); they arrive as insertions at index 0.
+    public func loadOlder() {
+        messages.loadMore(at: .start, count: pageSize)
     }
 
     deinit {
