@@ -61,6 +61,39 @@ import Testing
         watch.interrupt()
     }
 
+    /// A window of the ordered rows: indices in the window, rows entering and leaving at its edges, the offset and total beside.
+    @Test func watchFollowsAWindowOfTheRows() throws {
+        let cli = CommandRunner()
+        #expect(try cli.run(["migrate"]).status == 0)
+        try Self.shell(cli, "INSERT INTO person (id, first_name, last_name, age) VALUES " + (1...10).map { "(\($0), 'p\($0)', 'X', \($0 * 10))" }.joined(separator: ", ") + ";")
+        let watch = try cli.start(["watch", "person", "--order", "age", "--limit", "3", "--offset", "2", "--format", "json"])
+        let initial = Self.json(watch.nextLine())
+        #expect((initial["rows"] as? [[String: Any]])?.compactMap { $0["id"] as? Int } == [3, 4, 5])
+        #expect(initial["offset"] as? Int == 2)
+        let counted = Self.json(watch.nextLine())
+        #expect(counted["insertions"] as? [Int] == [])
+        #expect(counted["total"] as? Int == 10)
+
+        // A row leaves before the window: the window stays at row 2 and moves one row on.
+        try Self.shell(cli, "DELETE FROM person WHERE id = 1;")
+        let shifted = Self.json(watch.nextLine())
+        #expect(shifted["deletions"] as? [Int] == [0])
+        #expect(shifted["insertions"] as? [Int] == [2])
+        #expect((shifted["inserted"] as? [[String: Any]])?.first?["id"] as? Int == 6)
+        #expect(shifted["deleted"] as? [[String: Int]] == [["id": 3]])
+        #expect(shifted["total"] as? Int == 9)
+
+        // A row after the window: only the total changes.
+        try Self.shell(cli, "INSERT INTO person (id, first_name, last_name, age) VALUES (11, 'p11', 'X', 500);")
+        let counted2 = Self.json(watch.nextLine())
+        #expect(counted2["deletions"] as? [Int] == [])
+        #expect(counted2["total"] as? Int == 10)
+        watch.interrupt()
+
+        #expect(try cli.run(["watch", "person", "--offset", "2"]).status != 0, "--offset without --limit")
+        #expect(try cli.run(["watch", "person", "--limit", "0"]).status != 0)
+    }
+
     @Test func watchSectionByPrintsSectionChanges() throws {
         let cli = CommandRunner()
         #expect(try cli.run(["migrate"]).status == 0)

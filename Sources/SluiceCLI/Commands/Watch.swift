@@ -23,7 +23,7 @@ struct Watch: ParsableCommand {
             "insertions":[...],"modifications":[...],"modificationsNew":[...],"insertedSections":[{"key":...,"rows":[...]}],\
             "inserted":[...],"modified":[...]} (deletions, modifications and sectionsToDelete in the previous sections; \
             the rest in the new ones; rows of deleted and inserted sections are not listed one by one). \
-            The database is opened read-only.
+            With --limit N the watcher follows a window of N rows of the ordered result instead of all of them             (the first N; from row --offset K; or the --last N): each commit's changed rows are placed in it, never by             running the query again, indices are in the window, and each line gains "offset" (where the window starts             in the whole result) and "total" (how many rows that has; null until counted, just after the first line).             A commit that moves only those prints an update with empty changes.             The database is opened read-only.
             """)
 
     /// Where the store is and how to open it.
@@ -44,12 +44,40 @@ struct Watch: ParsableCommand {
     var sectionBy: String?
 
     /// Runs the command.
+    /// The `--limit` option: follow a window of this many rows.
+    @Option(help: ArgumentHelp("Follow a window of this many rows of the ordered result (kept from each commit's changed rows).", valueName: "N"))
+    var limit: Int?
+
+    /// The `--offset` option: where the window starts.
+    @Option(help: ArgumentHelp("With --limit: the window starts at this row (0 is the first), and stays at that position.", valueName: "K"))
+    var offset: Int?
+
+    /// The `--last` flag: the window holds the last rows.
+    @Flag(help: "With --limit: the last N rows (the newest, in time order), rows appended entering at its end.")
+    var last = false
+
+    func validate() throws {
+        if let limit, limit < 1 { throw ValidationError("--limit must be a positive number, got \(limit)") }
+        if let offset, offset < 0 { throw ValidationError("--offset must not be negative, got \(offset)") }
+        if limit == nil, offset != nil || last { throw ValidationError("--offset and --last go with --limit N") }
+        if offset != nil, last { throw ValidationError("give --offset K or --last, not both") }
+        if limit != nil, sectionBy != nil { throw ValidationError("--section-by cannot be combined with --limit: watch the window's rows without sections") }
+    }
+
+    /// The window the options ask for, if any.
+    var window: ResultsWindow? {
+        guard let limit else { return nil }
+        if last { return .last(limit) }
+        return offset.map { .offset($0, count: limit) } ?? .first(limit)
+    }
+
     func run() throws {
         let (filter, orderings) = try query.parse()
         let store = try options.openExisting(readOnly: true)
         let info = try store.read { db in try db.tableInfo(query.table) }
         var results = store.rows(in: info.name).sorted(by: query.orderings(orderings, for: info))
         if let filter { results = results.filter(filter) }
+        if let window { results = results.window(window) }
 
         if let sectionBy {
             guard let column = info.column(named: sectionBy) else {
@@ -121,7 +149,7 @@ final class ChangePrinter: @unchecked Sendable {
         case (.json, .initial(let rows)):
             out.append(#"{"kind":"initial","rows":["#)
             out.appendList(rows, JSONRows.object)
-            out.append("]}")
+            out.append("]" + Self.position(rows.window) + "}")
         case (.json, .update(let rows, let deletions, let insertions, let modifications)):
             let numbers = { (values: [Int]) in "[" + values.map(String.init).joined(separator: ",") + "]" }
             out.append(#"{"kind":"update","deletions":"# + numbers(deletions))
@@ -135,9 +163,9 @@ final class ChangePrinter: @unchecked Sendable {
             out.appendList(insertions) { JSONRows.object(rows[$0]) }
             out.append(#"],"modified":["#)
             out.appendList(change.modificationsNew) { JSONRows.object(rows[$0]) }
-            out.append("]}")
+            out.append("]" + Self.position(rows.window) + "}")
         case (.table, .initial(let rows)):
-            out.append("initial".bold + "\n" + TableRenderer.render(Array(rows), columns: columns))
+            out.append("initial".bold + Self.range(rows.window, count: rows.count) + "\n" + TableRenderer.render(Array(rows), columns: columns))
         case (.table, .update(let rows, let deletions, let insertions, _)):
             out.append(tableUpdate(change, rows: rows, deletions: deletions, insertions: insertions, moves: change.moves))
         case (_, .error):
@@ -149,6 +177,20 @@ final class ChangePrinter: @unchecked Sendable {
     }
 
     /// Prints an update as a table: the rows deleted, inserted and modified, by index.
+    /// ` · rows 41–50 of 1,000` for a window (`?` until counted); nothing otherwise.
+    static func range(_ window: WindowPosition?, count: Int) -> String {
+        guard let window else { return "" }
+        let total = window.totalCount.map(String.init) ?? "?"
+        guard let offset = window.offset else { return " · \(count) rows of \(total)" }
+        return count == 0 ? " · none of \(total)" : " · rows \(offset + 1)–\(offset + count) of \(total)"
+    }
+
+    /// `,"offset":K,"total":N` for a window (null until counted); nothing otherwise.
+    static func position(_ window: WindowPosition?) -> String {
+        guard let window else { return "" }
+        return #","offset":"# + (window.offset.map(String.init) ?? "null") + #","total":"# + (window.totalCount.map(String.init) ?? "null")
+    }
+
     private func tableUpdate(_ change: CollectionChange<Row>, rows: ResultsSnapshot<Row>, deletions: [Int], insertions: [Int],
                              moves: [CollectionChange<Row>.Move]) -> String {
         let moved = Dictionary(uniqueKeysWithValues: moves.map { ($0.from, $0.to) })
@@ -160,7 +202,7 @@ final class ChangePrinter: @unchecked Sendable {
             change.modificationsNew.isEmpty ? nil : "\(change.modificationsNew.count) modified",
             moves.isEmpty ? nil : "\(moves.count) moved",
         ].compactMap { $0 }.joined(separator: ", ")
-        lines.append("commit".bold + " " + summary + " (\(rows.count) row\(rows.count == 1 ? "" : "s"))")
+        lines.append("commit".bold + " " + summary + " (\(rows.count) row\(rows.count == 1 ? "" : "s"))" + Self.range(rows.window, count: rows.count))
         for index in deletions where moved[index] == nil {
             lines.append("  - [\(index)] ".red + describe(previous[index]).red)
         }
