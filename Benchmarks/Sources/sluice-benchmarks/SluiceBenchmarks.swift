@@ -5,8 +5,9 @@ import Foundation
 /// GRDB where it applies) in the same run, printed as a table with the ratios and targets.
 @main
 struct SluiceBenchmarks: AsyncParsableCommand {
-    /// The groups `--only` runs. Those marked "alone" run only when named (long, or they
-    /// need the release sluice-sync: swift build -c release --package-path Server --product sluice-sync).
+    /// The groups `--only` runs. Those marked "alone" run only when named alone (long, or they
+    /// need the release sluice-sync: swift build -c release --package-path Server --product sluice-sync);
+    /// those marked "when named" run only when named, with others or alone.
     static let groups: [(name: String, what: String)] = [
         ("records", "insert, fetch and update 100,000 people: raw C, Sluice, GRDB"),
         ("live", "live queries: first result, a commit → its changeset"),
@@ -18,7 +19,7 @@ struct SluiceBenchmarks: AsyncParsableCommand {
         ("search", "ranked full-text search"),
         ("sync-crowd", "alone: 30 devices on one space"),
         ("sync-scale", "alone: one and two service instances"),
-        ("window", "alone: windows of a conversation of 10,000,000 messages"),
+        ("window", "when named: windows of a conversation of 10,000,000 messages"),
         ("huge-commit", "alone: an observer's memory through one huge commit"),
         ("wal-soak", "alone: the WAL over 100,000 commits with lists open"),
         ("log-bulk", "alone: bulk inserts with the log on"),
@@ -31,7 +32,7 @@ struct SluiceBenchmarks: AsyncParsableCommand {
         abstract: "Sluice's benchmarks, each beside the raw SQLite C API (and GRDB) in the same run.",
         discussion: """
             Run in release mode: swift run -c release --package-path Benchmarks sluice-benchmarks [options]. \
-            Without --only, every group not marked "alone" runs. Groups:
+            Without --only, every group not marked "alone" or "when named" runs. Groups:
             \(groups.map { "  \($0.name): \($0.what)" }.joined(separator: "\n"))
             Methods, ranges and targets: Benchmarks/README.md.
             """
@@ -101,7 +102,7 @@ struct SluiceBenchmarks: AsyncParsableCommand {
         if only == "sync-crowd" { for line in try await SyncBenchmark.runCrowd(quick: quick) { harness.noteLine(line) } }
         if only == "sync-scale" { for line in try await SyncScaleBenchmark.run(quick: quick) { harness.noteLine(line) } }
         if runs("wakeups") { try WakeUpBenchmark.run(&harness, quick: quick) }
-        if only == "window" { try WindowBenchmark.run(&harness, quick: quick) }
+        if names?.contains("window") == true { try WindowBenchmark.run(&harness, quick: quick) }
         if only == "huge-commit" { try HugeCommitBenchmark.run(&harness, quick: quick) }
         if only == "wal-soak" { try WALSoakBenchmark.run(&harness, quick: quick) }
         if runs("search") { try SearchBenchmark.run(&harness, quick: quick) }
