@@ -114,6 +114,29 @@ import SluiceDemo
         #expect(beyond.position == WindowPosition(offset: 12, totalCount: 13))
     }
 
+    /// Commits that land between the first rows and the count (the count runs on the queue after them) still move an offset window.
+    @Test func anOffsetWindowShiftsForCommitsBeforeItsCount() throws {
+        for round in 0..<20 {
+            let store = try TemporaryDatabase().store(migrations: [
+                Migration(version: 1, name: "messages", sql: "CREATE TABLE msg (id INTEGER PRIMARY KEY, t INTEGER NOT NULL)"),
+            ])
+            try store.write { tx in for id in 1...10 { try tx.execute(sql: "INSERT INTO msg (id, t) VALUES (?, ?)", arguments: [.integer(Int64(id)), .integer(Int64(id))]) } }
+            let recorder = ChangeRecorder(store.rows(in: "msg").sorted(byKeyPath: "t").window(.offset(2, count: 3)))
+            try store.write { tx in try tx.execute(sql: "DELETE FROM msg WHERE id = 1") }
+            try store.write { tx in try tx.execute(sql: "INSERT INTO msg (id, t) VALUES (11, 100)") }
+            store.waitForObservers()
+            store.waitForObservers()
+            var rows: [Row] = []
+            var position: WindowPosition?
+            for event in recorder.take() {
+                event.apply(to: &rows)
+                position = event.results?.window ?? position
+            }
+            #expect(rows.compactMap { Int64(sqliteValue: $0["id"] ?? .null) } == [4, 5, 6], "round \(round)")
+            #expect(position == WindowPosition(offset: 2, totalCount: 10), "round \(round)")
+        }
+    }
+
     @Test func aWindowAroundARowKeepsItsPlaceWhenTheRowGoes() throws {
         let window = try Fixture(.around(key: 5, before: 2, after: 2))
         #expect(window.ids == [3, 4, 5, 6, 7])

@@ -152,7 +152,8 @@ extension LiveQuery {
     private func applyWindowIncrementally(_ changed: Set<Int64>, _ db: Database, _ pin: ReadPin?, old: ReadPin) throws -> Changeset {
         guard var window else { return Changeset() }
         let changes = try pointChanges(changed, db)
-        if !window.needsCount {
+        // Each count, once known, follows the changed rows (an offset window's cut position is known from the start).
+        if window.total != nil || window.cutPosition != nil {
             let outside = changed.filter { rows[$0] == nil }
             let oldKeys = outside.isEmpty ? [:] : try old.withDatabase { try keys(of: outside, $0) }
             var newKeys: [Int64: SortKey] = [:]
@@ -166,11 +167,15 @@ extension LiveQuery {
                     - (was.map { window.cut.isBefore($0, order) } == true ? 1 : 0)
             }
             // An offset window whose cut is no longer at its position: the cut moves by as many rows.
-            if let offset = window.pinnedOffset, let total = window.total, let position = window.cutPosition, position != Swift.min(offset, total) {
-                window.cut = try shifted(window.cut, by: position - Swift.min(offset, total), db)
-                window.cutPosition = Swift.min(offset, total)
-                self.window = window
-                return try applyByRequery(db, pin)
+            if let offset = window.pinnedOffset, let position = window.cutPosition {
+                let target = window.total.map { Swift.min(offset, $0) } ?? offset
+                if position != target {
+                    let (cut, passed) = try shifted(window.cut, by: position - target, db)
+                    window.cut = cut
+                    window.cutPosition = position > target ? position - passed : position + passed
+                    self.window = window
+                    return try applyByRequery(db, pin)
+                }
             }
             self.window = window
         }
@@ -204,16 +209,17 @@ extension LiveQuery {
     }
 
     /// The cut moved by `rows` rows: earlier when positive (rows entered
-    /// before it), later when negative.
-    func shifted(_ cut: WindowCut, by rows: Int, _ db: Database) throws -> WindowCut {
-        guard rows != 0 else { return cut }
+    /// before it), later when negative; and how many rows it passed (fewer
+    /// when it reached an end of the result).
+    func shifted(_ cut: WindowCut, by rows: Int, _ db: Database) throws -> (WindowCut, passed: Int) {
+        guard rows != 0 else { return (cut, 0) }
         if rows > 0 {
             let passed = try readSide(db, .before, from: cut.bound(.before), limit: rows)
-            guard passed.count == rows, let earliest = passed.last else { return .start }
-            return .key(earliest.state.key, inclusive: true)
+            guard passed.count == rows, let earliest = passed.last else { return (.start, passed.count) }
+            return (.key(earliest.state.key, inclusive: true), rows)
         }
         let passed = try readSide(db, .after, from: cut.bound(.after), limit: -rows)
-        guard passed.count == -rows, let latest = passed.last else { return .end }
-        return .key(latest.state.key, inclusive: false)
+        guard passed.count == -rows, let latest = passed.last else { return (.end, passed.count) }
+        return (.key(latest.state.key, inclusive: false), -rows)
     }
 }
