@@ -173,4 +173,86 @@ import SluiceDemo
             try check("\(writer) transaction \(index): \(statements)")
         }
     }
+
+    /// Windows grown, shrunk and moved while commits come: whatever was asked, the rows held are
+    /// always a run of the re-queried result, at the offset the snapshot reports, and the count is
+    /// the result's. Also a table whose identity is a TEXT primary key (rows replaced keep it).
+    @Test(arguments: [(Writer.own, UInt64(31)), (.sqliteShell, 32), (.trackedOtherConnection, 33)])
+    func resizedWindowsStayARunOfTheResult(writer: Writer, seed: UInt64) throws {
+        let database = TemporaryDatabase()
+        let store = try database.store(migrations: DemoSchema.migrations + [
+            Migration(version: 100, name: "tags", sql: "CREATE TABLE tag (code TEXT PRIMARY KEY, weight INTEGER)"),
+        ])
+        if writer == .trackedOtherConnection { try store.trackForeignWriters(tables: ["person", "tag"]) }
+        var workload = Workload(seed: seed)
+        var random = SplitMix(seed: seed)
+        for _ in 0..<25 { _ = try Writer.own.commitNext(&workload, store: store, other: nil, path: database.path) }
+        let plain = PlainConnection(path: database.path)
+        struct Followed {
+            let name: String
+            let recorder: ChangeRecorder<Row>
+            let orderSQL: String
+            var array: [Row] = []
+            var position: WindowPosition?
+        }
+        func follow(_ name: String, _ results: Results<Row>, _ window: ResultsWindow, _ orderSQL: String) -> Followed {
+            Followed(name: name, recorder: ChangeRecorder(results.window(window)), orderSQL: orderSQL)
+        }
+        let middle = try plain.rows("SELECT id FROM person ORDER BY city, id").dropFirst(12).first.flatMap { Int64(sqliteValue: $0[0]) } ?? 1
+        var followed = [
+            follow("last 5 by first name", store.rows(in: "person").sorted(byKeyPath: "first_name"), .last(5), "SELECT id FROM person ORDER BY first_name, id"),
+            follow("first 4 by age desc", store.rows(in: "person").sorted(by: [Ordering("age", descending: true)]), .first(4),
+                   "SELECT id FROM person ORDER BY age DESC, id"),
+            follow("around a row by city", store.rows(in: "person").sorted(byKeyPath: "city"), .around(key: middle, before: 2, after: 2),
+                   "SELECT id FROM person ORDER BY city, id"),
+            follow("4 from 3 by email", store.rows(in: "person").sorted(byKeyPath: "email"), .offset(3, count: 4), "SELECT id FROM person ORDER BY email, id"),
+            follow("tags by weight", store.rows(in: "tag").sorted(byKeyPath: "weight"), .last(3), "SELECT code FROM tag ORDER BY weight, code, rowid"),
+        ]
+        let other = writer == .trackedOtherConnection ? try Store(path: database.path) : nil
+        func tagStatement() -> String {
+            let code = "'t\(random.next(12))'"
+            switch random.next(3) {
+            case 0: return "INSERT OR REPLACE INTO tag (code, weight) VALUES (\(code), \(random.next(6)))"
+            case 1: return "UPDATE tag SET weight = \(random.next(6)) WHERE code = \(code)"
+            default: return "DELETE FROM tag WHERE code = \(code)"
+            }
+        }
+        for index in 0..<80 {
+            let statements = try writer.commitNext(&workload, store: store, other: other, path: database.path)
+            let tag = tagStatement()
+            switch writer {
+            case .sqliteShell: try SQLiteShell.run(path: database.path, tag + ";")
+            case .trackedOtherConnection: try other?.write { tx in try tx.execute(sql: tag) }
+            default: try store.write { tx in try tx.execute(sql: tag) }
+            }
+            // Now and then, a request to one window.
+            if random.next(3) == 0 {
+                let handle = followed[random.next(followed.count)].recorder.token?.window
+                let edge: WindowEdge = random.next(2) == 0 ? .start : .end
+                switch random.next(5) {
+                case 0, 1: handle?.loadMore(at: edge, count: 1 + random.next(3))
+                case 2, 3: handle?.shrink(at: edge, count: 1 + random.next(2))
+                default: handle?.move(to: random.next(2) == 0 ? .offset(random.next(20), count: 1 + random.next(5)) : .last(1 + random.next(5)))
+                }
+            }
+            store.waitForObservers()
+            store.waitForObservers()
+            for position in followed.indices {
+                for event in followed[position].recorder.take() {
+                    if case .error(let error) = event { Issue.record("\(followed[position].name): \(error)") }
+                    event.apply(to: &followed[position].array)
+                    followed[position].position = event.results?.window ?? followed[position].position
+                }
+                let window = followed[position]
+                let all = try plain.rows(window.orderSQL).map(\.[0])
+                let keyColumn = window.name.hasPrefix("tags") ? "code" : "id"
+                let held = window.array.map { $0[keyColumn] ?? .null }
+                let offset = window.position?.offset ?? -1
+                let context = "\(window.name), \(writer) transaction \(index): \(statements.map(\.sql)) + \(tag)"
+                #expect(window.position?.totalCount == all.count, "\(context): count")
+                #expect(offset >= 0 && offset + held.count <= all.count && Array(all[offset..<(offset + held.count)]) == held,
+                        "\(context): \(held) at \(offset) is not a run of \(all)")
+            }
+        }
+    }
 }
