@@ -255,4 +255,53 @@ import SluiceDemo
             }
         }
     }
+
+    /// In a UTF-16 database the cut's text is bound and compared as the stored bytes' order, which
+    /// differs from UTF-8's (surrogate pairs, an embedded NUL): windows stay exact runs of the result.
+    @Test(arguments: ["UTF-16le", "UTF-16be", "UTF-8"])
+    func windowsFollowTheStoredEncodingsOrder(encoding: String) throws {
+        let database = TemporaryDatabase()
+        try SQLiteShell.run(path: database.path, "PRAGMA encoding = '\(encoding)'; CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT, rank INTEGER);")
+        let names = TextEncodingTests.names
+        let plain = PlainConnection(path: database.path)
+        let store = try Store(path: database.path)
+        try store.write { tx in
+            for (index, name) in names.enumerated() {
+                try tx.execute(sql: "INSERT INTO item VALUES (?, ?, 0)", arguments: [.integer(Int64(index + 1)), .text(name)])
+            }
+        }
+        let items = store.rows(in: "item").sorted(byKeyPath: "name")
+        let windows: [(String, ChangeRecorder<Row>, (Int) -> Int?)] = [
+            ("around 😀", ChangeRecorder(items.window(.around(key: 5, before: 2, after: 2))), { _ in nil }),
+            ("from 3", ChangeRecorder(items.window(.offset(3, count: 4))), { _ in 3 }),
+            ("last 3", ChangeRecorder(items.window(.last(3))), { count in Swift.max(0, count - 3) }),
+        ]
+        var arrays = [[Row]](repeating: [], count: windows.count)
+        var positions = [WindowPosition?](repeating: nil, count: windows.count)
+        func check(_ context: String) throws {
+            store.waitForObservers()
+            store.waitForObservers()
+            let all = try plain.rows("SELECT id FROM item ORDER BY name, id").map(\.[0])
+            for (index, window) in windows.enumerated() {
+                for event in window.1.take() {
+                    event.apply(to: &arrays[index])
+                    positions[index] = event.results?.window ?? positions[index]
+                }
+                let held = arrays[index].map { $0["id"] ?? .null }
+                let offset = positions[index]?.offset ?? -1
+                #expect(positions[index]?.totalCount == all.count, "\(window.0) \(context): count")
+                #expect(offset >= 0 && offset + held.count <= all.count && Array(all[offset..<(offset + held.count)]) == held, "\(window.0) \(context)")
+                if let expected = window.2(all.count) { #expect(offset == expected, "\(window.0) \(context): offset") }
+            }
+        }
+        try check("first")
+        for (id, name) in [(1, "\u{FF5F}"), (6, "b"), (3, "😀!"), (2, "a\u{0}"), (11, "\u{E001}"), (12, "z\u{0}a")] {
+            try store.write { tx in try tx.execute(sql: "UPDATE item SET name = ?, rank = rank + 1 WHERE id = ?", arguments: [.text(name), .integer(Int64(id))]) }
+            try check("after renaming \(id) to \(name.debugDescription)")
+        }
+        try store.write { tx in try tx.execute(sql: "INSERT INTO item VALUES (20, ?, 0), (21, ?, 0)", arguments: [.text("😀"), .text("\u{FF5E}")]) }
+        try check("after two inserts")
+        try plain.execute("DELETE FROM item WHERE id IN (4, 9)")
+        try check("after the shell's delete")
+    }
 }
