@@ -196,6 +196,18 @@ import SluiceDemo
         #expect(window.position == WindowPosition(offset: 3, totalCount: 5))
     }
 
+    /// Another process adds a column and writes: the window plans again and keeps its rows in order.
+    @Test func aWindowFollowsASchemaChangeByTheShell() throws {
+        let window = try Fixture(.last(3))
+        let path = try window.store.read { db in db.connection.path }
+        try SQLiteShell.run(path: path, "ALTER TABLE msg ADD COLUMN extra TEXT; INSERT INTO msg (id, t, extra) VALUES (11, 110, 'x');")
+        _ = try window.take()
+        #expect(window.ids == [9, 10, 11])
+        #expect(window.position == WindowPosition(offset: 8, totalCount: 11))
+        #expect(try window.write("DELETE FROM msg WHERE id = 10") == [Changes(deletions: [1], insertions: [0])])
+        #expect(window.ids == [8, 9, 11])
+    }
+
     @Test func aWindowThatCannotBeReportsWhy() throws {
         let store = try TemporaryDatabase().store(migrations: [
             Migration(version: 1, name: "messages", sql: "CREATE TABLE msg (id INTEGER PRIMARY KEY, t INTEGER NOT NULL)"),

@@ -19,6 +19,10 @@ extension LiveQuery {
     /// when its key is nil), nearest first.
     func readSide(_ db: Database, _ side: WindowSQL.Side, from bound: (key: SortKey?, orEqual: Bool)?, limit: Int) throws -> [WindowRow] {
         guard limit > 0, let bound, let sql = window?.sql else { return [] }
+        if let key = bound.key, key.rest.count != Swift.max(0, plan.orderColumns.count - 1) {
+            // A schema change gave the order another number of terms than the cut was placed with.
+            throw StoreError(code: .schema, message: "the order of the window of \(plan.table.name) changed with its table's schema; it starts over")
+        }
         let (text, arguments) = try sql.rows(side, of: bound.key, orEqual: bound.orEqual, limit: limit)
         return try readRows(db, text, arguments)
     }
