@@ -122,6 +122,11 @@ enum LiveQueryBenchmark {
         return (latency, rawRequery(path))
     }
 
+    /// The raw connection's commit failed (the benchmark would wait for a changeset that never comes).
+    struct RawWriteFailed: Error {
+        let message: String
+    }
+
     /// Median time from another connection's commit to the changeset arriving.
     static func externalLatency(count: Int, samples: Int) throws -> Double {
         let (store, path) = try makeStore(count)
@@ -141,7 +146,9 @@ enum LiveQueryBenchmark {
         for sample in 0..<samples {
             var id = (sample * 7919) % count + 1
             while (id - 1) % 70 < 12 { id = id % count + 1 }
-            sqlite3_exec(other, "UPDATE person SET email = 'other\(sample)@example.com' WHERE id = \(id)", nil, nil, nil)
+            guard sqlite3_exec(other, "UPDATE person SET email = 'other\(sample)@example.com' WHERE id = \(id)", nil, nil, nil) == SQLITE_OK else {
+                throw RawWriteFailed(message: String(cString: sqlite3_errmsg(other)))
+            }
             let committed = DispatchTime.now().uptimeNanoseconds
             try arrivals.wait()
             // The poller may deliver before this thread reads the clock: count that as 0.
