@@ -44,7 +44,7 @@ struct SluiceBenchmarks: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The groups to run, comma-separated (see the list above).", valueName: "groups"))
     var only: String?
 
-    @Option(help: ArgumentHelp("Writes an SVG of the chart's rows (the README's: --only=records,live --chart=Benchmarks/chart.svg).", valueName: "path"))
+    @Option(help: ArgumentHelp("Writes an SVG of the chart's rows (the README's: --only=records,live,window --chart=Benchmarks/chart.svg).", valueName: "path"))
     var chart: String?
 
     // Development aids (for a profiler) and the benchmarks' own child processes.
