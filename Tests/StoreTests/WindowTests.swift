@@ -44,7 +44,7 @@ import SluiceDemo
             }
             return changes
         }
-        private var rowsHeld: [Row] = []
+        private(set) var rowsHeld: [Row] = []
 
         func write(_ sql: String) throws -> [Changes] {
             try store.write { tx in
@@ -200,9 +200,11 @@ import SluiceDemo
     @Test func aWindowFollowsASchemaChangeByTheShell() throws {
         let window = try Fixture(.last(3))
         let path = try window.store.read { db in db.connection.path }
-        try SQLiteShell.run(path: path, "ALTER TABLE msg ADD COLUMN extra TEXT; INSERT INTO msg (id, t, extra) VALUES (11, 110, 'x');")
+        // One commit: the new column and a row (the window plans again and counts again at once).
+        try SQLiteShell.run(path: path, "BEGIN; ALTER TABLE msg ADD COLUMN extra TEXT; INSERT INTO msg (id, t, extra) VALUES (11, 110, 'x'); COMMIT;")
         _ = try window.take()
         #expect(window.ids == [9, 10, 11])
+        #expect(window.rowsHeld.last?["extra"] == .text("x"), "rows read with the new column")
         #expect(window.position == WindowPosition(offset: 8, totalCount: 11))
         #expect(try window.write("DELETE FROM msg WHERE id = 10") == [Changes(deletions: [1], insertions: [0])])
         #expect(window.ids == [8, 9, 11])

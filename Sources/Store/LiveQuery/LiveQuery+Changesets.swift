@@ -41,9 +41,17 @@ extension LiveQuery {
     /// Switches to a new plan (the schema changed) and re-reads the result.
     func replan(_ plan: QueryPlan, db: Database, pin: ReadPin?) throws -> Changeset? {
         self.plan = plan
-        let changeset = try applyByRequery(db, pin, detaching: true)
+        let position = window?.position
+        let changeset: Changeset
+        if let window {
+            // A window reads with the new plan's columns and order, and counts again.
+            self.window?.sql = try WindowSQL(plan: plan, filter: window.filter, orderBy: window.orderBy, db: db)
+            changeset = try rereadWindow(db, pin, detaching: true)
+        } else {
+            changeset = try applyByRequery(db, pin, detaching: true)
+        }
         source = Self.source(plan, decode)
-        return changeset.isEmpty ? nil : changeset
+        return changeset.isEmpty && window?.position == position ? nil : changeset
     }
 
     /// Where the rowid is the identity, the incremental path's changes with

@@ -131,23 +131,32 @@ extension LiveQuery {
         if case .rows(let changed) = change, changed.count <= windowIncrementalLimit, let old = statePin, materialized == nil {
             changeset = try applyWindowIncrementally(changed, db, pin, old: old)
         } else {
-            // Which rows changed is not known (or too many did): read the window again at its cut, count again.
-            let counted = !window.needsCount
-            self.window?.total = nil
-            self.window?.cutPosition = nil
-            if let offset = window.pinnedOffset {
-                let (cut, position) = try Self.resolve(.offset(offset, count: 0), window.sql, plan: plan, db: db)
-                self.window?.cut = cut
-                self.window?.cutPosition = position
-            }
-            changeset = try applyByRequery(db, pin)
-            if counted, let state = self.window {
-                let recounted = try count(state, db)
-                self.window?.total = recounted.total
-                self.window?.cutPosition = recounted.cutPosition
-            }
+            changeset = try rereadWindow(db, pin)
         }
         if changeset.isEmpty, self.window?.position == position { return nil }
+        return changeset
+    }
+
+    /// Which rows changed is not known (or too many did, or the plan is
+    /// new): reads the window again at its cut (an offset window's cut
+    /// placed at its position again), counts again if it had counted, and
+    /// diffs.
+    func rereadWindow(_ db: Database, _ pin: ReadPin?, detaching: Bool = false) throws -> Changeset {
+        guard let window else { return Changeset() }
+        let counted = !window.needsCount
+        self.window?.total = nil
+        self.window?.cutPosition = nil
+        if let offset = window.pinnedOffset {
+            let (cut, position) = try Self.resolve(.offset(offset, count: 0), window.sql, plan: plan, db: db)
+            self.window?.cut = cut
+            self.window?.cutPosition = position
+        }
+        let changeset = try applyByRequery(db, pin, detaching: detaching)
+        if counted, let state = self.window {
+            let recounted = try count(state, db)
+            self.window?.total = recounted.total
+            self.window?.cutPosition = recounted.cutPosition
+        }
         return changeset
     }
 
