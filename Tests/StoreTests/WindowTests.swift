@@ -210,6 +210,46 @@ import SluiceDemo
         #expect(window.ids == [8, 9, 11])
     }
 
+    /// A window filtered through a relationship: a recipient who moves brings their packages in or takes them out.
+    @Test func aWindowFilteredThroughARelationshipFollowsTheRelatedRows() throws {
+        let store = try TemporaryDatabase().store(migrations: DemoSchema.migrations)
+        let start = Date(timeIntervalSince1970: 1_700_000_000)
+        try store.write { tx in
+            for (id, city) in [(1, "Oslo"), (2, "Rome"), (3, "Oslo")] as [(Int64, String)] {
+                try tx.insert(Person(id: id, firstName: "p\(id)", lastName: "X", city: city))
+            }
+            for id in 1...9 { try tx.insert(Package(id: Int64(id), recipientID: Int64(1 + (id - 1) % 3), createdAt: start.addingTimeInterval(Double(id)))) }
+        }
+        let recorder = ChangeRecorder(try store.objects(Package.self).filter("recipient.city == 'Oslo'").sorted(byKeyPath: "created_at").window(.last(3)))
+        var packages: [Package] = []
+        var position: WindowPosition?
+        func catchUp() -> [Changes] {
+            store.waitForObservers()
+            store.waitForObservers()
+            var changes: [Changes] = []
+            for event in recorder.take() {
+                event.apply(to: &packages)
+                position = event.results?.window ?? position
+                if let change = Changes(event) { changes.append(change) }
+            }
+            return changes
+        }
+        _ = catchUp()
+        // Oslo's packages: 1, 3, 4, 6, 7, 9 (recipients 1 and 3).
+        #expect(packages.compactMap(\.id) == [6, 7, 9])
+        #expect(position == WindowPosition(offset: 3, totalCount: 6))
+        // Person 2 moves to Oslo: their packages 2, 5 and 8 join; 8 enters the window, 6 leaves.
+        try store.write { tx in try tx.execute(sql: "UPDATE person SET city = 'Oslo' WHERE id = 2") }
+        #expect(catchUp() == [Changes(deletions: [0], insertions: [1])])
+        #expect(packages.compactMap(\.id) == [7, 8, 9])
+        #expect(position == WindowPosition(offset: 6, totalCount: 9))
+        // Person 3 leaves: their packages 3, 6 and 9 go; 9 leaves the window and 5 comes in at its start.
+        try store.write { tx in try tx.execute(sql: "UPDATE person SET city = 'Rome' WHERE id = 3") }
+        #expect(catchUp() == [Changes(deletions: [2], insertions: [0])])
+        #expect(packages.compactMap(\.id) == [5, 7, 8])
+        #expect(position == WindowPosition(offset: 3, totalCount: 6))
+    }
+
     @Test func aWindowThatCannotBeReportsWhy() throws {
         let store = try TemporaryDatabase().store(migrations: [
             Migration(version: 1, name: "messages", sql: "CREATE TABLE msg (id INTEGER PRIMARY KEY, t INTEGER NOT NULL)"),
