@@ -119,15 +119,36 @@ public struct HTTPSyncTransport: SyncTransport {
         return try decode(Head.self, data).head
     }
 
+    /// Sends a request; an answer that says "try again" (429 and 503 with `Retry-After`, a
+    /// proxy's 502 and 504) is sent again after the pause it asks for (1 s when it names
+    /// none, at most ``longestRetryPause``), up to ``retries`` times, and then returned as it
+    /// is. Every request is safe to repeat: the service skips a push's transactions it took
+    /// already (it may answer 503 when its database deadline passes while the push goes on).
     func send(_ request: URLRequest) async throws -> (Int, Data) {
         var request = request
         request.setValue("Bearer \(bearer.current)", forHTTPHeaderField: "Authorization")
         if let space { request.setValue(space, forHTTPHeaderField: "Sluice-Space") }
         if let schemaVersion { request.setValue(String(schemaVersion), forHTTPHeaderField: "Sluice-Schema-Version") }
+        var attempt = 0
+        while true {
+            let (status, data, retryAfter) = try await sendOnce(request)
+            guard [429, 502, 503, 504].contains(status), attempt < Self.retries else { return (status, data) }
+            attempt += 1
+            try await Task.sleep(for: min(retryAfter ?? .seconds(1), Self.longestRetryPause))
+        }
+    }
+
+    /// How many times an answer that says "try again" is followed before it is returned.
+    static var retries: Int { 4 }
+    /// The longest pause before sending a request again, whatever `Retry-After` says.
+    static var longestRetryPause: Duration { .seconds(10) }
+
+    private func sendOnce(_ request: URLRequest) async throws -> (Int, Data, retryAfter: Duration?) {
         do {
             let (data, response) = try await data(for: request)
             guard let http = response as? HTTPURLResponse else { throw SyncClientError.protocolViolation("not an HTTP response") }
-            return (http.statusCode, data)
+            let retryAfter = http.value(forHTTPHeaderField: "Retry-After").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            return (http.statusCode, data, retryAfter.map { .seconds(max(0, $0)) })
         } catch let error as SyncClientError {
             throw error
         } catch {

@@ -17,6 +17,7 @@ final class DroppingProxy: @unchecked Sendable {
     private var droppedCount = 0
     private var garblesLeft = 0
     private var pushSkips: Int?
+    private var unavailablePushes = 0
     /// Bytes still let through each way before the connection is cut (nil: no cut set).
     private var upstreamLeft: Int?
     private var downstreamLeft: Int?
@@ -64,6 +65,17 @@ final class DroppingProxy: @unchecked Sendable {
     /// Cuts the answer to one push, after letting `skipping` push answers through (other
     /// answers pass): the service took that push, the device never hears it did.
     func dropPushResponse(skipping: Int) { lock.withLock { pushSkips = skipping } }
+
+    /// Answers the next `count` pushes, after the service took them, with the 503 the service
+    /// gives when its database deadline passes while the work goes on (`unavailable`, Retry-After 1).
+    func answerUnavailableToNextPushes(_ count: Int) { lock.withLock { unavailablePushes = count } }
+
+    /// The service's answer when its database deadline passed.
+    static let unavailable: [UInt8] = {
+        let body = #"{"error":"unavailable","message":"the database did not answer within the request's deadline; try again"}"#
+        return Array(("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\nContent-Length: \(body.utf8.count)\r\n"
+            + "Connection: close\r\n\r\n" + body).utf8)
+    }()
 
     /// Cuts the connection carrying the device's requests once `bytes` more bytes have gone
     /// to the service (mid-upload), once.
@@ -119,10 +131,14 @@ final class DroppingProxy: @unchecked Sendable {
         }
     }
 
-    private enum Action { case forward, cut, garble }
+    private enum Action { case forward, cut, garble, unavailable }
 
     private func action(_ chunk: ArraySlice<UInt8>) -> Action {
         lock.withLock {
+            if unavailablePushes > 0, String(decoding: chunk, as: UTF8.self).contains("\"appended\"") {
+                unavailablePushes -= 1
+                return .unavailable
+            }
             if let skips = pushSkips, String(decoding: chunk, as: UTF8.self).contains("\"appended\"") {
                 pushSkips = skips > 0 ? skips - 1 : nil
                 if skips == 0 {
@@ -149,14 +165,14 @@ final class DroppingProxy: @unchecked Sendable {
             let action = upstream ? .forward : proxy?.action(buffer[0..<count]) ?? .forward
             if action == .cut { break }
             let allowed = proxy?.allowance(count, upstream: upstream) ?? count
-            let chunk = action == .garble ? garbled : Array(buffer[0..<allowed])
+            let chunk = action == .garble ? garbled : action == .unavailable ? unavailable : Array(buffer[0..<allowed])
             var sent = 0
             while sent < chunk.count {
                 let written = chunk.withUnsafeBytes { write(target, $0.baseAddress! + sent, chunk.count - sent) }
                 guard written > 0 else { break outer }
                 sent += written
             }
-            if action == .garble || allowed < count { break }
+            if action == .garble || action == .unavailable || allowed < count { break }
         }
         shutdown(source, Int32(SHUT_RDWR))
         shutdown(target, Int32(SHUT_RDWR))

@@ -133,6 +133,26 @@ struct SyncFaultTests {
         #expect(history.count == history.distinct)
     }
 
+    /// Under load the service answers a large push 503 when its database deadline passes, and
+    /// the push goes on and commits: a one-shot sync waits as the answer says and sends it again
+    /// (the service skips what it took), instead of failing while the rows are already there
+    /// (a first `sluice sync` of 151,010 rows exited 1 after 76 s while another device pulled them all).
+    @Test func aPushAnsweredUnavailableAfterTheServiceTookItIsSentAgain() async throws {
+        let space = try SyncSpace()
+        let proxy = try DroppingProxy(upstream: space.service.url)
+        let a = try Device(server: proxy.url, token: space.token)
+        let b = try space.device()
+        try Self.write(20, into: a.store, tag: "A")
+        proxy.answerUnavailableToNextPushes(2)
+        let report = try await a.client.sync()
+        #expect(report.pushed > 0)
+        #expect(try await a.client.pendingChangeCount() == 0)
+        try await b.client.sync()
+        #expect(try b.rows("SELECT count(*) FROM person") == ["20"])
+        let history = try Self.history(space.postgres)
+        #expect(history.count == history.distinct, "each transaction stored once")
+    }
+
     @Test func serviceKilledAndRestartedMidRequest() async throws {
         let space = try SyncSpace()
         let port = space.service.url.port ?? 0
