@@ -174,6 +174,9 @@ enum WindowBenchmark {
 
         // Windows deep in the list (a scroll bar dragged down): the rows at a position, then edits inside, 50 a commit.
         var deep: [String] = []
+        // Another list open meanwhile, as for the first rows above (a store's first list pays for starting its observation).
+        let keepAlive = store.objects(AppState.self).observe(on: queue) { _ in }
+        defer { keepAlive.invalidate() }
         for offset in [10_000, 100_000, count / 2] {
             let done = DispatchSemaphore(value: 0)
             end += 1
@@ -203,7 +206,7 @@ enum WindowBenchmark {
             store.waitForObservers()
             while arrivals.semaphore.wait(timeout: .now()) == .success {}
             let rawOffset = rawRequery(path, samples: 5, sql: "SELECT * FROM message WHERE conversation_id = 1 ORDER BY sent_at, id LIMIT 50 OFFSET \(offset)")
-            deep.append("| window of 50 at row \(offset) of \(label): first rows from observe (an OFFSET walk of the index), beside the C API's LIMIT 50 OFFSET query; "
+            deep.append("| window of 50 at row \(offset) of \(label): first rows from observe (the row at the offset found by an index walk of rowids, then a keyset read), beside the C API's LIMIT 50 OFFSET query; "
                 + "edits inside, 50 a commit | \(Harness.format(rawOffset)) | \(Harness.format(firstRows)); \(String(format: "%.0f", rate)) updates/s | | ≥ 15,000/s | "
                 + "\(rate >= 15_000 ? "ok" : "MISSED") |")
         }

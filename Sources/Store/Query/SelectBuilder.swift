@@ -11,6 +11,8 @@ struct SelectBuilder {
         case rowIDAndAll
         /// `count(*)`.
         case count
+        /// The rowid alone (what an index that holds the filter's and the order's columns answers by itself).
+        case rowID
     }
 
     /// The name under which a rowid is selected next to the table's columns.
@@ -62,6 +64,7 @@ struct SelectBuilder {
             // A live query keeps each row's score in its sort key.
             if let relevance = terms?.first(where: { $0.join != nil }) { sql += ", \(relevance.sql) AS \(Self.scoreColumn)" }
         case .count: sql += "count(*)"
+        case .rowID: sql += qualifiedRowID
         }
         sql += " FROM \(quoteIdentifier(table.name))"
         var arguments: [SQLiteValue] = []
