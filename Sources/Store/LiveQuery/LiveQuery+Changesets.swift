@@ -224,12 +224,8 @@ extension LiveQuery {
         }, to: pin)
         fresh = [:]
         for change in changes {
-            if materialized != nil {
-                if let old = change.old { materialized?[old.rowID] = nil }
-                if let new = change.new { materialized?[new.rowID] = new.element }
-            } else if let new = change.new, fresh.count < Self.freshLimit {
-                fresh[new.rowID] = new.element
-            }
+            if let old = change.old { materialized?[old.rowID] = nil }
+            if let new = change.new { hold(new.element, at: new.rowID) }
         }
     }
 

@@ -51,7 +51,7 @@ extension LiveQuery {
         for row in before.reversed() + after {
             builder.append((), key: row.state.key)
             states[row.rowID] = row.state
-            if materialized != nil { materialized?[row.rowID] = row.element } else if fresh.count < Self.freshLimit { fresh[row.rowID] = row.element }
+            hold(row.element, at: row.rowID)
         }
         self.window?.heldBefore = before.count
         return (builder.finish(), states)
@@ -82,22 +82,19 @@ extension LiveQuery {
     }
 
     /// Counts the result and the rows before the cut (once: later commits
-    /// keep them), at the query's current state. Returns whether the
-    /// window's position changed.
-    ///
-    /// - Parameter read: reads at the query's state when it holds no read
-    ///   transaction (a rollback-journal file: at the newest state, which the
-    ///   next event brings it to).
-    func countWindow(reading read: ((Database) throws -> (total: Int, cutPosition: Int)) throws -> (total: Int, cutPosition: Int)) throws -> Bool {
+    /// keep them) at `db`, the query's current state (on a rollback-journal
+    /// file, the newest, which the next event brings it to). Returns whether
+    /// the window's position changed.
+    func countWindow(_ db: Database) throws -> Bool {
         guard let window, window.needsCount else { return false }
-        let counted = try statePin.map { pin in try pin.read { db in try count(window, db) } } ?? read { db in try count(window, db) }
+        let counted = try count(window, db)
         self.window?.total = counted.total
         self.window?.cutPosition = counted.cutPosition
         return self.window?.position != window.position
     }
 
     func count(_ window: WindowState, _ db: Database) throws -> (total: Int, cutPosition: Int) {
-        let total = try countRows(try window.sql.count(before: nil), db)
+        let total = try db.fetchCount(window.sql.counted(before: nil))
         return (total, try cutPosition(window, total: total, db))
     }
 
@@ -107,15 +104,8 @@ extension LiveQuery {
         case .start: return 0
         case .end: return total
         case .key(let key, let inclusive):
-            return try window.cutPosition ?? countRows(try window.sql.count(before: key, orEqual: !inclusive), db)
+            return try window.cutPosition ?? db.fetchCount(window.sql.counted(before: key, orEqual: !inclusive))
         }
-    }
-
-    private func countRows(_ query: (sql: String, arguments: [SQLiteValue]), _ db: Database) throws -> Int {
-        let statement = try db.cachedStatement(sql: query.sql)
-        defer { statement.reset() }
-        try statement.bind(query.arguments)
-        return try statement.step() ? Int(statement.int64(at: 0)) : 0
     }
 
     /// Past this many changed rows, a window reads itself again (and counts again).

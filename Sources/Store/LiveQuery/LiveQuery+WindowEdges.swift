@@ -48,7 +48,7 @@ extension LiveQuery {
             tree.insert((), key: row.state.key)
             rows[row.rowID] = row.state
             if let index = returning[row.rowID] { final[index].new = row } else { final.append(Change(old: nil, new: row)) }
-            if materialized != nil { materialized?[row.rowID] = row.element } else if fresh.count < Self.freshLimit { fresh[row.rowID] = row.element }
+            hold(row.element, at: row.rowID)
         }
         var heldBefore = tree.rank { window.cut.isBefore($0, order) }
         while tree.count - heldBefore > window.after { drop(tree.entry(at: tree.count - 1).key) }

@@ -148,6 +148,17 @@ final class LiveQuery<Element> {
     /// Elements of a first state kept in its snapshot's cache: a first screen.
     static var freshLimit: Int { SnapshotRows<Element>.cacheLimit / 4 }
 
+    /// Keeps an element just decoded for the current state: among every
+    /// element without a read transaction, in the snapshot's first cache
+    /// entries (up to `freshLimit`) with one.
+    func hold(_ element: Element, at rowID: Int64) {
+        if materialized != nil {
+            materialized?[rowID] = element
+        } else if fresh.count < Self.freshLimit {
+            fresh[rowID] = element
+        }
+    }
+
     /// Reads the whole result into a tree. Every row is decoded once (so
     /// that a row that cannot be decoded fails the query now, not when the
     /// app reads it), except rows whose content is as in `old`.
@@ -176,11 +187,7 @@ final class LiveQuery<Element> {
                 let element = try decode(decoder)
                 visit?(element)
                 state.key = sectioned(state.key, element, plan)
-                if materialized != nil {
-                    materialized?[state.key.rowID] = element
-                } else if fresh.count < Self.freshLimit {
-                    fresh[state.key.rowID] = element
-                }
+                hold(element, at: state.key.rowID)
             }
             if sectionValue == nil { builder.append((), key: state.key) } else { keys.append(state.key) }
             states[state.key.rowID] = state

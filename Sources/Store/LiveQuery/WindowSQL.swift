@@ -53,7 +53,7 @@ struct WindowSQL {
         var row = select
         row.filter = nil
         row.orderBy = nil
-        row.extraConditions = [("\(plan.table.rowIDExpression) = (\(inner))", innerArguments)]
+        row.extraConditions = [("\(select.qualifiedRowID) = (\(inner))", innerArguments)]
         return try row.build()
     }
 
@@ -73,13 +73,12 @@ struct WindowSQL {
         return (built.sql, [key] + built.arguments)
     }
 
-    /// `count(*)` of the result, or of its rows before `key` (`orEqual`: and the row with it).
-    func count(before key: SortKey?, orEqual: Bool = false) throws -> (sql: String, arguments: [SQLiteValue]) {
+    /// The result, or its rows before `key` (`orEqual`: and the row with it), to count
+    /// (`Database.fetchCount`).
+    func counted(before key: SortKey?, orEqual: Bool = false) -> SelectBuilder {
         var select = self.select
-        select.columns = .count
-        select.orderBy = nil
         if let key { select.extraConditions = [bound(.before, of: key, orEqual: orEqual)] }
-        return try select.build()
+        return select
     }
 
     // MARK: - The keyset bound
@@ -91,7 +90,7 @@ struct WindowSQL {
     /// is repeated on its own, so that SQLite walks an index from there.
     func bound(_ side: Side, of key: SortKey, orEqual: Bool) -> (sql: String, arguments: [SQLiteValue]) {
         let wantsAfter = side == .after
-        var sql = "\(plan.table.rowIDExpression) \(wantsAfter ? ">" : "<")\(orEqual ? "=" : "") ?"
+        var sql = "\(select.qualifiedRowID) \(wantsAfter ? ">" : "<")\(orEqual ? "=" : "") ?"
         var arguments: [SQLiteValue] = [.integer(key.rowID)]
         let terms = plan.sortOrder?.terms ?? []
         for index in plan.orderColumns.indices.reversed() {
@@ -128,15 +127,10 @@ struct WindowSQL {
 
     /// A result column (0: the rowid) as an SQL expression.
     private func expression(_ column: Int32) -> String {
-        column == 0 ? plan.table.rowIDExpression : quoteIdentifier(plan.table.columns[Int(column) - 1].name)
+        column == 0 ? select.qualifiedRowID : quoteIdentifier(plan.table.columns[Int(column) - 1].name)
     }
 
     private func isNotNull(_ column: Int32) -> Bool {
         column == 0 || plan.table.columns[Int(column) - 1].isNotNull
     }
-}
-
-extension TableInfo {
-    /// The rowid, qualified by the table's name.
-    var rowIDExpression: String { quoteIdentifier(name) + ".rowid" }
 }

@@ -118,19 +118,6 @@ final class ResultsObservation<Presenter: ResultsPresenter>: StoreObservation, F
         live?.repin(at: commit, to: new)
     }
 
-    /// Counts a window's result, and delivers its position (on the queue).
-    func countWindow() {
-        guard let live, token?.isInvalidated != true else { return }
-        do {
-            let host = results.host
-            guard try live.countWindow(reading: { count in try host.read(count) }) else { return }
-            if let presented = presenter.update(live, before: live.tree, elements: nil, Changeset()) { send(presented) }
-        } catch {
-            self.live = nil
-            fail(error)
-        }
-    }
-
     func fail(_ error: Error) {
         if let change = failure(error) { send(change) }
     }
@@ -150,17 +137,29 @@ final class ResultsObservation<Presenter: ResultsPresenter>: StoreObservation, F
         fail(error as Error)
     }
 
+    /// Counts a window's result, and delivers its position (on the queue).
+    func countWindow() {
+        changeWindow { live, db, _ in try live.countWindow(db) ? Changeset() : nil }
+    }
+
     /// Grows, shrinks or moves the window (on the queue), at the state last delivered.
     func resize(_ request: WindowRequest) {
+        changeWindow { live, db, pin in try live.resizeWindow(request, db: db, pin: pin) }
+    }
+
+    /// Runs `body` on the window's live query (on the queue) at the state last delivered,
+    /// through its read transaction (a rollback-journal file keeps no older state: at the
+    /// newest), and delivers the changeset it returns; an error ends the live query, as a
+    /// commit's would.
+    private func changeWindow(_ body: (LiveQuery<Element>, Database, ReadPin?) throws -> Changeset?) {
         guard let live, token?.isInvalidated != true else { return }
         do {
             let before = live.tree
             let changeset: Changeset?
             if let pin = live.statePin {
-                changeset = try pin.read { db in try live.resizeWindow(request, db: db, pin: pin) }
+                changeset = try pin.read { db in try body(live, db, pin) }
             } else {
-                // A rollback-journal file keeps no older state: the window moves to the newest.
-                changeset = try results.host.read { db in try live.resizeWindow(request, db: db, pin: nil) }
+                changeset = try results.host.read { db in try body(live, db, nil) }
             }
             guard let changeset, let presented = presenter.update(live, before: before, elements: nil, changeset) else { return }
             send(presented)
