@@ -53,7 +53,7 @@ public struct HTTPSyncTransport: SyncTransport {
     public func push(_ push: PushRequest) async throws -> SyncPushOutcome {
         var request = URLRequest(url: server.appendingPathComponent("v1/push"))
         request.httpMethod = "POST"
-        request.httpBody = try JSONEncoder().encode(push)
+        request.httpBody = try SyncJSON.encode(push)
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         // The service may take a while to write a large push before it answers.
         request.timeoutInterval = 300

@@ -58,7 +58,7 @@ struct PostgresCurrentRows: CurrentRows {
     }
 
     func fold(_ changes: [RowFold.Change], seq: Int64, clock: Int64) async throws {
-        try await SyncStorage.fold(net: changes, seq: seq, clock: clock, space: space, connection: connection, logger: logger, encoder: JSONEncoder())
+        try await SyncStorage.fold(net: changes, seq: seq, clock: clock, space: space, connection: connection, logger: logger)
     }
 
     private func ids(_ rows: PostgresRowSequence) async throws -> [String] {

@@ -36,22 +36,22 @@ extension SyncStorage {
     /// transaction's clock per column), which a device syncing a subset settles its
     /// unpushed values against (``RowsResponse``).
     static func fold(_ changes: [SyncChange], seq: Int64, clock: Int64, space: Int64, connection: PostgresConnection,
-                     logger: Logger, encoder: JSONEncoder, recording: Recorded? = nil, movingHead: Bool = false) async throws {
+                     logger: Logger, recording: Recorded? = nil, movingHead: Bool = false) async throws {
         let net = RowFold.writesARowTwice(changes) || recording == nil ? RowFold.net(changes) : nil
-        try await fold(changes, net: net, seq: seq, clock: clock, space: space, connection: connection, logger: logger, encoder: encoder,
+        try await fold(changes, net: net, seq: seq, clock: clock, space: space, connection: connection, logger: logger,
                        recording: recording, movingHead: movingHead)
     }
 
     /// Folds `net` (one change per row, ``RowFold/net(_:)``), sent as JSON, at `seq`.
     static func fold(net: [RowFold.Change], seq: Int64, clock: Int64, space: Int64, connection: PostgresConnection,
-                     logger: Logger, encoder: JSONEncoder) async throws {
-        try await fold([], net: net, seq: seq, clock: clock, space: space, connection: connection, logger: logger, encoder: encoder)
+                     logger: Logger) async throws {
+        try await fold([], net: net, seq: seq, clock: clock, space: space, connection: connection, logger: logger)
     }
 
     /// `net` nil: every change names a row of its own and `recording` is there, so the
     /// changes are read from the appended row.
     private static func fold(_ changes: [SyncChange], net: [RowFold.Change]?, seq: Int64, clock: Int64, space: Int64, connection: PostgresConnection,
-                             logger: Logger, encoder: JSONEncoder, recording: Recorded? = nil, movingHead: Bool = false) async throws {
+                             logger: Logger, recording: Recorded? = nil, movingHead: Bool = false) async throws {
         // Each written column's clock (only a number is spliced in).
         let clocks = "(SELECT coalesce(jsonb_object_agg(k, \(clock)::bigint), '{}'::jsonb) FROM jsonb_object_keys(c.v) AS k)"
         // insert: the values replace the row (a delete before it in history is undone);
@@ -74,8 +74,7 @@ extension SyncStorage {
         // The transaction's row, appended by the same statement (nothing without `recording`).
         let record = recording ?? Recorded(device: "", local: 0, clock: 0, sent: nil, changes: "[]")
         if let net {
-            let rows = net.map { entry in FoldedRow(t: entry.table, id: entry.id, op: entry.op.rawValue, v: entry.values) }
-            let json = String(decoding: try encoder.encode(rows), as: UTF8.self)
+            let json = String(decoding: try folded(net), as: UTF8.self)
             try await connection.query("""
                 WITH x AS (
                     INSERT INTO sluice_txn (space_id, seq, device, local, clock, sent, changes)
@@ -106,10 +105,20 @@ extension SyncStorage {
         }
     }
 
-    private struct FoldedRow: Encodable {
-        var t: String
-        var id: String
-        var op: String
-        var v: [String: SyncValue]
+    /// `net` as the JSON array the fold reads (`[{"t":…,"id":…,"op":…,"v":{…}}]`).
+    private static func folded(_ net: [RowFold.Change]) throws -> Data {
+        var writer = SyncJSON.Writer(capacity: 16 + net.count * 256)
+        writer.raw("[")
+        for (index, entry) in net.enumerated() {
+            if index > 0 { writer.comma() }
+            writer.member("{\"t\":", entry.table)
+            writer.member(",\"id\":", entry.id)
+            writer.member(",\"op\":", entry.op.rawValue)
+            writer.raw(",\"v\":")
+            try writer.values(entry.values, at: "table \(entry.table), row \(entry.id)")
+            writer.raw("}")
+        }
+        writer.raw("]")
+        return writer.data
     }
 }

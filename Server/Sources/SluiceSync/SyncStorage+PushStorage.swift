@@ -88,7 +88,6 @@ struct PostgresPushStorage: PushStorage {
     }
 
     func append(_ fresh: [SyncTransaction], device: String, after head: Int64) async throws -> Result<PushResponse, SyncErrorBody> {
-        let encoder = JSONEncoder()
         let rows = PostgresCurrentRows(connection: connection, space: space, logger: logger)
         if let checker = policy.checker {
             // Rows every device would refuse (a CHECK constraint) are refused here.
@@ -106,8 +105,8 @@ struct PostgresPushStorage: PushStorage {
             let clock = transaction.clock
             let sent = transaction.sent?.rawValue
             let kept = try await PushRows.keepingUnknownColumns(transaction.changes, keep: policy.keptColumns, rows: rows)
-            let changes = String(decoding: try encoder.encode(kept), as: UTF8.self)
-            try await SyncStorage.fold(kept, seq: seq, clock: clock.rawValue, space: space, connection: connection, logger: logger, encoder: encoder,
+            let changes = String(decoding: try SyncJSON.encode(kept), as: UTF8.self)
+            try await SyncStorage.fold(kept, seq: seq, clock: clock.rawValue, space: space, connection: connection, logger: logger,
                                 recording: SyncStorage.Recorded(device: device, local: transaction.local, clock: clock.rawValue, sent: sent, changes: changes),
                                 movingHead: starts.isEmpty && index == fresh.count - 1)
         }
@@ -119,7 +118,7 @@ struct PostgresPushStorage: PushStorage {
                                                                          clock: HybridClock(date: now).rawValue, rows: rows)
         if !effects.isEmpty {
             seq += 1
-            let changes = String(decoding: try encoder.encode(effects), as: UTF8.self)
+            let changes = String(decoding: try SyncJSON.encode(effects), as: UTF8.self)
             try await connection.query("""
                 INSERT INTO sluice_txn (space_id, seq, device, local, clock, changes)
                 VALUES (\(space), \(seq), \(DeleteActions.serviceDevice), \(seq), \(HybridClock(date: now).rawValue), \(changes))
