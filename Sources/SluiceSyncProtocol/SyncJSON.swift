@@ -35,6 +35,23 @@ public enum SyncJSON {
         return writer.data
     }
 
+    /// A page of a subset's rows (or a snapshot's) as JSON.
+    ///
+    /// - Throws: as ``encode(_:)``.
+    public static func encode(_ page: RowsResponse) throws -> Data {
+        var writer = Writer(capacity: 64 + page.changes.count * 256)
+        writer.member("{\"head\":", page.head)
+        writer.raw(",\"changes\":")
+        try writer.changes(page.changes)
+        if let next = page.next {
+            writer.member(",\"next\":{\"subscription\":", Int64(next.subscription))
+            writer.member(",\"id\":", next.id)
+            writer.raw("}")
+        }
+        writer.raw("}")
+        return writer.data
+    }
+
     /// Values by column as a JSON object (a row's values).
     ///
     /// - Parameters:

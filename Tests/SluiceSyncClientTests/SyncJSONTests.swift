@@ -71,7 +71,7 @@ import Testing
         let values: [String: SyncValue]? = op == .delete ? nil : Dictionary((0..<Int.random(in: 0...6, using: &random)).map { _ in
             (randomText(&random), randomValue(&random))
         }, uniquingKeysWith: { first, _ in first })
-        let clocks: [String: Int64]? = Bool.random(using: &random) ? nil : ["a": Int64.random(in: 0...Int64.max, using: &random), randomText(&random): 1]
+        let clocks: [String: Int64]? = Bool.random(using: &random) ? nil : Dictionary([("a", Int64.random(in: 0...Int64.max, using: &random)), (randomText(&random), Int64(1))], uniquingKeysWith: { first, _ in first })
         return SyncChange(table: randomText(&random), id: UUID().uuidString, op: op, values: values, clocks: clocks)
     }
 
@@ -101,5 +101,109 @@ import Testing
         let pieces: [String] = ["a", "Z", "\"", "\\", "/", "\u{7F}", "Ø", "€", "😀", "\u{2028}", "\u{FEFF}", " ", "{", "}"]
             + (0..<0x20).map { String(UnicodeScalar(UInt8($0))) }
         return String((0..<Int.random(in: 0...12, using: &random)).map { _ in pieces.randomElement(using: &random) ?? "a" }.joined())
+    }
+}
+
+/// `SyncJSON`'s reader reads what `JSONDecoder` reads, and refuses what it refuses.
+@Suite(.timeLimit(.minutes(10))) struct SyncJSONReaderTests {
+    @Test func everyMessageIsReadAsJSONDecoderReadsIt() throws {
+        var random = SeededRandom(state: 4_848)
+        let pretty = JSONEncoder()
+        pretty.outputFormatting = [.prettyPrinted, .sortedKeys]
+        for round in 0..<300 {
+            let push = SyncJSONTests.randomPush(&random)
+            for written in [try SyncJSON.encode(push), try JSONEncoder().encode(push), try pretty.encode(push)] {
+                let read = try written.withUnsafeBytes { try SyncJSON.decode(PushRequest.self, from: $0) }
+                #expect(read == push, "round \(round): \(String(decoding: written, as: UTF8.self))")
+            }
+            let page = PullResponse(transactions: push.transactions, head: push.base)
+            #expect(try SyncJSON.decode(PullResponse.self, from: pretty.encode(page)) == page, "round \(round)")
+            let changes = push.transactions.flatMap(\.changes)
+            #expect(try SyncJSON.decode([SyncChange].self, from: SyncJSON.encode(changes)) == changes, "round \(round)")
+            let rows = RowsResponse(head: push.base, changes: changes,
+                                    next: Bool.random(using: &random) ? RowsPosition(subscription: Int.random(in: 0...9, using: &random), id: SyncJSONTests.randomText(&random)) : nil)
+            for written in [try SyncJSON.encode(rows), try pretty.encode(rows)] {
+                #expect(try SyncJSON.decode(RowsResponse.self, from: written) == rows, "round \(round)")
+                #expect(try JSONDecoder().decode(RowsResponse.self, from: written) == rows, "round \(round)")
+            }
+            for change in changes {
+                // As PostgreSQL prints a jsonb column: a space after each colon and comma.
+                let values = try pretty.encode(change.values ?? [:]), clocks = try pretty.encode(change.clocks ?? [:])
+                #expect(try SyncJSON.decode([String: SyncValue].self, from: values) == change.values ?? [:], "round \(round)")
+                #expect(try SyncJSON.decode([String: Int64].self, from: clocks) == change.clocks ?? [:], "round \(round)")
+            }
+        }
+    }
+
+    /// Bytes changed, added, dropped or cut at random in a written push: what the reader
+    /// takes, `JSONDecoder` takes as the same push; what `JSONDecoder` takes, the reader
+    /// takes too, but where it is stricter on purpose: `JSONDecoder` does not look inside a
+    /// member no type names (a bad escape or control character there passes), and it reads
+    /// an integer with a fraction through a double (3901975398932346.01 as 3901975398932346),
+    /// it lets a comma before a closing bracket pass, and it takes the first of a key twice.
+    @Test func damagedPushesAreReadOrRefusedAsJSONDecoderDoes() throws {
+        var random = SeededRandom(state: 5)
+        let alphabet = Array(#"{}[]:,"\ 0123456789.eE+-tfnulrsabi/"#.utf8) + [0x00, 0x1F, 0x7F, 0xC3, 0xA9, 0xFF, 0xED, 0xA0, 0x80]
+        var readBoth = 0, refusedBoth = 0
+        for round in 0..<5_000 {
+            var bytes = Array(try SyncJSON.encode(SyncJSONTests.randomPush(&random)))
+            for _ in 0..<Int.random(in: 1...3, using: &random) where !bytes.isEmpty {
+                let at = Int.random(in: 0..<bytes.count, using: &random)
+                switch Int.random(in: 0..<4, using: &random) {
+                case 0: bytes[at] = alphabet.randomElement(using: &random) ?? 0
+                case 1: bytes.insert(alphabet.randomElement(using: &random) ?? 0, at: at)
+                case 2: bytes.remove(at: at)
+                default: bytes.removeLast(bytes.count - at)
+                }
+            }
+            let ours = Result { try bytes.withUnsafeBytes { try SyncJSON.decode(PushRequest.self, from: $0) } }
+            let foundation = Result { try JSONDecoder().decode(PushRequest.self, from: Data(bytes)) }
+            switch (ours, foundation) {
+            case (.success(let read), .success(let decoded)):
+                #expect(read == decoded, "round \(round): \(String(decoding: bytes, as: UTF8.self))")
+                readBoth += 1
+            case (.failure, .failure):
+                refusedBoth += 1
+            case (.success, .failure(let error)):
+                Issue.record("round \(round): the reader took what JSONDecoder refused (\(error)): \(String(decoding: bytes, as: UTF8.self))")
+            case (.failure(let error), .success):
+                let stricter = ["an unknown escape", "must be escaped", "is not an integer of 64 bits", "surrogate", "not valid UTF-8", "\\u takes", "appears twice"]
+                if stricter.contains(where: { "\(error)".contains($0) }) { continue }
+                // A comma before a closing bracket, which `JSONDecoder` lets pass.
+                let text = String(decoding: bytes.filter { ![0x20, 0x0A, 0x0D, 0x09].contains($0) }, as: UTF8.self)
+                if text.contains(",}") || text.contains(",]") { continue }
+                Issue.record("round \(round): the reader refused what JSONDecoder took (\(error)): \(String(decoding: bytes, as: UTF8.self))")
+            }
+        }
+        #expect(readBoth > 100 && refusedBoth > 1_000, "\(readBoth) read, \(refusedBoth) refused")
+    }
+
+    @Test func integersAreReadExactlyWhateverTheirSpelling() throws {
+        let spellings: [(String, Int64?)] = [
+            ("1.0e2", 100), ("-27e1", -270), ("9223372036854775807.0", .max), ("-9223372036854775808", .min),
+            ("2711735714216925090.0", 2_711_735_714_216_925_090), ("271173571421692509E1", 2_711_735_714_216_925_090),
+            ("100e-2", 1), ("0.0", 0), ("1.5", nil), ("9223372036854775808", nil), ("1e19", nil), ("1e-5", nil),
+        ]
+        for (spelling, expected) in spellings {
+            let body = Data(#"[{"table":"t","id":"i","op":"update","values":{"c":{"i":\#(spelling)}}}]"#.utf8)
+            let read = try? SyncJSON.decode([SyncChange].self, from: body)
+            #expect(read?.first?.values?["c"] == expected.map(SyncValue.integer), "\(spelling)")
+        }
+    }
+
+    @Test func aRefusalNamesWhereAndWhat() {
+        let body = #"{"device":"d","base":0,"transactions":[{"device":"d","local":1,"clock":5,"changes":[{"table":"person","id":"p","op":"insert","values":{"age":{"i":"x"}}}]}]}"#
+        #expect {
+            try Array(body.utf8).withUnsafeBytes { try SyncJSON.decode(PushRequest.self, from: $0) }
+        } throws: { error in
+            guard case DecodingError.dataCorrupted(let context) = error else { return false }
+            return context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue } == ["transactions", "0", "changes", "0", "values", "age", "i"]
+        }
+        #expect {
+            try Array(#"{"device":"d","transactions":[]}"#.utf8).withUnsafeBytes { try SyncJSON.decode(PushRequest.self, from: $0) }
+        } throws: { error in
+            guard case DecodingError.keyNotFound(let key, _) = error else { return false }
+            return key.stringValue == "base"
+        }
     }
 }

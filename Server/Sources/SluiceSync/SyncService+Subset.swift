@@ -23,7 +23,7 @@ extension SyncService {
             let limit = min(max(rows.limit ?? SubsetPages.pageSize, 1), SubsetPages.pageSize)
             var page = try await storage.rows(space: caller.space, request: rows, subscriptions: checked, schema: configuration.schema, limit: limit)
             if let changes = versioned.downgraded(page.changes, for: caller.schemaVersion) { page.changes = changes }
-            let response = try Self.json(page)
+            let response = Self.json(try SyncJSON.encode(page))
             SyncMetrics.pulled(bytes: response.body.contentLength ?? 0)
             return response
         })

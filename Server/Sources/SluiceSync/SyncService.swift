@@ -306,6 +306,15 @@ public struct SyncService: Sendable {
     }
 
     /// A JSON body; `invalid` naming what is wrong and where when it is not `what`.
+    /// A push's body, read by ``SyncJSON`` (ten times `JSONDecoder`'s speed), in place.
+    static func decodePush(_ buffer: ByteBuffer) throws -> PushRequest {
+        do {
+            return try buffer.withUnsafeReadableBytes { raw in try SyncJSON.decode(PushRequest.self, from: raw) }
+        } catch {
+            throw SyncErrorBody(.invalid, message: "the body is not a push: \(describe(error))")
+        }
+    }
+
     static func decode<T: Decodable>(_ type: T.Type, _ buffer: ByteBuffer, as what: String) throws -> T {
         do {
             // Decoded in place: a copy of a 60 MB body would be 60 MB more in flight.
@@ -319,8 +328,12 @@ public struct SyncService: Sendable {
     }
 
     static func json(_ value: some Encodable) throws -> Response {
-        let data = try JSONEncoder().encode(value)
-        return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        json(try JSONEncoder().encode(value))
+    }
+
+    /// An answer of JSON already written (``SyncJSON``'s, for answers that carry rows).
+    static func json(_ data: Data) -> Response {
+        Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
     /// An error response; 429 and 503 say when to retry (`Retry-After: 1`).

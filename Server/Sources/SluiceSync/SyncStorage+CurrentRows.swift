@@ -33,10 +33,9 @@ struct PostgresCurrentRows: CurrentRows {
         let rows = try await connection.query("""
             SELECT id, vals::text FROM sluice_row WHERE space_id = \(space) AND tbl = \(table) AND id = ANY(\(ids)) AND NOT deleted
             """, logger: logger)
-        let decoder = JSONDecoder()
         var found: [String: [String: SyncValue]] = [:]
         for try await (id, json) in rows.decode((String, String).self) {
-            found[id] = try decoder.decode([String: SyncValue].self, from: Data(json.utf8))
+            found[id] = try SyncJSON.decode([String: SyncValue].self, from: Data(json.utf8))
         }
         return found
     }

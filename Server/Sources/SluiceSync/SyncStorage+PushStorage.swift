@@ -53,10 +53,9 @@ struct PostgresPushStorage: PushStorage {
             SELECT device, clock, local, changes FROM sluice_txn
             WHERE space_id = \(space) AND clock = ANY(\(clocks)) AND device <> \(device)
             """, logger: logger)
-        let decoder = JSONDecoder()
         var found: [StoredTransaction] = []
         for try await (other, clock, local, json) in rows.decode((String, Int64, Int64, String).self) {
-            found.append(StoredTransaction(device: other, local: local, clock: clock, changes: try decoder.decode([SyncChange].self, from: Data(json.utf8))))
+            found.append(StoredTransaction(device: other, local: local, clock: clock, changes: try SyncJSON.decode([SyncChange].self, from: Data(json.utf8))))
         }
         return found
     }

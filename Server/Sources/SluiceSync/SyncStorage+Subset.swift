@@ -65,11 +65,10 @@ struct PostgresSubsetSource: SubsetSource {
     }
 
     private func decode(_ rows: PostgresRowSequence, table: String) async throws -> [StoredRow] {
-        let decoder = JSONDecoder()
         var result: [StoredRow] = []
         for try await (id, vals, deleted, clocks) in rows.decode((String, String, Bool, String).self) {
-            result.append(StoredRow(table: table, id: id, values: try decoder.decode([String: SyncValue].self, from: Data(vals.utf8)),
-                                    deleted: deleted, clocks: try decoder.decode([String: Int64].self, from: Data(clocks.utf8))))
+            result.append(StoredRow(table: table, id: id, values: try SyncJSON.decode([String: SyncValue].self, from: Data(vals.utf8)),
+                                    deleted: deleted, clocks: try SyncJSON.decode([String: Int64].self, from: Data(clocks.utf8))))
         }
         return result
     }
