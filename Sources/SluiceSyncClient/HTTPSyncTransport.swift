@@ -74,14 +74,28 @@ public struct HTTPSyncTransport: SyncTransport {
     }
 
     public func pull(since: Int64, limit: Int?, device: String?) async throws -> PullResponse {
+        try await pull(since: since, limit: limit, device: device, waiting: nil).page
+    }
+
+    /// A page that waited for the history to pass `since`; nil from a service that answered
+    /// without waiting (an older one: it sends no `Sluice-Waited`).
+    public func pull(since: Int64, device: String?, waiting timeout: Int) async throws -> PullResponse? {
+        let (page, waited) = try await pull(since: since, limit: nil, device: device, waiting: timeout)
+        return waited ? page : nil
+    }
+
+    private func pull(since: Int64, limit: Int?, device: String?, waiting timeout: Int?) async throws -> (page: PullResponse, waited: Bool) {
         var components = URLComponents(url: server.appendingPathComponent("v1/pull"), resolvingAgainstBaseURL: false)
         components?.queryItems = [URLQueryItem(name: "since", value: String(since))] + (limit.map { [URLQueryItem(name: "limit", value: String($0))] } ?? [])
-            + (device.map { [URLQueryItem(name: "device", value: $0)] } ?? [])
+            + (device.map { [URLQueryItem(name: "device", value: $0)] } ?? []) + (timeout.map { [URLQueryItem(name: "wait", value: String($0))] } ?? [])
         guard let url = components?.url else { throw SyncClientError.protocolViolation("cannot build a pull URL from \(server)") }
-        let (status, data) = try await send(URLRequest(url: url))
+        var request = URLRequest(url: url)
+        if let timeout { request.timeoutInterval = TimeInterval(timeout + 15) }
+        let (status, data, headers) = try await exchange(request)
         try check(status, data)
         // Pages of history carry rows: SyncJSON reads them ten times as fast as JSONDecoder.
-        return try decode(PullResponse.self, data) { try SyncJSON.decode(PullResponse.self, from: $0) }
+        let page = try decode(PullResponse.self, data) { try SyncJSON.decode(PullResponse.self, from: $0) }
+        return (page, headers["sluice-waited"] != nil)
     }
 
     /// One page of a round of a subset's rows.
@@ -127,14 +141,21 @@ public struct HTTPSyncTransport: SyncTransport {
     /// is. Every request is safe to repeat: the service skips a push's transactions it took
     /// already (it may answer 503 when its database deadline passes while the push goes on).
     func send(_ request: URLRequest) async throws -> (Int, Data) {
+        let (status, data, _) = try await exchange(request)
+        return (status, data)
+    }
+
+    /// ``send(_:)``, with the answer's headers (by name in lower case).
+    func exchange(_ request: URLRequest) async throws -> (Int, Data, headers: [String: String]) {
         var request = request
         request.setValue("Bearer \(bearer.current)", forHTTPHeaderField: "Authorization")
         if let space { request.setValue(space, forHTTPHeaderField: "Sluice-Space") }
         if let schemaVersion { request.setValue(String(schemaVersion), forHTTPHeaderField: "Sluice-Schema-Version") }
         var attempt = 0
         while true {
-            let (status, data, retryAfter) = try await sendOnce(request)
-            guard [429, 502, 503, 504].contains(status), attempt < Self.retries else { return (status, data) }
+            let (status, data, headers) = try await sendOnce(request)
+            guard [429, 502, 503, 504].contains(status), attempt < Self.retries else { return (status, data, headers) }
+            let retryAfter = headers["retry-after"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }.map { Duration.seconds(max(0, $0)) }
             attempt += 1
             try await Task.sleep(for: min(retryAfter ?? .seconds(1), Self.longestRetryPause))
         }
@@ -145,12 +166,12 @@ public struct HTTPSyncTransport: SyncTransport {
     /// The longest pause before sending a request again, whatever `Retry-After` says.
     static var longestRetryPause: Duration { .seconds(10) }
 
-    private func sendOnce(_ request: URLRequest) async throws -> (Int, Data, retryAfter: Duration?) {
+    private func sendOnce(_ request: URLRequest) async throws -> (Int, Data, headers: [String: String]) {
         do {
             let (data, response) = try await data(for: request)
             guard let http = response as? HTTPURLResponse else { throw SyncClientError.protocolViolation("not an HTTP response") }
-            let retryAfter = http.value(forHTTPHeaderField: "Retry-After").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-            return (http.statusCode, data, retryAfter.map { .seconds(max(0, $0)) })
+            let headers = http.allHeaderFields.compactMap { name, value in (name as? String).map { ($0.lowercased(), "\(value)") } }
+            return (http.statusCode, data, Dictionary(headers, uniquingKeysWith: { first, _ in first }))
         } catch let error as SyncClientError {
             throw error
         } catch {

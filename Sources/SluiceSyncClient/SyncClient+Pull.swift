@@ -37,7 +37,11 @@ extension SyncClient {
         while true {
             let page: PullResponse
             do {
-                page = try await transport.pull(since: cursor, device: device)
+                if let offered = takePrefetched(at: cursor) {
+                    page = offered
+                } else {
+                    page = try await transport.pull(since: cursor, device: device)
+                }
             } catch SyncClientError.rejected(_, let body) where body.code == .compacted {
                 // Away longer than the service keeps history: a snapshot, then on from its head.
                 report.rows += try await pullSnapshot()
@@ -63,6 +67,18 @@ extension SyncClient {
             guard let last = page.transactions.last?.seq, last < page.head else { return }
             cursor = max(cursor, last)
         }
+    }
+
+    /// Keeps a page `follow()`'s long poll brought, after `since`.
+    func offer(_ page: PullResponse, since: Int64) {
+        prefetched = (since, page)
+    }
+
+    /// The page offered after `cursor`, if any (taken); one after an older cursor is dropped.
+    private func takePrefetched(at cursor: Int64) -> PullResponse? {
+        guard let offered = prefetched, offered.since <= cursor else { return nil }
+        prefetched = nil
+        return offered.since == cursor ? offered.page : nil
     }
 
     /// Applies pulled transactions, oldest first, as one local transaction (one commit and

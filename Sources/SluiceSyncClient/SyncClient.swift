@@ -106,6 +106,9 @@ public actor SyncClient {
     var subscriptions: [SyncSubscription]?
     /// The latest snapshot.
     public private(set) var snapshot = Snapshot(status: .idle, pendingChangeCount: 0, lastSync: nil, cursor: 0)
+    /// A page `follow()`'s long poll brought, and the cursor it follows: the next pull from
+    /// that cursor takes it instead of asking the service again.
+    var prefetched: (since: Int64, page: PullResponse)?
 
     /// The quarantined transactions of this client's store (see ``QuarantinedTransaction``).
     ///
@@ -328,6 +331,7 @@ public actor SyncClient {
         let transport = transport
         let store = store
         let engine = engine
+        let subset = subscriptions
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 // Something new on the service.
@@ -335,10 +339,27 @@ public actor SyncClient {
                 // The head already announced: waiting again since it (not since the cursor,
                 // which moves only when the sync it kicked has pulled) does not spin.
                 var announced: Int64 = 0
+                // A page that waits (one round trip for a commit elsewhere), unless the
+                // service cannot (then the head, and a pull); a subset device pulls rows.
+                var pagesWait = subset == nil
                 while !Task.isCancelled {
                     do {
-                        let cursor = try await store.read { db in try engine.loadState(db)?.cursor ?? 0 }
-                        let head = try await transport.wait(since: max(cursor, announced), timeout: 20)
+                        let (cursor, device) = try await store.read { db in
+                            let state = try engine.loadState(db)
+                            return (state?.cursor ?? 0, state?.device)
+                        }
+                        let since = max(cursor, announced)
+                        if pagesWait, let page = try await transport.pull(since: since, device: device, waiting: 20) {
+                            if let last = page.transactions.last?.seq, last > announced {
+                                announced = last
+                                await self.offer(page, since: since)
+                                kick.yield()
+                            }
+                            pause = .milliseconds(200)
+                            continue
+                        }
+                        pagesWait = false
+                        let head = try await transport.wait(since: since, timeout: 20)
                         if head > cursor, head > announced {
                             announced = head
                             kick.yield()

@@ -41,6 +41,11 @@ public protocol SyncTransport: Sendable {
     func share(_ share: ShareRequest) async throws -> ShareResponse
     /// `GET /v1/wait`: waits until the head passes `since` (or `timeout` seconds); the head.
     func wait(since: Int64, timeout: Int) async throws -> Int64
+    /// `GET /v1/pull?wait=`: waits until the history passes `since` (or `timeout` seconds),
+    /// then answers the page after it: how a following device hears of a commit and gets it
+    /// in one round trip. Nil when the service cannot (an older one, or a transport without
+    /// it: the default): the device waits with ``wait(since:timeout:)`` and pulls.
+    func pull(since: Int64, device: String?, waiting timeout: Int) async throws -> PullResponse?
     /// What the service holds of an attachment (nil: nothing).
     func attachmentStatus(_ attachment: SyncAttachment) async throws -> AttachmentStatus?
     /// Uploads chunk `index`; what the service holds then.
@@ -61,6 +66,9 @@ public enum SyncPushOutcome: Sendable {
 }
 
 extension SyncTransport {
+    /// None: the device waits with ``wait(since:timeout:)`` and pulls.
+    public func pull(since: Int64, device: String?, waiting timeout: Int) async throws -> PullResponse? { nil }
+
     /// A page of the history after `since`, at most what the service sends at once.
     public func pull(since: Int64, device: String? = nil) async throws -> PullResponse {
         try await pull(since: since, limit: nil, device: device)

@@ -162,9 +162,9 @@ extension SyncJSON {
         }
 
         /// Skips any value (a member this reader does not know, as `JSONDecoder` skips
-        /// one), nested at most 512 deep.
+        /// one), nested at most 64 deep.
         mutating func skipValue(depth: Int = 0) throws {
-            guard depth < 512 else { throw corrupted("values nested more than 512 deep") }
+            guard depth < 64 else { throw corrupted("values nested more than 64 deep") }
             switch peek() {
             case UInt8(ascii: "{"): try object { reader, _ in try reader.skipValue(depth: depth + 1) }
             case UInt8(ascii: "["): _ = try array { reader in try reader.skipValue(depth: depth + 1) }

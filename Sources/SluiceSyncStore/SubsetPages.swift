@@ -18,7 +18,7 @@ import SluiceSyncProtocol
 /// The device then removes its rows that no subscription keeps and no row points at.
 public enum SubsetPages {
     /// Rows per page (their parents come on top).
-    public static let pageSize = 2_000
+    public static let pageSize = 10_000
 
     /// `request`'s subscriptions checked against `schema`.
     ///

@@ -199,6 +199,11 @@ import Testing
             guard case DecodingError.dataCorrupted(let context) = error else { return false }
             return context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue } == ["transactions", "0", "changes", "0", "values", "age", "i"]
         }
+        // A member no type names, nested 100,000 deep: refused, not followed down.
+        let deep = #"{"device":"d","base":0,"x":"# + String(repeating: "[", count: 100_000) + "}"
+        #expect {
+            try Array(deep.utf8).withUnsafeBytes { try SyncJSON.decode(PushRequest.self, from: $0) }
+        } throws: { error in "\(error)".contains("nested more than 64 deep") }
         #expect {
             try Array(#"{"device":"d","transactions":[]}"#.utf8).withUnsafeBytes { try SyncJSON.decode(PushRequest.self, from: $0) }
         } throws: { error in

@@ -88,7 +88,8 @@ extension Metrics.Timer {
 struct RequestRecorder<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
-        let route = SyncMetrics.route(request.uri.path)
+        // A pull that waits is a long poll: timed with the waits, not the pulls.
+        let route = request.uri.path == "/v1/pull" && request.uri.queryParameters.get("wait") != nil ? "wait" : SyncMetrics.route(request.uri.path)
         do {
             var response = try await next(request, context)
             response.headers[SyncMetrics.requestIDHeader] = context.id

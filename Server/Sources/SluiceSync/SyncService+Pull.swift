@@ -1,14 +1,23 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import NIOCore
 import SluiceSyncPolicy
 import SluiceSyncProtocol
 
-/// `GET /v1/pull?since=N&limit=M&device=D`: the history after `since`.
+/// `GET /v1/pull?since=N&limit=M&device=D`: the history after `since`. With `wait=S`, a
+/// long poll: the page comes once the history passes `since` (or, empty, after S seconds), and
+/// says so (`Sluice-Waited`): a following device learns of a commit and gets it in one round
+/// trip instead of `/v1/wait`'s and a pull's.
 extension SyncService {
+    /// The header of a pull that waited (an older service answers at once, without it).
+    static let waitedHeader = HTTPField.Name("Sluice-Waited")!
+
     func pull(_ request: Request, _ context: SyncRequestContext) async -> Response {
-        await respond(context, read: {}, { caller, _ in
+        let waiting = request.uri.queryParameters.get("wait").flatMap { Int64($0) }
+        return await respond(context, longPoll: waiting != nil, { caller in
             let since = try Self.integer(request, "since") ?? 0
+            if let waiting { _ = try await waitForHead(after: since, seconds: min(max(waiting, 0), Int64(Self.longestWait)), caller: caller) }
             let limit = min(max(try Self.integer(request, "limit") ?? Int64(configuration.pullLimit), 1), Int64(configuration.pullLimit))
             // The device's position, for compaction (older clients send none: they hold nothing back).
             if let device = request.uri.queryParameters.get("device") {
@@ -19,7 +28,9 @@ extension SyncService {
             let stored = try await storage.pull(space: caller.space, since: since, limit: Int(limit), maximumBytes: configuration.pullBytes)
             let body = try downgrading(pull: stored, for: caller.schemaVersion)
             SyncMetrics.pulled(bytes: body.count)
-            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
+            var headers: HTTPFields = [.contentType: "application/json"]
+            if waiting != nil { headers[Self.waitedHeader] = "1" }
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
         })
     }
 }

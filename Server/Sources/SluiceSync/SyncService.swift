@@ -225,9 +225,15 @@ public struct SyncService: Sendable {
     /// credential is checked again before any answer (a member removed meanwhile gets
     /// 401: removal wakes the space's waits).
     func wait(_ request: Request, caller: Caller) async throws -> Response {
-        let space = caller.space
         let since = try Self.integer(request, "since") ?? 0
         let timeout = min(max(try Self.integer(request, "timeout") ?? 25, 0), Int64(Self.longestWait))
+        return try Self.json(["head": try await waitForHead(after: since, seconds: timeout, caller: caller)])
+    }
+
+    /// The space's head once it passes `since`, or at the timeout (`seconds`); the caller's
+    /// credential is checked again before the answer when it waited.
+    func waitForHead(after since: Int64, seconds timeout: Int64, caller: Caller) async throws -> Int64 {
+        let space = caller.space
         let deadline = ContinuousClock.now + .seconds(timeout)
         var waited = false
         var notified = false
@@ -240,7 +246,7 @@ public struct SyncService: Sendable {
             if notified || (answering && waited), try await !stillOpens(caller) {
                 throw SyncErrorBody(.unauthorized, message: caller.access.member.map { "member '\($0)' was removed from this space" } ?? "the token was revoked")
             }
-            guard !answering else { return try Self.json(["head": head]) }
+            guard !answering else { return head }
             // Woken by a notification; the head is read again every second in case one was
             // lost (a dropped listening connection), every 20 ms while nobody listens.
             let pause: Duration = signal.isListening ? .seconds(1) : .milliseconds(20)

@@ -1,5 +1,6 @@
 import Foundation
 import SluiceSyncConformance
+import SluiceDemo
 import Logging
 import PostgresNIO
 @testable import SluiceSync
@@ -104,6 +105,49 @@ struct LiveChannelTests {
         }
     }
 
+    @Test func aFollowingDeviceGetsACommitFromItsWaitingPull() async throws {
+        // B follows with pulls that wait: a commit on A reaches B as the page its long poll
+        // answers, with no /v1/wait and no second pull. A transport that cannot wait (an
+        // older service's answer, or one's own transport: the default) still follows.
+        let space = try SyncSpace()
+        let a = try space.device()
+        try await a.client.sync()
+        for waits in [true, false] {
+            let database = TemporaryDatabase()
+            let store = try database.store()
+            try store.migrate(DemoSchema.migrations)
+            let calls = CountingTransport(base: HTTPSyncTransport(server: space.service.url, token: space.token), waits: waits)
+            let b = try SyncClient(store: store, transport: calls, configuration: SyncConfiguration(tables: DemoSchema.syncedTables))
+            try await b.sync()
+            let follower = Task { try await b.follow() }
+            defer { follower.cancel() }
+            // Until B's long poll is waiting for what comes after the history's head.
+            let head = try space.head()
+            _ = try await Self.within(60, "B waiting") {
+                while !calls.log.withLock({ $0.contains { $0 == "pull waiting since \(head)" || $0 == "wait since \(head)" } }) {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                return true
+            }
+            // What B asks from here on: the long poll in flight answers A's commit.
+            let before = calls.log.withLock { $0.count }
+            _ = try a.sql("INSERT INTO person (first_name, last_name) VALUES ('Live', ?)", [.text("\(waits)")])
+            try await a.client.sync()
+            let arrived = try await Self.within(60, "B getting A's commit") {
+                while try await store.read({ db in try db.fetchRows(sql: "SELECT 1 FROM person WHERE first_name = 'Live' AND last_name = ?", arguments: [.text("\(waits)")]) }).isEmpty {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                return true
+            }
+            #expect(arrived == true)
+            let log = calls.log.withLock { Array($0[before...]) }
+            // The page the long poll answered is the one applied: no pull from the head (a
+            // device that waited for the head pulls after it).
+            #expect(log.contains("pull since \(head)") == !waits, "\(log)")
+            #expect(!log.contains { $0.hasPrefix(waits ? "wait" : "pull waiting") }, "\(log)")
+        }
+    }
+
     @Test func cancellingFollowEndsIt() async throws {
         // Cancelling a client's follow() while its requests are in flight (a long poll, a
         // pull) ends it: cancelling Foundation's async URLSession request could deadlock.
@@ -178,4 +222,35 @@ struct LiveChannelTests {
         #expect(outcome.withLock { $0 } == "unauthorized")
         #expect(try await a.client.pendingChangeCount() == 1)
     }
+}
+
+/// The HTTP transport, its calls logged (`pull since N`, `pull waiting since N`, `wait since
+/// N`); with `waits` false, it cannot wait in a pull, as an older service's answers say.
+struct CountingTransport: SyncTransport {
+    let base: HTTPSyncTransport
+    let waits: Bool
+    let log = Locked<[String]>([])
+
+    func push(_ push: PushRequest) async throws -> SyncPushOutcome { try await base.push(push) }
+    func pull(since: Int64, limit: Int?, device: String?) async throws -> PullResponse {
+        log.withLock { $0.append("pull since \(since)") }
+        return try await base.pull(since: since, limit: limit, device: device)
+    }
+    func pull(since: Int64, device: String?, waiting timeout: Int) async throws -> PullResponse? {
+        guard waits else { return nil }
+        log.withLock { $0.append("pull waiting since \(since)") }
+        return try await base.pull(since: since, device: device, waiting: timeout)
+    }
+    func wait(since: Int64, timeout: Int) async throws -> Int64 {
+        log.withLock { $0.append("wait since \(since)") }
+        return try await base.wait(since: since, timeout: timeout)
+    }
+    func rows(_ rows: RowsRequest) async throws -> RowsResponse { try await base.rows(rows) }
+    func share(_ share: ShareRequest) async throws -> ShareResponse { try await base.share(share) }
+    func attachmentStatus(_ attachment: SyncAttachment) async throws -> AttachmentStatus? { try await base.attachmentStatus(attachment) }
+    func upload(_ attachment: SyncAttachment, chunk index: Int, _ bytes: Data) async throws -> AttachmentStatus {
+        try await base.upload(attachment, chunk: index, bytes)
+    }
+    func download(_ attachment: SyncAttachment, chunk index: Int) async throws -> Data { try await base.download(attachment, chunk: index) }
+    func updateBearer(_ token: String) { base.updateBearer(token) }
 }
