@@ -219,6 +219,8 @@ public actor SyncClient {
             // Whether the last push was appended right after what this store had pulled.
             var agreed = false
             var finalDevice: String?
+            // The next part of a first upload, made while the part before it travelled.
+            var madeAhead: Task<SyncEngine.Push?, any Error>?
             while true {
                 rounds += 1
                 if pull { try await pullAll(into: &report) }
@@ -226,8 +228,16 @@ public actor SyncClient {
                 // came in since this store last heard from the service; then the same
                 // transaction records the sync as completed.
                 let finishing = pull || agreed
+                // A part made ahead is sent when nothing came in meanwhile.
+                let ahead = pull ? nil : try await madeAhead?.value
+                madeAhead = nil
                 pull = true
                 let (next, completed, deviceNow) = try await store.write { [limit, rows] db -> (SyncEngine.Push?, Bool, String?) in
+                    if var push = ahead, let state = try engine.loadState(db) {
+                        // Made on the cursor before the part ahead of it was taken.
+                        push.request.base = state.cursor
+                        return (push, false, nil)
+                    }
                     if let push = try engine.makePush(db, limit: limit, rows: rows) { return (push, false, nil) }
                     guard finishing else { return (nil, false, nil) }
                     try engine.syncCompleted(db)
@@ -244,6 +254,11 @@ public actor SyncClient {
                 let outcome: SyncPushOutcome
                 do {
                     try await upload(push.attachments, into: &report)
+                    // A first upload's next part is made (read, given ids, stamped) while this
+                    // one travels and the service stores it.
+                    if push.upload != nil {
+                        madeAhead = Task { [rows] in try await store.write { db in try engine.uploadPush(after: push, rows: rows, db) } }
+                    }
                     outcome = try await transport.push(push.request)
                 } catch SyncClientError.rejected(let status, let body) where status == 403 {
                     // This member may not write this (a viewer, or a table it may not

@@ -34,16 +34,7 @@ extension SyncEngine {
             let progress = try uploadProgress(db) ?? UploadProgress(floor: db.currentHistoryToken().sequence, table: 0, rowID: 0, part: 0)
             try save(progress, db)
             state.uploadFloor = progress.floor
-            let (changes, next) = try uploadPart(from: progress, rows: rows, db)
-            if !changes.isEmpty {
-                let local = Self.uploadLocal(progress.part)
-                let clock = try stamp(local, at: Date(), state: &state, db)
-                try save(state, db)
-                var parts = [SyncTransaction(device: state.device, local: local, clock: clock, changes: changes)]
-                let attachments = try moveAttachmentsOutOfLine(&parts, db)
-                return Push(request: PushRequest(device: state.device, base: state.cursor, transactions: parts), last: nil, fixUps: false,
-                            upload: next, attachments: attachments)
-            }
+            if let part = try uploadPush(from: progress, rows: rows, state: &state, db) { return part }
             // Every row is on the service: the log after the upload's start follows, and the
             // log before it for the rows the upload left out, those that came from the
             // service (`unpushed` keeps only their changes up to the floor): an edit of a
@@ -126,6 +117,29 @@ extension SyncEngine {
         let attachments = try moveAttachmentsOutOfLine(&transactions, db)
         return Push(request: PushRequest(device: state.device, base: state.cursor, transactions: transactions), last: last,
                     fixUps: !fixUps.isEmpty, upload: nil, attachments: attachments)
+    }
+
+    /// The part of the first upload that starts at `progress` (nil when every row is
+    /// uploaded): its rows' global ids and its clock are saved before it is sent, so that
+    /// the part sent again is the same. ``SyncClient/sync()`` makes the next part while this
+    /// one is on its way (`progress` is then where this one ends).
+    func uploadPush(from progress: UploadProgress, rows: Int, state: inout State, _ db: Database) throws -> Push? {
+        let (changes, next) = try uploadPart(from: progress, rows: rows, db)
+        guard !changes.isEmpty else { return nil }
+        let local = Self.uploadLocal(progress.part)
+        let clock = try stamp(local, at: Date(), state: &state, db)
+        try save(state, db)
+        var parts = [SyncTransaction(device: state.device, local: local, clock: clock, changes: changes)]
+        let attachments = try moveAttachmentsOutOfLine(&parts, db)
+        return Push(request: PushRequest(device: state.device, base: state.cursor, transactions: parts), last: nil, fixUps: false,
+                    upload: next, attachments: attachments)
+    }
+
+    /// The next part of the first upload after `part` (a part on its way: nil when it is the
+    /// last, or when the upload is over), made while `part` travels.
+    func uploadPush(after part: Push, rows: Int, _ db: Database) throws -> Push? {
+        guard let progress = part.upload, try !hasPushedBefore(db), var state = try loadState(db) else { return nil }
+        return try uploadPush(from: progress, rows: rows, state: &state, db)
     }
 
     /// The recorded fix-ups as changes: updates (NULLs, and references kept from a parent's
