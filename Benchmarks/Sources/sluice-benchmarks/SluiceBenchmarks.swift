@@ -17,7 +17,7 @@ struct SluiceBenchmarks: AsyncParsableCommand {
         ("sync", "sync against the release sluice-sync and a throwaway PostgreSQL"),
         ("wakeups", "idle cost while observing, another connection's commit → changeset"),
         ("search", "ranked full-text search"),
-        ("sync-crowd", "alone: 30 devices on one space"),
+        ("sync-crowd", "alone: 30, then 100 devices on one space"),
         ("sync-scale", "alone: one and two service instances"),
         ("window", "when named: windows of a conversation of 10,000,000 messages"),
         ("huge-commit", "alone: an observer's memory through one huge commit"),
