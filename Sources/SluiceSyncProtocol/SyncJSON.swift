@@ -28,7 +28,7 @@ public enum SyncJSON {
 
     /// `changes` as a JSON array (a stored transaction's `changes`).
     ///
-    /// - Throws: as ``encode(_:)``.
+    /// - Throws: `EncodingError.invalidValue` for a real that is not finite, naming where it is.
     public static func encode(_ changes: [SyncChange]) throws -> Data {
         var writer = Writer(capacity: 16 + changes.count * 256)
         try writer.changes(changes)
@@ -37,7 +37,7 @@ public enum SyncJSON {
 
     /// A page of a subset's rows (or a snapshot's) as JSON.
     ///
-    /// - Throws: as ``encode(_:)``.
+    /// - Throws: `EncodingError.invalidValue` for a real that is not finite, naming where it is.
     public static func encode(_ page: RowsResponse) throws -> Data {
         var writer = Writer(capacity: 64 + page.changes.count * 256)
         writer.member("{\"head\":", page.head)
@@ -57,7 +57,7 @@ public enum SyncJSON {
     /// - Parameters:
     ///   - values: the values, by column name.
     ///   - place: what holds them, for the error ("table person, row …").
-    /// - Throws: as ``encode(_:)``.
+    /// - Throws: `EncodingError.invalidValue` for a real that is not finite, naming where it is.
     public static func encode(_ values: [String: SyncValue], at place: @autoclosure () -> String) throws -> Data {
         var writer = Writer(capacity: 16 + values.count * 32)
         try writer.values(values, at: place())
