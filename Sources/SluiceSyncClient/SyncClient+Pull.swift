@@ -34,10 +34,17 @@ extension SyncClient {
                 cursor = 0
             }
         }
+        // The next page, asked for while this one is applied (a page is taken whole: the
+        // cursor then is its last transaction's).
+        var ahead: Task<PullResponse, any Error>?
+        defer { ahead?.cancel() }
         while true {
             let page: PullResponse
             do {
-                if let offered = takePrefetched(at: cursor) {
+                if let next = ahead {
+                    ahead = nil
+                    page = try await next.value
+                } else if let offered = takePrefetched(at: cursor) {
                     page = offered
                 } else {
                     page = try await transport.pull(since: cursor, device: device)
@@ -49,6 +56,10 @@ extension SyncClient {
                 continue
             }
             report.pulled += page.transactions.count(where: { $0.device != device })
+            if let last = page.transactions.last?.seq, last < page.head {
+                let (transport, since) = (transport, max(cursor, last))
+                ahead = Task { try await transport.pull(since: since, device: device) }
+            }
             var rest = page.transactions[...]
             while !rest.isEmpty {
                 let done: Int
