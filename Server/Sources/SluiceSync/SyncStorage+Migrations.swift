@@ -28,6 +28,12 @@ extension SyncStorage {
                 removed_at TIMESTAMPTZ NOT NULL DEFAULT now(), PRIMARY KEY (space_id, name))
             """,
         ]),
+        // A space's rows are written by its pushes alone, whose space is the caller's (a row
+        // of `sluice_space`, which nothing deletes): the foreign key's check was a trigger per
+        // row folded, 25 ms of the 210 ms PostgreSQL took to fold a 10,000-row part.
+        Migration(version: 3, name: "rows_without_space_check", statements: [
+            "ALTER TABLE sluice_row DROP CONSTRAINT IF EXISTS sluice_row_space_id_fkey",
+        ]),
     ]
 
     /// A database migrated by a newer version of the service.

@@ -36,6 +36,37 @@ struct SyncStorageMigrationTests {
         #expect(try Self.versions(cluster, database).count == Self.known)
     }
 
+    @Test func aDatabaseOfEachEarlierVersionIsUpgradedInPlace() throws {
+        let cluster = try PostgresCluster.shared()
+        for version in 1..<Self.known {
+            let url = try cluster.makeDatabase()
+            let database = String(URLComponents(string: url)?.path.dropFirst() ?? "")
+            // As the service at `version` left it: its migrations recorded, a space, a
+            // transaction and its row.
+            _ = try cluster.psql(database, """
+                CREATE TABLE sluice_schema_version (
+                    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())
+                """)
+            for migration in SyncStorage.migrations where migration.version <= version {
+                for statement in migration.statements { _ = try cluster.psql(database, statement) }
+                _ = try cluster.psql(database, "INSERT INTO sluice_schema_version (version, name) VALUES (\(migration.version), '\(migration.name)')")
+            }
+            _ = try cluster.psql(database, """
+                INSERT INTO sluice_space (name, head) VALUES ('old', 1);
+                INSERT INTO sluice_txn (space_id, seq, device, local, clock, changes)
+                    SELECT id, 1, 'd', 1, 1, '[{"table":"person","id":"p","op":"insert","values":{"age":{"i":7}}}]' FROM sluice_space;
+                INSERT INTO sluice_row (space_id, tbl, id, vals, deleted, seq) SELECT id, 'person', 'p', '{"age":{"i":7}}', false, 1 FROM sluice_space;
+                """)
+            _ = try PostgresCluster.run(Self.tool, ["token", "add", "--postgres", url, "--space", "old"])
+            #expect(try Self.versions(cluster, database) == SyncStorage.migrations.map { "\($0.version) \($0.name)" }, "from version \(version)")
+            let kept = try cluster.psql(database, "SELECT count(*) FROM sluice_txn") + cluster.psql(database, "SELECT vals::text FROM sluice_row")
+            #expect(kept.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) } == ["1", #"{"age": {"i": 7}}"#], "from version \(version): \(kept)")
+            // Version 3: rows are written without the space's foreign key check.
+            let keys = try cluster.psql(database, "SELECT count(*) FROM pg_constraint WHERE conname = 'sluice_row_space_id_fkey'")
+            #expect(keys.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "from version \(version)")
+        }
+    }
+
     @Test func aDatabaseOfANewerServiceIsRefusedUnchanged() throws {
         let cluster = try PostgresCluster.shared()
         let url = try cluster.makeDatabase()
