@@ -8,9 +8,7 @@ extension SyncJSON {
     ///
     /// - Throws: `DecodingError` for a body that is not JSON, or not a push.
     public static func decode(_ type: PushRequest.Type, from bytes: UnsafeRawBufferPointer) throws -> PushRequest {
-        var reader = Reader(bytes)
-        let push = try reader.document { reader in try reader.push() }
-        return push
+        try read(bytes) { reader in try reader.push() }
     }
 
     /// Reads a page of the history as `JSONDecoder` reads it.
@@ -43,18 +41,21 @@ extension SyncJSON {
         try read(data) { reader in try reader.integers() }
     }
 
-    private static func read<Value>(_ data: Data, _ body: (inout Reader) throws -> Value) throws -> Value {
-        try data.withUnsafeBytes { bytes in
-            var reader = Reader(bytes)
-            return try reader.document(body)
-        }
-    }
-
     /// Reads a transaction's changes (a JSON array) as `JSONDecoder` reads them.
     ///
     /// - Throws: `DecodingError` for text that is not JSON, or not changes.
     public static func decode(_ type: [SyncChange].Type, from data: Data) throws -> [SyncChange] {
         try read(data) { reader in try reader.array { reader in try reader.change() } }
+    }
+
+    /// What `body` reads from `bytes`, a whole JSON document.
+    private static func read<Value>(_ bytes: UnsafeRawBufferPointer, _ body: (inout Reader) throws -> Value) throws -> Value {
+        var reader = Reader(bytes)
+        return try reader.document(body)
+    }
+
+    private static func read<Value>(_ data: Data, _ body: (inout Reader) throws -> Value) throws -> Value {
+        try data.withUnsafeBytes { bytes in try read(bytes, body) }
     }
 }
 

@@ -27,12 +27,13 @@ enum SyncMetrics {
     /// The response header that carries the request's id (as the service's logs do).
     static let requestIDHeader = HTTPField.Name("X-Request-Id")!
 
-    /// The route label of a path: the API's routes by name, everything else `other`
-    /// (labels stay few whatever is requested).
-    static func route(_ path: String) -> String {
-        switch path {
+    /// The route label of a request: the API's routes by name (a pull that waits is a long
+    /// poll, timed with the waits), everything else `other` (labels stay few whatever is
+    /// requested).
+    static func route(_ request: Request) -> String {
+        switch request.uri.path {
         case "/v1/push": "push"
-        case "/v1/pull": "pull"
+        case "/v1/pull": request.uri.queryParameters.get("wait") == nil ? "pull" : "wait"
         case "/v1/wait": "wait"
         case "/v1/health": "health"
         case "/v1/ready": "ready"
@@ -88,8 +89,7 @@ extension Metrics.Timer {
 struct RequestRecorder<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
-        // A pull that waits is a long poll: timed with the waits, not the pulls.
-        let route = request.uri.path == "/v1/pull" && request.uri.queryParameters.get("wait") != nil ? "wait" : SyncMetrics.route(request.uri.path)
+        let route = SyncMetrics.route(request)
         do {
             var response = try await next(request, context)
             response.headers[SyncMetrics.requestIDHeader] = context.id
