@@ -17,15 +17,20 @@ extension SyncService {
         let waiting = request.uri.queryParameters.get("wait").flatMap { Int64($0) }
         return await respond(context, longPoll: waiting != nil, { caller in
             let since = try Self.integer(request, "since") ?? 0
-            if let waiting { _ = try await waitForHead(after: since, seconds: min(max(waiting, 0), Int64(Self.longestWait)), caller: caller) }
-            let limit = min(max(try Self.integer(request, "limit") ?? Int64(configuration.pullLimit), 1), Int64(configuration.pullLimit))
-            // The device's position, for compaction (older clients send none: they hold nothing back).
-            if let device = request.uri.queryParameters.get("device") {
-                try PushRequestChecks.checkDevice(device)
-                try await storage.saw(device: device, at: since, space: caller.space, token: caller.token)
+            let device = request.uri.queryParameters.get("device")
+            if let device { try PushRequestChecks.checkDevice(device) }
+            if let waiting {
+                _ = try await waitForHead(after: since, seconds: min(max(waiting, 0), Int64(Self.longestWait)), caller: caller, ignoring: device)
             }
-            try HistoryPruning.checkPull(since: since, pruned: try await storage.pruned(space: caller.space))
+            let limit = min(max(try Self.integer(request, "limit") ?? Int64(configuration.pullLimit), 1), Int64(configuration.pullLimit))
+            // The device's position, for compaction (older clients send none: they hold
+            // nothing back), recorded on another connection while the page is read: its
+            // commit is not on the way to the answer.
+            async let saw: Void = { [storage] in
+                if let device { try await storage.saw(device: device, at: since, space: caller.space, token: caller.token) }
+            }()
             let stored = try await storage.pull(space: caller.space, since: since, limit: Int(limit), maximumBytes: configuration.pullBytes)
+            try await saw
             let body = try downgrading(pull: stored, for: caller.schemaVersion)
             SyncMetrics.pulled(bytes: body.count)
             var headers: HTTPFields = [.contentType: "application/json"]

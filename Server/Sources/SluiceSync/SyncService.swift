@@ -231,8 +231,11 @@ public struct SyncService: Sendable {
     }
 
     /// The space's head once it passes `since`, or at the timeout (`seconds`); the caller's
-    /// credential is checked again before the answer when it waited.
-    func waitForHead(after since: Int64, seconds timeout: Int64, caller: Caller) async throws -> Int64 {
+    /// credential is checked again before the answer when it waited. With `device`, the head
+    /// passes `since` only with a transaction another device wrote: a device's own push,
+    /// which it knows, does not end its wait (it answered that device's wait as well as every
+    /// other's, and the device then synced again for nothing, beside the others' pulls).
+    func waitForHead(after since: Int64, seconds timeout: Int64, caller: Caller, ignoring device: String? = nil) async throws -> Int64 {
         let space = caller.space
         let deadline = ContinuousClock.now + .seconds(timeout)
         var waited = false
@@ -240,10 +243,12 @@ public struct SyncService: Sendable {
         while true {
             // The ticket before the read: a push committing after the read still wakes us.
             let ticket = signal.ticket(space)
-            let head = try await storage.head(space: space)
+            // After a wait, the credential is read with the head (one round trip, not two).
+            let awake = try await storage.head(space: space, opening: waited ? credential(of: caller) : nil, since: since, notBy: device)
+            let head = awake.head
             let now = ContinuousClock.now
-            let answering = head > since || now >= deadline
-            if notified || (answering && waited), try await !stillOpens(caller) {
+            let answering = (head > since && awake.othersWrote) || now >= deadline
+            if notified || (answering && waited), !awake.opens {
                 throw SyncErrorBody(.unauthorized, message: caller.access.member.map { "member '\($0)' was removed from this space" } ?? "the token was revoked")
             }
             guard !answering else { return head }
@@ -257,13 +262,11 @@ public struct SyncService: Sendable {
         }
     }
 
-    /// Whether the caller's credential still opens its space: a live token, or a JWT
-    /// whose member was not removed.
-    func stillOpens(_ caller: Caller) async throws -> Bool {
-        if caller.token.hasPrefix(Self.jwtCaller), let member = caller.access.member {
-            return try await !storage.isRemoved(member, from: caller.space)
-        }
-        return try await storage.access(forToken: caller.token)?.space == caller.space
+    /// What must still open the caller's space: a live token, or a JWT's member that was
+    /// not removed.
+    func credential(of caller: Caller) -> SyncStorage.Credential {
+        if caller.token.hasPrefix(Self.jwtCaller), let member = caller.access.member { return .member(member) }
+        return .token(caller.token)
     }
 
     /// The prefix of a JWT caller's ``Caller/token``: the member's name follows.

@@ -19,20 +19,18 @@ import SluiceSyncProtocol
 extension SyncStorage {
     /// Records where a device's rows are (the `since` of its pull): the history below the
     /// lowest position of the active devices may go.
+    ///
+    /// Its commit does not wait for the WAL to reach the disk (`synchronous_commit` off for
+    /// this statement's transaction alone): a position lost to a crash of PostgreSQL is an
+    /// older one kept, which prunes less, never more. Every pull makes one, and each waited
+    /// for an fsync of its own.
     func saw(device: String, at since: Int64, space: Int64, token: String) async throws {
         try await client.query("""
             INSERT INTO sluice_device (space_id, device, token_hash, pulled, seen_at)
-            VALUES (\(space), \(device), encode(sha256(convert_to(\(token), 'UTF8')), 'hex'), \(since), now())
+            SELECT \(space), \(device), encode(sha256(convert_to(\(token), 'UTF8')), 'hex'), \(since), now()
+            FROM (SELECT set_config('synchronous_commit', 'off', true)) AS unsynchronized
             ON CONFLICT (space_id, device) DO UPDATE SET pulled = greatest(sluice_device.pulled, excluded.pulled), seen_at = now()
             """, logger: logger)
-    }
-
-    /// How far a space's history is pruned (0: not at all).
-    func pruned(space: Int64) async throws -> Int64 {
-        for try await value in try await client.query("SELECT pruned FROM sluice_space WHERE id = \(space)", logger: logger).decode(Int64.self) {
-            return value
-        }
-        return 0
     }
 
     /// What a compaction did.

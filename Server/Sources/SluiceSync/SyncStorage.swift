@@ -63,11 +63,48 @@ public struct SyncStorage: Sendable {
 
     // MARK: - History
 
-    /// The head of a space's history.
-    func head(space: Int64) async throws -> Int64 {
-        let rows = try await client.query("SELECT head FROM sluice_space WHERE id = \(space)", logger: logger)
-        for try await head in rows.decode(Int64.self) { return head }
-        return 0
+    /// A credential a long poll checks again before it answers.
+    enum Credential: Sendable {
+        /// A token the service issued: live, and its member (if any) still a member.
+        case token(String)
+        /// A JWT's member: not removed from the space.
+        case member(String)
+    }
+
+    /// What a long poll reads of a space when it wakes.
+    struct Awake: Sendable {
+        /// The head of the history.
+        var head: Int64
+        /// Whether the credential checked still opens the space (true when none was).
+        var opens: Bool
+        /// Whether a device other than the one named wrote a transaction after `since`
+        /// (true when no device was named).
+        var othersWrote: Bool
+    }
+
+    /// The head of a space's history, whether `credential` still opens the space, and whether
+    /// a device other than `device` wrote after `since`, in one statement: a long poll woken by
+    /// a push reads them all.
+    func head(space: Int64, opening credential: Credential? = nil, since: Int64 = 0, notBy device: String? = nil) async throws -> Awake {
+        let (kind, value): (String, String) = switch credential {
+        case .token(let token): ("token", token)
+        case .member(let member): ("member", member)
+        case nil: ("", "")
+        }
+        // As ``access(forToken:)`` finds a token: unrevoked, of this space, its member's role one there is.
+        let rows = try await client.query("""
+            SELECT s.head, CASE \(kind)
+                WHEN 'token' THEN EXISTS (
+                    SELECT 1 FROM sluice_token AS t LEFT JOIN sluice_member AS m ON m.space_id = t.space_id AND m.name = t.member
+                    WHERE t.hash = encode(sha256(convert_to(\(value), 'UTF8')), 'hex') AND t.revoked_at IS NULL AND t.space_id = s.id
+                      AND (t.member IS NULL OR m.role = ANY(\(SyncRole.allCases.map(\.rawValue)))))
+                WHEN 'member' THEN NOT EXISTS (SELECT 1 FROM sluice_removed_member WHERE space_id = s.id AND name = \(value))
+                ELSE true END,
+                \(device)::text IS NULL OR EXISTS (SELECT 1 FROM sluice_txn WHERE space_id = s.id AND seq > \(since) AND device <> \(device))
+            FROM sluice_space AS s WHERE s.id = \(space)
+            """, logger: logger)
+        for try await (head, opens, othersWrote) in rows.decode((Int64, Bool, Bool).self) { return Awake(head: head, opens: opens, othersWrote: othersWrote) }
+        return Awake(head: 0, opens: credential == nil, othersWrote: device == nil)
     }
 
     /// Appends a device's transactions on top of `base`, as ``PushDecision`` decides: the
@@ -101,17 +138,30 @@ public struct SyncStorage: Sendable {
     }
 
     /// A page of history after `since`, as the JSON of a `PullResponse` (changes are copied
-    /// as stored, not decoded and encoded again).
+    /// as stored, not decoded and encoded again). The head, how far the history is pruned
+    /// and the page are read by one statement, so the head is the one the page was read at.
+    ///
+    /// - Throws: `compacted` when `since` is below what the history is pruned through.
     func pull(space: Int64, since: Int64, limit: Int, maximumBytes: Int) async throws -> Data {
-        let head = try await head(space: space)
         let rows = try await client.query("""
-            SELECT seq, device, local, clock, sent, changes FROM sluice_txn
-            WHERE space_id = \(space) AND seq > \(since) ORDER BY seq LIMIT \(Int64(limit))
+            SELECT s.head, s.pruned, t.seq, t.device, t.local, t.clock, t.sent, t.changes
+            FROM sluice_space AS s LEFT JOIN LATERAL (
+                SELECT seq, device, local, clock, sent, changes FROM sluice_txn
+                WHERE space_id = s.id AND seq > \(since) ORDER BY seq LIMIT \(Int64(limit))) AS t ON true
+            WHERE s.id = \(space)
+            ORDER BY t.seq
             """, logger: logger)
-        var body = Data("{\"head\":\(head),\"transactions\":[".utf8)
+        var body = Data()
         var first = true
         let encoder = JSONEncoder()
-        for try await (seq, device, local, clock, sent, changes) in rows.decode((Int64, String, Int64, Int64, Int64?, String).self) {
+        for try await (head, pruned, seq, device, local, clock, sent, changes)
+            in rows.decode((Int64, Int64, Int64?, String?, Int64?, Int64?, Int64?, String?).self) {
+            if body.isEmpty {
+                try HistoryPruning.checkPull(since: since, pruned: pruned)
+                body = Data("{\"head\":\(head),\"transactions\":[".utf8)
+            }
+            // A space with nothing after `since` gives one row without a transaction.
+            guard let seq, let device, let local, let clock, let changes else { break }
             if !first {
                 // At least one transaction per page, however large.
                 if body.count + changes.utf8.count > maximumBytes { break }
@@ -124,6 +174,7 @@ public struct SyncStorage: Sendable {
             body.append(contentsOf: Data(changes.utf8))
             body.append(UInt8(ascii: "}"))
         }
+        if body.isEmpty { body = Data("{\"head\":0,\"transactions\":[".utf8) }
         body.append(contentsOf: Data("]}".utf8))
         return body
     }

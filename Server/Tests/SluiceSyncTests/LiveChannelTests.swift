@@ -148,6 +148,48 @@ struct LiveChannelTests {
         }
     }
 
+    @Test func aDevicesOwnPushLeavesItsWaitingPullWaiting() async throws {
+        // A device's own push ended its long poll (the head had passed its `since`), so the
+        // service read and sent a page of what the device had just sent, beside the other
+        // devices' pages, and the device synced again for nothing: the poll waits on for
+        // another device's commit.
+        let space = try SyncSpace()
+        let b = try space.device()
+        let database = TemporaryDatabase()
+        let store = try database.store()
+        try store.migrate(DemoSchema.migrations)
+        let calls = CountingTransport(base: HTTPSyncTransport(server: space.service.url, token: space.token), waits: true)
+        let a = try SyncClient(store: store, transport: calls, configuration: SyncConfiguration(tables: DemoSchema.syncedTables))
+        try await a.sync()
+        try await b.client.sync()
+        let follower = Task { try await a.follow() }
+        defer { follower.cancel() }
+        let head = try space.head()
+        _ = try await Self.within(60, "A waiting") {
+            while !calls.log.withLock({ $0.contains("pull waiting since \(head)") }) { try await Task.sleep(for: .milliseconds(10)) }
+            return true
+        }
+        // A commits; its follow() pushes it.
+        try await store.write { db in try db.execute(sql: "INSERT INTO person (first_name, last_name) VALUES ('Own', 'A')") }
+        _ = try await Self.within(60, "A's push") {
+            while try space.head() == head { try await Task.sleep(for: .milliseconds(10)) }
+            return true
+        }
+        // Longer than the service's one-second re-read of the head.
+        try await Task.sleep(for: .milliseconds(2_500))
+        #expect(calls.log.withLock { $0.filter { $0.hasPrefix("pull waiting") } } == ["pull waiting since \(head)"])
+        // B's commit ends the wait: A gets B's row.
+        _ = try b.sql("INSERT INTO person (first_name, last_name) VALUES ('Other', 'B')")
+        try await b.client.sync()
+        let arrived = try await Self.within(60, "A getting B's commit") {
+            while try await store.read({ db in try db.fetchRows(sql: "SELECT 1 FROM person WHERE first_name = 'Other'") }).isEmpty {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            return true
+        }
+        #expect(arrived == true)
+    }
+
     @Test func cancellingFollowEndsIt() async throws {
         // Cancelling a client's follow() while its requests are in flight (a long poll, a
         // pull) ends it: cancelling Foundation's async URLSession request could deadlock.
