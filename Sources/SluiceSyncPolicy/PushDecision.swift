@@ -24,10 +24,10 @@ public enum PushDecision {
     /// the clock it is stored with, and `sent` when that is not its own).
     public static func push(_ request: PushRequest, token: String, maximumSkew: Duration = .seconds(60), now: Date = Date(),
                             storage: some PushStorage) async throws -> Result<PushResponse, SyncErrorBody> {
-        guard try await storage.claim(device: request.device, token: token) else {
+        guard let facts = try await storage.claim(device: request.device, token: token, clocks: request.transactions.map(\.clock.rawValue)) else {
             return .failure(SyncErrorBody(.identityConflict, message: "device '\(request.device)' belongs to another token: push under a new device id"))
         }
-        let lastLocal = try await storage.lastLocal(device: request.device) ?? .min
+        let lastLocal = facts.lastLocal ?? .min
         let repeated = request.transactions.filter { $0.local <= lastLocal }
         if !repeated.isEmpty {
             let stored = try await storage.sentClocks(device: request.device, locals: repeated.map(\.local))
@@ -39,7 +39,7 @@ public enum PushDecision {
             }
         }
         let fresh = request.transactions.filter { $0.local > lastLocal }
-        if !fresh.isEmpty, let replayed = try await replayed(fresh, device: request.device, storage) {
+        if !fresh.isEmpty, facts.othersShareAClock, let replayed = try await replayed(fresh, device: request.device, storage) {
             return .failure(SyncErrorBody(.replay, message: """
                 transaction \(replayed.local) is one device '\(replayed.device)' pushed already (same clock and changes): \
                 a replayed push would roll rows back
@@ -48,10 +48,11 @@ public enum PushDecision {
         func behind(_ head: Int64) -> Result<PushResponse, SyncErrorBody> {
             .failure(SyncErrorBody(.behind, message: "the history is at \(head), the push was based on \(request.base) and writes what came since: pull first"))
         }
-        // What is committed already is checked before the lock; under it, only what
-        // committed meanwhile.
+        // What is committed already is checked before the lock (nothing when the base was
+        // the head a moment ago: a following device's push); under it, only what committed
+        // meanwhile.
         var checked = request.base
-        if !fresh.isEmpty {
+        if !fresh.isEmpty, facts.head > request.base {
             let early = try await commute(fresh, after: request.base, storage)
             guard early.commutes else { return behind(early.last) }
             checked = early.last

@@ -5,11 +5,11 @@ import SluiceSyncProtocol
 /// does a history in memory (for the client's tests), so both decide by the same
 /// ``PushDecision`` code.
 public protocol PushStorage {
-    /// Records that `device` pushes with `token`, unless the device is another token's;
-    /// whether it is this token's (as it is now).
-    func claim(device: String, token: String) async throws -> Bool
-    /// The largest number `device` pushed under (nil: none).
-    func lastLocal(device: String) async throws -> Int64?
+    /// Records that `device` pushes with `token`, unless the device is another token's,
+    /// and reads what the history holds of a push by `device` with these `clocks`, before the
+    /// space is locked (one round trip to a database instead of four); nil when the device
+    /// is another token's (as it is now).
+    func claim(device: String, token: String, clocks: [Int64]) async throws -> PushFacts?
     /// The clock each of `locals` was sent with by `device` (what it sent, before a clamp).
     func sentClocks(device: String, locals: [Int64]) async throws -> [Int64: Int64]
     /// The stored transactions of devices other than `device` with one of `clocks`.
@@ -25,6 +25,23 @@ public protocol PushStorage {
     /// when that was clamped, the device's as `sent`): checks and folds them, applies the
     /// service's own rules, moves the head. A refusal is the failure.
     func append(_ fresh: [SyncTransaction], device: String, after head: Int64) async throws -> Result<PushResponse, SyncErrorBody>
+}
+
+/// What a push's decision reads of the history before it locks the space.
+public struct PushFacts: Sendable, Equatable {
+    /// The largest number the device pushed under (nil: none).
+    public var lastLocal: Int64?
+    /// The history's head as it is now (not locked: a push may commit after it).
+    public var head: Int64
+    /// Whether a transaction of another device is stored with one of the push's clocks
+    /// (then ``PushStorage/transactions(withClocks:notBy:)`` says which).
+    public var othersShareAClock: Bool
+
+    public init(lastLocal: Int64?, head: Int64, othersShareAClock: Bool) {
+        self.lastLocal = lastLocal
+        self.head = head
+        self.othersShareAClock = othersShareAClock
+    }
 }
 
 /// A transaction as the history stores it.

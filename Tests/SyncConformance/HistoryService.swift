@@ -158,16 +158,13 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
         /// The columns the pushing device's version does not know (its inserts keep them).
         let keptColumns: [String: Set<String>]
 
-        func claim(device: String, token: String) -> Bool {
+        func claim(device: String, token: String, clocks: [Int64]) -> PushFacts? {
             service.lock.withLock {
-                if let owner = service.owners[device] { return owner == token }
+                if let owner = service.owners[device], owner != token { return nil }
                 service.owners[device] = token
-                return true
+                return PushFacts(lastLocal: service.transactions.filter { $0.device == device }.map(\.local).max(), head: service.headSeq,
+                                 othersShareAClock: service.transactions.contains { $0.device != device && clocks.contains($0.clock.rawValue) })
             }
-        }
-
-        func lastLocal(device: String) -> Int64? {
-            service.lock.withLock { service.transactions.filter { $0.device == device }.map(\.local).max() }
         }
 
         func sentClocks(device: String, locals: [Int64]) -> [Int64: Int64] {

@@ -71,15 +71,23 @@ extension SyncStorage {
                 WHERE c.op = 'delete' AND r.space_id = c.space AND r.tbl = c.t AND r.id = c.id)
             \(movingHead ? ", " + Self.movingHead(space: space, to: seq) : "SELECT 1")
             """
-        // The transaction's row, appended by the same statement (nothing without `recording`).
+        // The transaction's row, appended by the same statement (nothing without `recording`),
+        // and its number kept as the device's last (only numbers are spliced in; the device
+        // is the one the appended row names).
         let record = recording ?? Recorded(device: "", local: 0, clock: 0, sent: nil, changes: "[]")
+        let lastLocal = recording == nil ? "" : """
+            , mine AS (UPDATE sluice_device AS d SET last_local = greatest(d.last_local, \(record.local))
+                FROM x WHERE d.space_id = x.space_id AND d.device = x.device)
+            """
         if let net {
             let json = String(decoding: try folded(net), as: UTF8.self)
             try await connection.query("""
                 WITH x AS (
                     INSERT INTO sluice_txn (space_id, seq, device, local, clock, sent, changes)
                     SELECT \(space), \(seq), \(record.device), \(record.local), \(record.clock), \(record.sent), \(record.changes)
-                    WHERE \(recording != nil))
+                    WHERE \(recording != nil)
+                    RETURNING space_id, device)
+                \(unescaped: lastLocal)
                 , c AS MATERIALIZED (
                     SELECT \(space)::bigint AS space, \(seq)::bigint AS seq, c.t, c.id, c.op, c.v
                     FROM jsonb_to_recordset(\(json)::jsonb) AS c (t TEXT, id TEXT, op TEXT, v JSONB))
@@ -94,7 +102,8 @@ extension SyncStorage {
                 WITH x AS (
                     INSERT INTO sluice_txn (space_id, seq, device, local, clock, sent, changes)
                     VALUES (\(space), \(seq), \(record.device), \(record.local), \(record.clock), \(record.sent), \(record.changes))
-                    RETURNING changes)
+                    RETURNING space_id, device, changes)
+                \(unescaped: lastLocal)
                 , c AS MATERIALIZED (
                     SELECT \(space)::bigint AS space, \(seq)::bigint AS seq, m.lowered AS t, c.id, c.op, coalesce(c."values", '{}'::jsonb) AS v
                     FROM x

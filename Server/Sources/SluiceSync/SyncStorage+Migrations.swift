@@ -34,6 +34,17 @@ extension SyncStorage {
         Migration(version: 3, name: "rows_without_space_check", statements: [
             "ALTER TABLE sluice_row DROP CONSTRAINT IF EXISTS sluice_row_space_id_fkey",
         ]),
+        // Each device's largest number pushed, kept by the fold of each of its transactions:
+        // a push's claim of its device row reads it in the same round trip (see
+        // SyncStorage+PushStorage.swift), where `max(local)` of `sluice_txn` took one of its own.
+        Migration(version: 4, name: "device_last_local", statements: [
+            "ALTER TABLE sluice_device ADD COLUMN IF NOT EXISTS last_local BIGINT",
+            """
+            UPDATE sluice_device AS d SET last_local = t.last
+            FROM (SELECT space_id, device, max(local) AS last FROM sluice_txn GROUP BY space_id, device) AS t
+            WHERE d.space_id = t.space_id AND d.device = t.device
+            """,
+        ]),
     ]
 
     /// A database migrated by a newer version of the service.

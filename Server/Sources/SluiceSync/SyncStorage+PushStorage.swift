@@ -19,23 +19,29 @@ struct PostgresPushStorage: PushStorage {
     // one id; a replay copies a transaction committed long before. (The space's lock is NO
     // KEY UPDATE: the upsert's foreign key holds KEY SHARE on the space's row, which FOR
     // UPDATE would wait for, two pushes each other.)
-    func claim(device: String, token: String) async throws -> Bool {
-        var owned = false
-        for try await value in try await connection.query("""
-            INSERT INTO sluice_device (space_id, device, token_hash)
-            VALUES (\(space), \(device), encode(sha256(convert_to(\(token), 'UTF8')), 'hex'))
-            ON CONFLICT (space_id, device) DO UPDATE SET device = excluded.device
-            RETURNING token_hash = encode(sha256(convert_to(\(token), 'UTF8')), 'hex')
-            """, logger: logger).decode(Bool.self) { owned = value }
-        return owned
-    }
-
-    func lastLocal(device: String) async throws -> Int64? {
-        var last: Int64?
-        for try await value in try await connection.query(
-            "SELECT max(local) FROM sluice_txn WHERE space_id = \(space) AND device = \(device)", logger: logger)
-            .decode(Int64?.self) { last = value }
-        return last
+    //
+    // The device's last number comes from its row (`last_local`, kept by each push's fold):
+    // the upsert returns the row as the push it waited for left it, where a read of
+    // `sluice_txn` in the same statement would see the history as it was when the statement
+    // began. The head and the clocks are read as they were then, which only the checks
+    // under the lock rely on being current.
+    func claim(device: String, token: String, clocks: [Int64]) async throws -> PushFacts? {
+        var facts: PushFacts?
+        for try await (owned, last, head, shared) in try await connection.query("""
+            WITH claimed AS (
+                INSERT INTO sluice_device (space_id, device, token_hash)
+                VALUES (\(space), \(device), encode(sha256(convert_to(\(token), 'UTF8')), 'hex'))
+                ON CONFLICT (space_id, device) DO UPDATE SET device = excluded.device
+                RETURNING token_hash = encode(sha256(convert_to(\(token), 'UTF8')), 'hex') AS owned, last_local)
+            SELECT claimed.owned,
+                   coalesce(claimed.last_local, (SELECT max(local) FROM sluice_txn WHERE space_id = \(space) AND device = \(device))),
+                   (SELECT head FROM sluice_space WHERE id = \(space)),
+                   EXISTS (SELECT 1 FROM sluice_txn WHERE space_id = \(space) AND clock = ANY(\(clocks)) AND device <> \(device))
+            FROM claimed
+            """, logger: logger).decode((Bool, Int64?, Int64?, Bool).self) {
+            facts = owned ? PushFacts(lastLocal: last, head: head ?? 0, othersShareAClock: shared) : nil
+        }
+        return facts
     }
 
     func sentClocks(device: String, locals: [Int64]) async throws -> [Int64: Int64] {

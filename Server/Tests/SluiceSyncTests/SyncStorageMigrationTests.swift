@@ -56,6 +56,7 @@ struct SyncStorageMigrationTests {
                 INSERT INTO sluice_txn (space_id, seq, device, local, clock, changes)
                     SELECT id, 1, 'd', 1, 1, '[{"table":"person","id":"p","op":"insert","values":{"age":{"i":7}}}]' FROM sluice_space;
                 INSERT INTO sluice_row (space_id, tbl, id, vals, deleted, seq) SELECT id, 'person', 'p', '{"age":{"i":7}}', false, 1 FROM sluice_space;
+                INSERT INTO sluice_device (space_id, device, token_hash) SELECT id, 'd', 'h' FROM sluice_space;
                 """)
             _ = try PostgresCluster.run(Self.tool, ["token", "add", "--postgres", url, "--space", "old"])
             #expect(try Self.versions(cluster, database) == SyncStorage.migrations.map { "\($0.version) \($0.name)" }, "from version \(version)")
@@ -64,6 +65,9 @@ struct SyncStorageMigrationTests {
             // Version 3: rows are written without the space's foreign key check.
             let keys = try cluster.psql(database, "SELECT count(*) FROM pg_constraint WHERE conname = 'sluice_row_space_id_fkey'")
             #expect(keys.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "from version \(version)")
+            // Version 4: each device's last number is kept in its row, from the history it pushed.
+            let last = try cluster.psql(database, "SELECT last_local FROM sluice_device WHERE device = 'd'")
+            #expect(last.trimmingCharacters(in: .whitespacesAndNewlines) == "1", "from version \(version): \(last)")
         }
     }
 
