@@ -4,29 +4,39 @@ import Sluice
 extension SyncClient {
     // MARK: - Pull
 
+    /// Where a pull of the history starts: the device's state, and whether it started from a
+    /// snapshot. A device that synced a subset starts the history again: it lacks the other rows.
+    static func pullStart(_ engine: SyncEngine, _ db: Database) throws -> PullStart {
+        if try engine.appliedSubscriptions(db) != nil, var state = try engine.loadState(db) {
+            state.cursor = 0
+            try engine.save(state, db)
+            try engine.saveAppliedSubscriptions(nil, db)
+        }
+        return PullStart(state: try engine.loadState(db), tookSnapshot: try engine.tookSnapshot(db))
+    }
+
+    /// What ``pullStart(_:_:)`` read.
+    struct PullStart: Sendable {
+        var state: SyncEngine.State?
+        var tookSnapshot: Bool
+    }
+
     /// Pulls and applies pages until the cursor reaches the head, counting in `report` the
     /// transactions of other devices it applied and the rows it took as current values.
-    func pullAll(into report: inout Report) async throws {
+    /// `start` is ``pullStart(_:_:)`` read in a transaction just before (nil: read here).
+    func pullAll(into report: inout Report, from start: PullStart? = nil) async throws {
         if let subscriptions {
             report.rows += try await pullRows(subscriptions)
             return
         }
         let engine = engine
-        // A device that synced a subset starts the history again: it lacks the other rows.
-        let state = try await store.write { db in
-            if try engine.appliedSubscriptions(db) != nil, var state = try engine.loadState(db) {
-                state.cursor = 0
-                try engine.save(state, db)
-                try engine.saveAppliedSubscriptions(nil, db)
-            }
-            return (try engine.loadState(db), try engine.tookSnapshot(db))
-        }
-        let device = state.0?.device
-        var cursor = state.0?.cursor ?? 0
+        let state = if let start { start } else { try await store.write { db in try Self.pullStart(engine, db) } }
+        let device = state.state?.device
+        var cursor = state.state?.cursor ?? 0
         // A new device starts from a snapshot of the rows and the history after it. One it
         // cannot apply (a value its tables refuse) replays the history instead, where each
         // transaction it cannot apply is quarantined alone.
-        if cursor == 0, !state.1, engine.configuration.startsFromSnapshot {
+        if cursor == 0, !state.tookSnapshot, engine.configuration.startsFromSnapshot {
             do {
                 report.rows += try await pullSnapshot()
                 cursor = try await store.read { db in try engine.loadState(db)?.cursor ?? 0 }

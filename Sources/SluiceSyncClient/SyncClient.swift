@@ -206,16 +206,24 @@ public actor SyncClient {
             // rows and columns (and sends it back to be rebased when they don't), so the pull
             // that follows finds nothing of this store's pending and applies each page as one
             // local transaction.
-            let (device, pushFirst) = try await store.write { db in
-                try engine.writeMerges(db)
-                return (try engine.loadState(db)?.device, try engine.hasSomethingToPush(db))
+            var limit = engine.configuration.pushBatchSize
+            var rows = engine.configuration.uploadBatchRows
+            // The same transaction makes the first push (unless merge results were written:
+            // the log has them only once it commits), or reads where the pull starts: one
+            // commit fewer on the way between a commit and the other devices.
+            let subset = subscriptions != nil
+            let (device, pushFirst, first, start) = try await store.write { [limit, rows] db in
+                let merged = try engine.writeMerges(db)
+                let pushFirst = try engine.hasSomethingToPush(db)
+                return (try engine.loadState(db)?.device, pushFirst, pushFirst && !merged ? try engine.makePush(db, limit: limit, rows: rows) : nil,
+                        pushFirst || subset ? nil : try Self.pullStart(engine, db))
             }
             var report = Report(pushed: 0, pulled: 0, cursor: 0)
             var rounds = 0
             var conflicts = 0
-            var limit = engine.configuration.pushBatchSize
-            var rows = engine.configuration.uploadBatchRows
             var pull = !pushFirst
+            var made = first
+            var started = start
             // Whether the last push was appended right after what this store had pulled.
             var agreed = false
             var finalDevice: String?
@@ -223,7 +231,10 @@ public actor SyncClient {
             var madeAhead: Task<SyncEngine.Push?, any Error>?
             while true {
                 rounds += 1
-                if pull { try await pullAll(into: &report) }
+                if pull {
+                    try await pullAll(into: &report, from: started)
+                    started = nil
+                }
                 // With nothing left to push, the store and the service agree when nothing
                 // came in since this store last heard from the service; then the same
                 // transaction records the sync as completed.
@@ -232,16 +243,22 @@ public actor SyncClient {
                 let ahead = pull ? nil : try await madeAhead?.value
                 madeAhead = nil
                 pull = true
-                let (next, completed, deviceNow) = try await store.write { [limit, rows] db -> (SyncEngine.Push?, Bool, String?) in
-                    if var push = ahead, let state = try engine.loadState(db) {
-                        // Made on the cursor before the part ahead of it was taken.
-                        push.request.base = state.cursor
-                        return (push, false, nil)
+                let (next, completed, deviceNow): (SyncEngine.Push?, Bool, String?)
+                if let push = made {
+                    made = nil
+                    (next, completed, deviceNow) = (push, false, nil)
+                } else {
+                    (next, completed, deviceNow) = try await store.write { [limit, rows] db -> (SyncEngine.Push?, Bool, String?) in
+                        if var push = ahead, let state = try engine.loadState(db) {
+                            // Made on the cursor before the part ahead of it was taken.
+                            push.request.base = state.cursor
+                            return (push, false, nil)
+                        }
+                        if let push = try engine.makePush(db, limit: limit, rows: rows) { return (push, false, nil) }
+                        guard finishing else { return (nil, false, nil) }
+                        try engine.syncCompleted(db)
+                        return (nil, true, try engine.loadState(db)?.device)
                     }
-                    if let push = try engine.makePush(db, limit: limit, rows: rows) { return (push, false, nil) }
-                    guard finishing else { return (nil, false, nil) }
-                    try engine.syncCompleted(db)
-                    return (nil, true, try engine.loadState(db)?.device)
                 }
                 guard let push = next else {
                     if completed {
