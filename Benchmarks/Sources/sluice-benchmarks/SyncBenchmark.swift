@@ -65,31 +65,8 @@ enum SyncBenchmark {
         let logged = try await seconds { try await clientA.sync() }
         _ = try await clientR.sync()
 
-        // Latency: a commit on A → the changeset on B, both following the service. B is the
-        // device that replayed the history: its rowids are A's, so it watches the rows A changes.
-        let arrivals = Arrivals()
-        let observation = try replaying.rows(in: "person").filter("id <= 50").sorted(by: [Ordering("id")]).observe(on: DispatchQueue(label: "bench-b")) { change in
-            if case .update = change { arrivals.arrived() }
-        }
-        defer { observation.invalidate() }
-        let followers = [Task { try await clientA.follow() }, Task { try await clientR.follow() }]
-        defer { followers.forEach { $0.cancel() } }
-        try await Task.sleep(for: .milliseconds(500))
-        var latencies: [Double] = []
-        for sample in 0..<(quick ? 15 : 41) {
-            let start = DispatchTime.now().uptimeNanoseconds
-            let before = arrivals.count
-            try await a.write { db in
-                try db.execute(sql: "UPDATE person SET city = ? WHERE id = ?", arguments: [.text("City\(sample)"), .integer(Int64(1 + sample % 50))])
-            }
-            let deadline = start + 10_000_000_000
-            while arrivals.count == before, DispatchTime.now().uptimeNanoseconds < deadline { try await Task.sleep(for: .microseconds(200)) }
-            guard arrivals.count > before else { throw Failure(description: "B saw no changeset within 10 s") }
-            latencies.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
-            try await Task.sleep(for: .milliseconds(30))
-        }
+        let latencies = try await latency(from: a, clientA, to: replaying, clientR, samples: quick ? 15 : 41)
         let latency = Harness.median(latencies)
-        followers.forEach { $0.cancel() }
         // A service that cannot carry the crowd (an older one, for comparison) fails this row only.
         let crowd: String
         do {
@@ -112,6 +89,66 @@ enum SyncBenchmark {
         ]
         for line in lines { print(line) }
         return lines
+    }
+
+    /// A commit on A → the changeset on B, both following the service, `samples` times (one
+    /// row of A's first 50 people updated each time, 30 ms apart). B's rowids are A's (it
+    /// replayed A's history), so it watches the rows A changes. Returns each sample's seconds.
+    static func latency(from a: Store, _ clientA: SyncClient, to b: Store, _ clientB: SyncClient, samples: Int) async throws -> [Double] {
+        let arrivals = Arrivals()
+        let observation = try b.rows(in: "person").filter("id <= 50").sorted(by: [Ordering("id")]).observe(on: DispatchQueue(label: "bench-b")) { change in
+            if case .update = change { arrivals.arrived() }
+        }
+        defer { observation.invalidate() }
+        let followers = [Task { try await clientA.follow() }, Task { try await clientB.follow() }]
+        defer { followers.forEach { $0.cancel() } }
+        try await Task.sleep(for: .milliseconds(500))
+        var latencies: [Double] = []
+        for sample in 0..<samples {
+            let start = DispatchTime.now().uptimeNanoseconds
+            let before = arrivals.count
+            try await a.write { db in
+                try db.execute(sql: "UPDATE person SET city = ? WHERE id = ?", arguments: [.text("City\(sample)"), .integer(Int64(1 + sample % 50))])
+            }
+            let deadline = start + 10_000_000_000
+            while arrivals.count == before, DispatchTime.now().uptimeNanoseconds < deadline { try await Task.sleep(for: .microseconds(200)) }
+            guard arrivals.count > before else { throw Failure(description: "B saw no changeset within 10 s") }
+            latencies.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+            try await Task.sleep(for: .milliseconds(30))
+        }
+        return latencies
+    }
+
+    /// Only the A → B row (`--only=sync-latency`), with more samples: 1,000 people on A,
+    /// replayed by B, then 201 commits on A.
+    static func runLatency(quick: Bool) async throws -> [String] {
+        let postgres = try Cluster.database()
+        let binary = try serviceBinary()
+        let token = try Cluster.output(binary, ["token", "add", "--postgres", postgres, "--space", "latency"]).split(separator: "\n").last.map(String.init) ?? ""
+        let (service, server) = try startService(binary, postgres: postgres)
+        defer { kill(service, SIGKILL); var status: Int32 = 0; waitpid(service, &status, 0) }
+        let configuration = SyncConfiguration(tables: DemoSchema.syncedTables)
+        let pathA = freshDatabasePath("latency-a"), pathB = freshDatabasePath("latency-b")
+        defer { removeDatabase(at: pathA); removeDatabase(at: pathB) }
+        let a = try Store(path: pathA), b = try Store(path: pathB)
+        try a.migrate(demoTables)
+        try b.migrate(demoTables)
+        try await a.write { db in
+            for index in 0..<1_000 {
+                try db.execute(sql: "INSERT INTO person (first_name, last_name, age, city) VALUES (?, ?, ?, ?)",
+                               arguments: [.text("First\(index)"), .text("Last\(index)"), .integer(Int64(index % 90)), .text("Oslo")])
+            }
+        }
+        let clientA = try SyncClient(store: a, server: server, token: token, configuration: configuration)
+        let clientB = try SyncClient(store: b, server: server, token: token, configuration: configuration)
+        _ = try await clientA.sync()
+        _ = try await clientB.sync()
+        let latencies = try await latency(from: a, clientA, to: b, clientB, samples: quick ? 41 : 201).sorted()
+        func at(_ fraction: Double) -> Double { latencies[min(latencies.count - 1, Int(Double(latencies.count) * fraction))] }
+        let line = "| **sync:** a commit on device A → the changeset on device B, p10 / p50 / p90 of \(latencies.count) | Electric: 6 ms | "
+            + "\(Harness.format(at(0.1))) / \(Harness.format(at(0.5))) / \(Harness.format(at(0.9))) | | ≤ 10 ms (p50) | \(at(0.5) <= 0.01 ? "ok" : "MISSED") |"
+        print(line)
+        return [line]
     }
 
     /// Only the 30-device row (`--only=sync-crowd`), for a profiler.
