@@ -6,9 +6,9 @@ import SluiceSyncPolicy
 import SluiceSyncProtocol
 
 /// `GET /v1/pull?since=N&limit=M&device=D`: the history after `since`. With `wait=S`, a
-/// long poll: the page comes once the history passes `since` (or, empty, after S seconds), and
-/// says so (`Sluice-Waited`): a following device learns of a commit and gets it in one round
-/// trip instead of `/v1/wait`'s and a pull's.
+/// long poll: the page comes once the history passes `since` with a transaction of a device
+/// other than `D` (or, empty, after S seconds), and says so (`Sluice-Waited`): a following
+/// device learns of a commit and gets it in one round trip instead of `/v1/wait`'s and a pull's.
 extension SyncService {
     /// The header of a pull that waited (an older service answers at once, without it).
     static let waitedHeader = HTTPField.Name("Sluice-Waited")!
