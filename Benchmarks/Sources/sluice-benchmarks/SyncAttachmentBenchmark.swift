@@ -21,8 +21,7 @@ enum SyncAttachmentBenchmark {
         let schemaPath = freshDatabasePath("attachment-schema") + ".json"
         defer { try? FileManager.default.removeItem(atPath: schemaPath) }
         try JSONEncoder().encode(schema).write(to: URL(fileURLWithPath: schemaPath))
-        let token = try SyncBenchmark.Cluster.output(binary, ["token", "add", "--postgres", postgres, "--space", "attachments"])
-            .split(separator: "\n").last.map(String.init) ?? ""
+        let token = try SyncBenchmark.Cluster.addToken(binary, postgres: postgres, space: "attachments")
         let (service, server) = try SyncBenchmark.startService(binary, postgres: postgres, extra: ["--schema", schemaPath])
         defer { kill(service, SIGKILL); var status: Int32 = 0; waitpid(service, &status, 0) }
         var configuration = SyncConfiguration(tables: tables)

@@ -19,7 +19,7 @@ enum SyncBenchmark {
     static func run(quick: Bool) async throws -> [String] {
         let postgres = try Cluster.database()
         let binary = try serviceBinary()
-        let token = try Cluster.output(binary, ["token", "add", "--postgres", postgres, "--space", "bench"]).split(separator: "\n").last.map(String.init) ?? ""
+        let token = try Cluster.addToken(binary, postgres: postgres, space: "bench")
         let (service, server) = try startService(binary, postgres: postgres)
         defer { kill(service, SIGKILL); var status: Int32 = 0; waitpid(service, &status, 0) }
         let configuration = SyncConfiguration(tables: DemoSchema.syncedTables)
@@ -124,7 +124,7 @@ enum SyncBenchmark {
     static func runLatency(quick: Bool) async throws -> [String] {
         let postgres = try Cluster.database()
         let binary = try serviceBinary()
-        let token = try Cluster.output(binary, ["token", "add", "--postgres", postgres, "--space", "latency"]).split(separator: "\n").last.map(String.init) ?? ""
+        let token = try Cluster.addToken(binary, postgres: postgres, space: "latency")
         let (service, server) = try startService(binary, postgres: postgres)
         defer { kill(service, SIGKILL); var status: Int32 = 0; waitpid(service, &status, 0) }
         let configuration = SyncConfiguration(tables: DemoSchema.syncedTables)
@@ -195,7 +195,7 @@ enum SyncBenchmark {
     /// pushes the service sent back to be rebased, and how long the commits took in all.
     static func crowdedSpace(binary: String, postgres: String, servers: [URL], devices: Int, commits: Int, space: String = "crowd") async throws
         -> (p50: Double, p90: Double, p99: Double, join: Double, slowestJoin: Double, behind: Int, syncs: Int, commits: Int, wall: Double) {
-        let token = try Cluster.output(binary, ["token", "add", "--postgres", postgres, "--space", space]).split(separator: "\n").last.map(String.init) ?? ""
+        let token = try Cluster.addToken(binary, postgres: postgres, space: space)
         let configuration = SyncConfiguration(tables: DemoSchema.syncedTables)
         var members: [(Store, SyncClient, String)] = []
         for index in 0..<devices {
@@ -325,6 +325,11 @@ enum SyncBenchmark {
         }
 
         nonisolated(unsafe) static var stop: [String]?
+
+        /// A new token for `space` (made when it is new), from `sluice-sync token add`.
+        static func addToken(_ binary: String, postgres: String, space: String) throws -> String {
+            try output(binary, ["token", "add", "--postgres", postgres, "--space", space]).split(separator: "\n").last.map(String.init) ?? ""
+        }
 
         /// Runs a command with its output discarded (posix_spawn: pg_ctl leaves a server running).
         static func spawn(_ arguments: [String]) throws {

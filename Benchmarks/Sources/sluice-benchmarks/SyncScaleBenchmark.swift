@@ -37,7 +37,7 @@ enum SyncScaleBenchmark {
     /// The median time from a commit on a device following `from` to its row on a device
     /// following `to`.
     static func crossInstanceLatency(binary: String, postgres: String, space: String, from: URL, to: URL, samples: Int) async throws -> Double {
-        let token = try SyncBenchmark.Cluster.output(binary, ["token", "add", "--postgres", postgres, "--space", space]).split(separator: "\n").last.map(String.init) ?? ""
+        let token = try SyncBenchmark.Cluster.addToken(binary, postgres: postgres, space: space)
         let configuration = SyncConfiguration(tables: DemoSchema.syncedTables)
         let pathA = freshDatabasePath("relay-a"), pathB = freshDatabasePath("relay-b")
         defer { removeDatabase(at: pathA); removeDatabase(at: pathB) }
