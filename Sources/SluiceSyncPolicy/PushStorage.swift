@@ -7,7 +7,7 @@ import SluiceSyncProtocol
 public protocol PushStorage {
     /// Records that `device` pushes with `token`, unless the device is another token's,
     /// and reads what the history holds of a push by `device` with these `clocks`, before the
-    /// space is locked (one round trip to a database instead of four); nil when the device
+    /// space is locked (one round trip to a database instead of three); nil when the device
     /// is another token's (as it is now).
     func claim(device: String, token: String, clocks: [Int64]) async throws -> PushFacts?
     /// The clock each of `locals` was sent with by `device` (what it sent, before a clamp).

@@ -29,9 +29,12 @@ extension SyncService {
             async let saw: Void = { [storage] in
                 if let device { try await storage.saw(device: device, at: since, space: caller.space, token: caller.token) }
             }()
-            let stored = try await storage.pull(space: caller.space, since: since, limit: Int(limit), maximumBytes: configuration.pullBytes)
+            // The position is recorded whatever the page's read throws (`compacted`), as when
+            // it was recorded first.
+            let stored: Result<Data, any Error>
+            do { stored = .success(try await storage.pull(space: caller.space, since: since, limit: Int(limit), maximumBytes: configuration.pullBytes)) } catch { stored = .failure(error) }
             try await saw
-            let body = try downgrading(pull: stored, for: caller.schemaVersion)
+            let body = try downgrading(pull: try stored.get(), for: caller.schemaVersion)
             SyncMetrics.pulled(bytes: body.count)
             var headers: HTTPFields = [.contentType: "application/json"]
             if waiting != nil { headers[Self.waitedHeader] = "1" }
