@@ -18,6 +18,7 @@ struct SluiceBenchmarks: AsyncParsableCommand {
         ("wakeups", "idle cost while observing, another connection's commit → changeset"),
         ("search", "ranked full-text search"),
         ("sync-latency", "alone: a commit on A → the changeset on B, 201 times"),
+        ("sync-initial", "alone: a first push of 100,000 people; a new device replaying them, then from a snapshot"),
         ("sync-crowd", "alone: 30, then 100 devices on one space"),
         ("sync-scale", "alone: one and two service instances"),
         ("window", "when named: windows of a conversation of 10,000,000 messages"),
@@ -101,6 +102,7 @@ struct SluiceBenchmarks: AsyncParsableCommand {
         if runs("features") { try FeaturesBenchmark.run(&harness, quick: quick) }
         if runs("sync") { for line in try await SyncBenchmark.run(quick: quick) { harness.noteLine(line) } }
         if only == "sync-latency" { for line in try await SyncBenchmark.runLatency(quick: quick) { harness.noteLine(line) } }
+        if only == "sync-initial" { for line in try await SyncBenchmark.runInitial(quick: quick) { harness.noteLine(line) } }
         if only == "sync-crowd" { for line in try await SyncBenchmark.runCrowd(quick: quick) { harness.noteLine(line) } }
         if only == "sync-scale" { for line in try await SyncScaleBenchmark.run(quick: quick) { harness.noteLine(line) } }
         if runs("wakeups") { try WakeUpBenchmark.run(&harness, quick: quick) }
