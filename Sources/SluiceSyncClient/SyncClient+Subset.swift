@@ -45,9 +45,59 @@ extension SyncClient {
         let wanted = try SyncEngine.subscriptionKey(subscriptions)
         let (state, applied) = try await store.read { db in (try engine.loadState(db), try engine.appliedSubscriptions(db)) }
         let (cursor, device) = (state?.cursor ?? 0, state?.device)
-        var since = !snapshot && applied == wanted ? cursor : 0
-        let complete = since == 0
-        var changes: [SyncChange] = []
+        let since = !snapshot && applied == wanted ? cursor : 0
+        let feed = RowsFeed()
+        let transport = transport
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            // The pages are fetched while the writer applies the ones already here.
+            group.addTask {
+                do {
+                    feed.finish(.success(try await Self.fetchRound(subscriptions, since: since, device: device, transport: transport, into: feed)))
+                } catch {
+                    feed.finish(.failure(error))
+                }
+            }
+            defer { group.cancelAll() }
+            let (rows, merged) = try await store.write { db -> (Int, Bool) in
+                let complete = since == 0
+                let streams = try engine.streamsRows(db)
+                var held: [SyncChange] = []
+                var round = streams ? try engine.beginRows(receiving: [], complete: complete, subscriptions: subscriptions, db) : nil
+                var rows = 0
+                var head = since
+                reading: while true {
+                    switch try feed.next() {
+                    case .page(let changes):
+                        rows += changes.count
+                        if var streaming = round.take() {
+                            try engine.applyRows(changes, to: &streaming, db)
+                            round = streaming
+                        } else {
+                            held += changes
+                        }
+                    case .end(let last):
+                        head = last
+                        break reading
+                    }
+                }
+                // With changes unpushed here, the round is applied once all of it is here.
+                let merged = if let round { try engine.finishRows(round, head: head, db) } else {
+                    try engine.applyRows(held, head: head, complete: complete, subscriptions: subscriptions, db)
+                }
+                // A snapshot is the history's starting point, not a subset.
+                if !snapshot { try engine.saveAppliedSubscriptions(wanted, db) }
+                try engine.recordSnapshot(snapshot, db)
+                return (rows, merged)
+            }
+            if merged { try await store.write { db in try engine.writeMerges(db) } }
+            return rows
+        }
+    }
+
+    /// Fetches a round's pages into `feed`; returns the round's head.
+    private static func fetchRound(_ subscriptions: [SyncSubscription], since start: Int64, device: String?, transport: any SyncTransport,
+                                   into feed: RowsFeed) async throws -> Int64 {
+        var since = start
         var head = since
         for round in 1...5 {
             var after: RowsPosition?
@@ -55,7 +105,7 @@ extension SyncClient {
             var last: Int64 = 0
             repeat {
                 let page = try await transport.rows(RowsRequest(since: since, subscriptions: subscriptions, after: after, device: device))
-                changes += page.changes
+                feed.put(page.changes)
                 first = first ?? page.head
                 last = page.head
                 after = page.next
@@ -64,15 +114,6 @@ extension SyncClient {
             if head == last || round == 5 { break }
             since = head
         }
-        let rows = changes
-        let merged = try await store.write { [head] db in
-            let merged = try engine.applyRows(rows, head: head, complete: complete, subscriptions: subscriptions, db)
-            // A snapshot is the history's starting point, not a subset.
-            if !snapshot { try engine.saveAppliedSubscriptions(wanted, db) }
-            try engine.recordSnapshot(snapshot, db)
-            return merged
-        }
-        if merged { try await store.write { db in try engine.writeMerges(db) } }
-        return rows.count
+        return head
     }
 }

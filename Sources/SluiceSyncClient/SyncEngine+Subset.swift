@@ -15,10 +15,50 @@ extension SyncEngine {
     /// the service meanwhile, or left).
     @discardableResult
     func applyRows(_ changes: [SyncChange], head: Int64, complete: Bool, subscriptions: [SyncSubscription], _ db: Database) throws -> Bool {
-        guard var state = try loadState(db) else { return false }
+        guard var round = try beginRows(receiving: changes, complete: complete, subscriptions: subscriptions, db) else { return false }
+        try applyRows(changes, to: &round, db)
+        return try finishRows(round, head: head, db)
+    }
+
+    /// A round of rows being applied in one local transaction, a page at a time
+    /// (``beginRows(receiving:complete:subscriptions:_:)``, ``applyRows(_:to:_:)``, then
+    /// ``finishRows(_:head:_:)``).
+    struct RowsRound {
+        var context: PullContext
+        let complete: Bool
+        let subscriptions: [SyncSubscription]
+        /// The rows, by table, whose last word so far is an insert (a complete round
+        /// removes the others here).
+        var named: [String: Set<String>] = [:]
+        /// The newest column clock of the rows so far.
+        var newest: Int64?
+    }
+
+    /// Starts applying a round; nil when the device has no state yet. The clocks of
+    /// `receiving` (the round's rows when they are all here) are taken before this device's
+    /// unpushed changes are read and stamped, as when a history is applied; a round applied
+    /// page by page takes them at its end, and is applied so only with nothing unpushed
+    /// (``streamsRows(_:)``).
+    func beginRows(receiving changes: [SyncChange], complete: Bool, subscriptions: [SyncSubscription], _ db: Database) throws -> RowsRound? {
+        guard var state = try loadState(db) else { return nil }
         let loaded = state
         db.transactionAuthor = Self.syncAuthor
-        state.cursor = head
+        let newest = Self.newestClock(changes)
+        if let newest { state.clock = state.clock.receiving(HybridClock(rawValue: newest)) }
+        return RowsRound(context: try beginPull(state, loaded: loaded, db), complete: complete, subscriptions: subscriptions, newest: newest)
+    }
+
+    /// Whether a round may be applied page by page as it arrives: this device has a state
+    /// and nothing unpushed (whose stamps and conflicts wait for every pulled clock).
+    func streamsRows(_ db: Database) throws -> Bool {
+        guard let state = try loadState(db) else { return false }
+        return try !hasLocalTransactions(after: state.pushedToken, db)
+    }
+
+    /// Applies one page of a round (the last word on each row in it counts): rows created
+    /// or changed, parents first (their references resolve), then rows deleted or leaving,
+    /// children first. A row a later page names again is settled again.
+    func applyRows(_ changes: [SyncChange], to round: inout RowsRound, _ db: Database) throws {
         var latest: [String: SyncChange] = [:]
         var keys: [String] = []
         for change in changes {
@@ -26,50 +66,65 @@ extension SyncEngine {
             if latest.updateValue(change, forKey: key) == nil { keys.append(key) }
         }
         let rows = keys.compactMap { latest[$0] }
-        if let newest = rows.compactMap({ $0.clocks?.values.max() }).max() {
-            state.clock = state.clock.receiving(HybridClock(rawValue: newest))
-        }
-        var context = try beginPull(state, loaded: loaded, db)
+        if let newest = Self.newestClock(rows) { round.newest = max(round.newest ?? newest, newest) }
         let position = Dictionary(order.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
         func rank(_ change: SyncChange) -> Int { position[change.table.lowercased()] ?? .max }
-        // Rows created or changed, parents first (their references resolve).
         for change in rows.enumerated().filter({ $0.element.op == .insert }).sorted(by: { (rank($0.element), $0.offset) < (rank($1.element), $1.offset) }) {
-            try upsert(change.element, &context, db)
+            try upsert(change.element, &round.context, db)
         }
-        // Rows deleted or leaving, children first.
         for change in rows.enumerated().filter({ $0.element.op != .insert }).sorted(by: { (rank($0.element), $0.offset) > (rank($1.element), $1.offset) }) {
             let change = change.element
             let table = try syncedTable(change.table)
             guard let local = try localID(table.name.lowercased(), change.id, db) else { continue }
             switch change.op {
             case .delete:
-                try deleteRow(table, local, gid: change.id, pending: &context.pending, resolver: context.resolver, db)
+                try deleteRow(table, local, gid: change.id, pending: &round.context.pending, resolver: round.context.resolver, db)
             case .leave:
-                guard context.pending[RowKey(table: table.name.lowercased(), rowID: local)] == nil else { continue }
+                guard round.context.pending[RowKey(table: table.name.lowercased(), rowID: local)] == nil else { continue }
                 try db.execute(sql: "DELETE FROM \(quoteIdentifier(table.name)) WHERE rowid = ?", arguments: [.integer(local)])
                 try forget(table.name.lowercased(), local, db)
             case .insert, .update:
                 continue
             }
         }
-        try forgetDeleted(rows, pending: context.pending, db)
-        if complete {
+        try forgetDeleted(rows, pending: round.context.pending, db)
+        guard round.complete else { return }
+        for change in rows {
+            if change.op == .insert {
+                round.named[change.table.lowercased(), default: []].insert(change.id)
+            } else {
+                round.named[change.table.lowercased()]?.remove(change.id)
+            }
+        }
+    }
+
+    /// Ends a round: a complete one removes the rows here it did not name; the rows no
+    /// subscription keeps go; the cursor moves to `head`. Returns whether merge results
+    /// were recorded (written by ``writeMerges(_:)``).
+    func finishRows(_ round: RowsRound, head: Int64, _ db: Database) throws -> Bool {
+        var context = round.context
+        context.state.cursor = head
+        if let newest = round.newest { context.state.clock = context.state.clock.receiving(HybridClock(rawValue: newest)) }
+        if round.complete {
             // Before its first upload is over, a device's own rows may not be on the service yet.
             let uploaded = try hasPushedBefore(db)
-            var named: [String: Set<String>] = [:]
-            for change in rows where change.op == .insert { named[change.table.lowercased(), default: []].insert(change.id) }
             for name in order.reversed() {
                 guard let table = tables[name] else { continue }
                 for (local, gid) in try IdentityMap(db).rows(of: name, includingMadeHere: uploaded) {
-                    guard !(named[name]?.contains(gid) ?? false),
+                    guard !(round.named[name]?.contains(gid) ?? false),
                           context.pending[RowKey(table: name, rowID: local)] == nil, try currentRow(table, local, db) != nil else { continue }
                     try db.execute(sql: "DELETE FROM \(quoteIdentifier(table.name)) WHERE rowid = ?", arguments: [.integer(local)])
                     try forget(name, local, db)
                 }
             }
         }
-        try removeUnsubscribed(subscriptions, pending: context.pending, db)
+        try removeUnsubscribed(round.subscriptions, pending: context.pending, db)
         return try finishPull(context, db)
+    }
+
+    /// The newest column clock among `changes`.
+    private static func newestClock(_ changes: [SyncChange]) -> Int64? {
+        changes.compactMap { $0.clocks?.values.max() }.max()
     }
 
     /// The synced table a subset's row belongs to.

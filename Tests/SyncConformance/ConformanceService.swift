@@ -43,6 +43,10 @@ public final class FaultyTransport: SyncTransport, @unchecked Sendable {
     private var chunksBeforeCut: Int?
     /// The chunk whose downloaded bytes arrive damaged.
     private var damagedChunk: Int?
+    /// Rows a page of a round holds at most (nil: the service's page size).
+    private var rowsPerPage: Int?
+    /// How many more pages of rows arrive before the next one is lost (nil: none is).
+    private var rowsPagesBeforeCut: Int?
 
     public init(_ base: any SyncTransport) { self.base = base }
 
@@ -57,8 +61,14 @@ public final class FaultyTransport: SyncTransport, @unchecked Sendable {
     /// as a service's damaged copy would, until ``mend()``.
     public func damageChunk(_ index: Int) { lock.withLock { damagedChunk = index } }
 
-    /// Ends ``cutChunks(after:)`` and ``damageChunk(_:)``.
-    public func mend() { lock.withLock { (chunksBeforeCut, damagedChunk) = (nil, nil) } }
+    /// Asks for pages of at most `limit` rows (a round of several pages from a few rows).
+    public func pageRows(by limit: Int) { lock.withLock { rowsPerPage = limit } }
+
+    /// Lets `count` more pages of rows arrive, and then loses the next one (once).
+    public func cutRows(after count: Int) { lock.withLock { rowsPagesBeforeCut = count } }
+
+    /// Ends ``cutChunks(after:)``, ``damageChunk(_:)`` and ``cutRows(after:)``.
+    public func mend() { lock.withLock { (chunksBeforeCut, damagedChunk, rowsPagesBeforeCut) = (nil, nil, nil) } }
 
     /// Whether the next chunk goes across (the cut counts it).
     private func chunkGoesAcross() -> Bool {
@@ -69,7 +79,7 @@ public final class FaultyTransport: SyncTransport, @unchecked Sendable {
         }
     }
 
-    /// The calls so far: `push DEVICE base N locals [...]`, `pull since N`.
+    /// The calls so far: `push DEVICE base N locals [...]`, `pull since N`, `rows since N`.
     public var calls: [String] { lock.withLock { log } }
 
     public func push(_ push: PushRequest) async throws -> SyncPushOutcome {
@@ -89,7 +99,18 @@ public final class FaultyTransport: SyncTransport, @unchecked Sendable {
         return try await base.pull(since: since, limit: limit, device: device)
     }
 
-    public func rows(_ rows: RowsRequest) async throws -> RowsResponse { try await base.rows(rows) }
+    public func rows(_ rows: RowsRequest) async throws -> RowsResponse {
+        var request = rows
+        let cut = lock.withLock { () -> Bool in
+            log.append("rows since \(rows.since)")
+            request.limit = rowsPerPage ?? request.limit
+            guard let left = rowsPagesBeforeCut else { return false }
+            rowsPagesBeforeCut = left > 0 ? left - 1 : nil
+            return left == 0
+        }
+        if cut { throw SyncClientError.offline("the link was cut while a page of rows came down") }
+        return try await base.rows(request)
+    }
     public func share(_ share: ShareRequest) async throws -> ShareResponse { try await base.share(share) }
     public func wait(since: Int64, timeout: Int) async throws -> Int64 { try await base.wait(since: since, timeout: timeout) }
     public func attachmentStatus(_ attachment: SyncAttachment) async throws -> AttachmentStatus? { try await base.attachmentStatus(attachment) }

@@ -67,6 +67,30 @@ extension SyncConformance {
         try await expectAlike([writer, snapshot, replay], service, "after going on from the head")
     }
 
+    /// A snapshot's pages are applied as they arrive, in one local transaction: one lost
+    /// midway leaves the device as it was (nothing of the round recorded or delivered), and
+    /// the next sync takes the whole snapshot, again as one local transaction.
+    static func aSnapshotCutMidwayLeavesTheDeviceAsItWas(_ service: any ConformanceService) async throws {
+        let (writer, _) = try await devices(service)
+        try await history(writer)
+        let snapshot = try Device(service, token: try await service.newToken()) { $0.startsFromSnapshot = true }
+        let before = try snapshot.store.currentToken
+        snapshot.transport.pageRows(by: 4)
+        snapshot.transport.cutRows(after: 2)
+        do {
+            try await snapshot.client.sync()
+            throw ConformanceFailure("a sync whose third page of rows was lost succeeded")
+        } catch is SyncClientError {}
+        try expect(try snapshot.rows("SELECT count(*) FROM person") == ["0"], "rows of a snapshot cut midway stayed")
+        try expect(try snapshot.store.currentToken == before, "a snapshot cut midway logged a transaction")
+        snapshot.transport.mend()
+        try await snapshot.client.sync()
+        let rounds = snapshot.transport.calls.filter { $0.hasPrefix("rows ") }.count
+        try expect(rounds >= 3 + 5, "the snapshot came in \(rounds - 3) pages of 4 rows, not several")
+        try expect(try pulledTransactions(snapshot) == 1, "the snapshot took \(try pulledTransactions(snapshot)) local transactions, not one")
+        try await expectAlike([snapshot, writer], service, "the snapshot taken page by page and its writer")
+    }
+
     static func historyIsPrunedToWhatActiveDevicesHave(_ service: any ConformanceService) async throws {
         let (a, b) = try await devices(service)
         try await history(a)

@@ -54,6 +54,7 @@ public enum SyncConformance {
         ("an editor writes only its tables, and only owners share", anEditorWritesOnlyItsTablesAndOnlyOwnersShare),
         ("a token the service never made opens nothing", anUnknownTokenOpensNothing),
         ("a new device after compaction starts from a snapshot and equals one that replayed everything", aNewDeviceFromASnapshotEqualsOneThatReplayedEverything),
+        ("a snapshot cut midway leaves the device as it was; the next sync takes it whole, as one local transaction", aSnapshotCutMidwayLeavesTheDeviceAsItWas),
         ("the history is pruned to what active devices hold; a device gone longer starts over and keeps its edits", historyIsPrunedToWhatActiveDevicesHave),
         ("one column edited on two devices: the later edit wins everywhere, whichever syncs first", laterEditWinsEitherOrder),
         ("two columns of one row edited on two devices: both edits stay", differentColumnsBothStay),
