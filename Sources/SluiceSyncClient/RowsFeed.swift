@@ -21,8 +21,6 @@ final class RowsFeed: @unchecked Sendable {
     private let condition = NSCondition()
     private var pages: [[SyncChange]] = []
     private var ending: Result<Int64, any Error>?
-    /// The pages handed over so far.
-    private(set) var count = 0
 
     /// Hands over one page.
     func put(_ changes: [SyncChange]) {
@@ -48,14 +46,25 @@ final class RowsFeed: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         while pages.isEmpty && ending == nil { condition.wait() }
-        if !pages.isEmpty {
-            count += 1
-            return .page(pages.removeFirst())
-        }
+        if !pages.isEmpty { return .page(pages.removeFirst()) }
         switch ending {
         case .success(let head): return .end(head: head)
         case .failure(let error): throw error
         case nil: throw CancellationError()
         }
+    }
+}
+
+/// Runs the jobs of the task that fills a ``RowsFeed`` on a queue of its own rather than on
+/// the shared pool: the store's writer waits for that task, and tasks waiting for the writer
+/// (an app's blocking `write` called from a task) may hold every thread of the pool.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+final class RowsFetchExecutor: TaskExecutor {
+    static let shared = RowsFetchExecutor()
+    private let queue = DispatchQueue(label: "sluice.sync.rows-fetch")
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }

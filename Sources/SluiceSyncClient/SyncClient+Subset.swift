@@ -50,12 +50,17 @@ extension SyncClient {
         let transport = transport
         return try await withThrowingTaskGroup(of: Void.self) { group in
             // The pages are fetched while the writer applies the ones already here.
-            group.addTask {
+            let fetch: @Sendable () async -> Void = {
                 do {
                     feed.finish(.success(try await Self.fetchRound(subscriptions, since: since, device: device, transport: transport, into: feed)))
                 } catch {
                     feed.finish(.failure(error))
                 }
+            }
+            if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+                group.addTask(executorPreference: RowsFetchExecutor.shared, operation: fetch)
+            } else {
+                group.addTask(operation: fetch)
             }
             defer { group.cancelAll() }
             let (rows, merged) = try await store.write { db -> (Int, Bool) in
