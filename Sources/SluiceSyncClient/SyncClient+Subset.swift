@@ -99,6 +99,10 @@ extension SyncClient {
         }
     }
 
+    /// The rows of a round's first page (the service's pages after it are whole, 10,000):
+    /// the store's writer applies nothing until a page is here.
+    static let firstPageRows = 1_000
+
     /// Fetches a round's pages into `feed`; returns the round's head.
     private static func fetchRound(_ subscriptions: [SyncSubscription], since start: Int64, device: String?, transport: any SyncTransport,
                                    into feed: RowsFeed) async throws -> Int64 {
@@ -109,7 +113,9 @@ extension SyncClient {
             var first: Int64?
             var last: Int64 = 0
             repeat {
-                let page = try await transport.rows(RowsRequest(since: since, subscriptions: subscriptions, after: after, device: device))
+                // The first page small, so the writer starts on it while the next, whole, comes.
+                let limit = after == nil ? firstPageRows : nil
+                let page = try await transport.rows(RowsRequest(since: since, subscriptions: subscriptions, after: after, limit: limit, device: device))
                 feed.put(page.changes)
                 first = first ?? page.head
                 last = page.head

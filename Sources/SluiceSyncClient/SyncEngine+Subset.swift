@@ -32,6 +32,9 @@ extension SyncEngine {
         var named: [String: Set<String>] = [:]
         /// The newest column clock of the rows so far.
         var newest: Int64?
+        /// The last identity the device had before the round (nil: none). Only a row named
+        /// before the round can be one the round leaves out: each it names is applied.
+        var identitiesBefore: Int64?
     }
 
     /// Starts applying a round; nil when the device has no state yet. The clocks of
@@ -45,7 +48,9 @@ extension SyncEngine {
         db.transactionAuthor = Self.syncAuthor
         let newest = Self.newestClock(changes)
         if let newest { state.clock = state.clock.receiving(HybridClock(rawValue: newest)) }
-        return RowsRound(context: try beginPull(state, loaded: loaded, db), complete: complete, subscriptions: subscriptions, newest: newest)
+        let context = try beginPull(state, loaded: loaded, db)
+        return RowsRound(context: context, complete: complete, subscriptions: subscriptions, newest: newest,
+                         identitiesBefore: complete ? try IdentityMap(db).last() : nil)
     }
 
     /// Whether a round may be applied page by page as it arrives: this device has a state
@@ -88,7 +93,8 @@ extension SyncEngine {
             }
         }
         try forgetDeleted(rows, pending: round.context.pending, db)
-        guard round.complete else { return }
+        // Only a device that named rows before the round may have some the round leaves out.
+        guard round.complete, round.identitiesBefore != nil else { return }
         for change in rows {
             if change.op == .insert {
                 round.named[change.table.lowercased(), default: []].insert(change.id)
@@ -105,12 +111,12 @@ extension SyncEngine {
         var context = round.context
         context.state.cursor = head
         if let newest = round.newest { context.state.clock = context.state.clock.receiving(HybridClock(rawValue: newest)) }
-        if round.complete {
+        if round.complete, let before = round.identitiesBefore {
             // Before its first upload is over, a device's own rows may not be on the service yet.
             let uploaded = try hasPushedBefore(db)
             for name in order.reversed() {
                 guard let table = tables[name] else { continue }
-                for (local, gid) in try IdentityMap(db).rows(of: name, includingMadeHere: uploaded) {
+                for (local, gid) in try IdentityMap(db).rows(of: name, includingMadeHere: uploaded, through: before) {
                     guard !(round.named[name]?.contains(gid) ?? false),
                           context.pending[RowKey(table: name, rowID: local)] == nil, try currentRow(table, local, db) != nil else { continue }
                     try db.execute(sql: "DELETE FROM \(quoteIdentifier(table.name)) WHERE rowid = ?", arguments: [.integer(local)])

@@ -43,13 +43,20 @@ struct IdentityMap {
     }
 
     /// The rows of `table` with a global id: those pulled, and with `includingMadeHere` also
-    /// those made here.
-    func rows(of table: String, includingMadeHere: Bool) throws -> [(local: Int64, gid: String)] {
-        try db.fetchRows(sql: "SELECT local, gid FROM sluice_sync_id WHERE tbl = ? AND (pulled OR ?)",
-                         arguments: [.text(table), .integer(includingMadeHere ? 1 : 0)]).compactMap { row in
+    /// those made here; with `through`, only those named at or before that ``last()``.
+    func rows(of table: String, includingMadeHere: Bool, through last: Int64 = .max) throws -> [(local: Int64, gid: String)] {
+        try db.fetchRows(sql: "SELECT local, gid FROM sluice_sync_id WHERE tbl = ? AND (pulled OR ?) AND rowid <= ?",
+                         arguments: [.text(table), .integer(includingMadeHere ? 1 : 0), .integer(last)]).compactMap { row in
             guard case .integer(let local)? = row["local"], case .text(let gid)? = row["gid"] else { return nil }
             return (local, gid)
         }
+    }
+
+    /// Where the map is now: a row named after this has a greater `rowid` (naming a row
+    /// again, `map`, replaces its entry); nil while the map is empty.
+    func last() throws -> Int64? {
+        if case .integer(let last)? = try db.fetchRows(sql: "SELECT max(rowid) FROM sluice_sync_id").first?[0] { return last }
+        return nil
     }
 
     /// Whether local row `local` of `table` came from the service.
