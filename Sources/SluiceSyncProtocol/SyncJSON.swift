@@ -43,12 +43,7 @@ public enum SyncJSON {
         writer.member("{\"head\":", page.head)
         writer.raw(",\"changes\":")
         try writer.changes(page.changes)
-        if let next = page.next {
-            writer.member(",\"next\":{\"subscription\":", Int64(next.subscription))
-            writer.member(",\"id\":", next.id)
-            writer.raw("}")
-        }
-        writer.raw("}")
+        writer.endRowsPage(next: page.next)
         return writer.data
     }
 
@@ -81,6 +76,9 @@ public enum SyncJSON {
 
         /// Appends a comma.
         public mutating func comma() { bytes.append(UInt8(ascii: ",")) }
+
+        /// Appends `text`, which is JSON already (a stored row's values), as it is.
+        public mutating func json(_ text: String) { bytes.append(contentsOf: text.utf8) }
 
         /// Appends `value` as a JSON number.
         public mutating func integer(_ value: Int64) {
@@ -231,6 +229,16 @@ public enum SyncJSON {
                 try self.change(change)
             }
             bytes.append(UInt8(ascii: "]"))
+        }
+
+        /// Ends a ``RowsResponse`` after its changes: its `next` position, if any, and the brace.
+        public mutating func endRowsPage(next: RowsPosition?) {
+            if let next {
+                member(",\"next\":{\"subscription\":", Int64(next.subscription))
+                member(",\"id\":", next.id)
+                raw("}")
+            }
+            raw("}")
         }
 
         /// Appends a transaction as ``SyncTransaction`` encodes it.

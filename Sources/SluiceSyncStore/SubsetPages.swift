@@ -61,10 +61,32 @@ public enum SubsetPages {
     /// One page of a round of ``RowsRequest``, at most `limit` rows (and their parents).
     public static func page(_ request: RowsRequest, subscriptions: [SubsetEvaluator.Checked], schema: SyncSchema, limit: Int,
                             rows source: some SubsetSource) async throws -> RowsResponse {
+        let page = try await entries(request, subscriptions: subscriptions, schema: schema, limit: limit, rows: source, passingStored: false)
+        return RowsResponse(head: page.head, changes: try page.entries.map { try $0.change() }, next: page.next)
+    }
+
+    /// A page's changes in order: each decoded, or a row passed on as its source stores it.
+    struct Page {
+        var head: Int64
+        var entries: [Entry]
+        var next: RowsPosition?
+    }
+
+    enum Entry {
+        case change(SyncChange)
+        /// A row sent as `insert` with its stored values and clocks.
+        case stored(table: String, id: String, StoredRow.Stored)
+    }
+
+    /// A page as ``page(_:subscriptions:schema:limit:rows:)`` reads it; with `passingStored`,
+    /// the rows whose values the page does not read (no filter, no reference to follow) may
+    /// stay as `source` stores them.
+    static func entries(_ request: RowsRequest, subscriptions: [SubsetEvaluator.Checked], schema: SyncSchema, limit: Int,
+                        rows source: some SubsetSource, passingStored: Bool) async throws -> Page {
         let (referenceOnly, targets) = subsetTables(subscriptions, schema: schema)
         let phases = subscriptions.count + (request.since > 0 ? referenceOnly.count : 0)
         let head = try await source.head()
-        var changes: [SyncChange] = []
+        var changes: [Entry] = []
         var sent: Set<String> = []
         var inserted: [StoredRow] = []
         var next: RowsPosition?
@@ -75,7 +97,10 @@ public enum SubsetPages {
             let subscription = phase < subscriptions.count ? subscriptions[phase] : nil
             let table = subscription?.table ?? referenceOnly[phase - subscriptions.count]
             let paths = (subscription?.pathColumns ?? []).map { (column: $0.name, parent: $0.references?.lowercased() ?? "") }
-            let candidates = try await source.changedRows(table.name.lowercased(), since: request.since, after: after, limit: room, paths: paths)
+            // A filter reads the values, and so does following the references of the rows sent.
+            let decoding = !passingStored || subscription?.filter != nil || table.columns.contains { $0.references != nil }
+            let candidates = try await source.changedRows(table.name.lowercased(), since: request.since, after: after, limit: room, paths: paths,
+                                                          decoding: decoding)
             let live = candidates.filter { !$0.deleted }
             var kept: Set<String> = []
             if let subscription {
@@ -91,13 +116,17 @@ public enum SubsetPages {
             for row in candidates {
                 let key = table.name.lowercased() + "\u{0}" + row.id
                 if row.deleted {
-                    changes.append(SyncChange(table: table.name, id: row.id, op: .delete))
+                    changes.append(.change(SyncChange(table: table.name, id: row.id, op: .delete)))
                 } else if kept.contains(row.id) {
                     guard sent.insert(key).inserted else { continue }
-                    changes.append(SyncChange(table: table.name, id: row.id, op: .insert, values: row.values, clocks: row.clocks))
-                    inserted.append(row)
+                    if let stored = row.stored {
+                        changes.append(.stored(table: table.name, id: row.id, stored))
+                    } else {
+                        changes.append(.change(SyncChange(table: table.name, id: row.id, op: .insert, values: row.values, clocks: row.clocks)))
+                        inserted.append(row)
+                    }
                 } else {
-                    changes.append(SyncChange(table: table.name, id: row.id, op: .leave))
+                    changes.append(.change(SyncChange(table: table.name, id: row.id, op: .leave)))
                 }
             }
             if candidates.count >= room, let last = candidates.last {
@@ -124,12 +153,12 @@ public enum SubsetPages {
                 guard let table = schema.table(named: parent) else { continue }
                 for stored in try await source.storedRows(parent, ids: ids.sorted())
                 where !stored.deleted && sent.insert(parent + "\u{0}" + stored.id).inserted {
-                    changes.append(SyncChange(table: table.name, id: stored.id, op: .insert, values: stored.values, clocks: stored.clocks))
+                    changes.append(.change(SyncChange(table: table.name, id: stored.id, op: .insert, values: stored.values, clocks: stored.clocks)))
                     pending.append(stored)
                 }
             }
         }
-        return RowsResponse(head: head, changes: changes, next: next)
+        return Page(head: head, entries: changes, next: next)
     }
 
     /// The live rows of a subscription's table that it keeps, among `live`: every one

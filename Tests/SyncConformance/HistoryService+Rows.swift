@@ -93,6 +93,37 @@ extension HistoryService {
             service.lock.withLock { changed(table, since: since, after: after, limit: limit, paths: paths) }
         }
 
+        /// Unless `decoding`, each row as PostgreSQL's `jsonb` prints it (`{"k": v, ...}`),
+        /// as the service passes it on.
+        func changedRows(_ table: String, since: Int64, after: String, limit: Int, paths: [(column: String, parent: String)],
+                         decoding: Bool) throws -> [StoredRow] {
+            let rows = changedRows(table, since: since, after: after, limit: limit, paths: paths)
+            guard !decoding else { return rows }
+            return try rows.map { row in
+                let values = try SyncJSON.encode(row.values, at: "table \(table), row \(row.id)")
+                let clocks = try JSONEncoder().encode(row.clocks)
+                return StoredRow(table: row.table, id: row.id, stored: StoredRow.Stored(values: Self.spaced(values), clocks: Self.spaced(clocks)),
+                                 deleted: row.deleted)
+            }
+        }
+
+        /// Compact JSON spaced as `jsonb` prints it: a space after each `:` and `,` outside strings.
+        static func spaced(_ json: Data) -> String {
+            var out: [UInt8] = []
+            var inString = false, escaped = false
+            for byte in json {
+                out.append(byte)
+                if inString {
+                    if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = true
+                } else if byte == UInt8(ascii: ":") || byte == UInt8(ascii: ",") {
+                    out.append(UInt8(ascii: " "))
+                }
+            }
+            return String(decoding: out, as: UTF8.self)
+        }
+
         private func changed(_ table: String, since: Int64, after: String, limit: Int, paths: [(column: String, parent: String)]) -> [StoredRow] {
             let changed = rows(of: table).filter { id, row in
                 guard id > after else { return false }
@@ -129,6 +160,13 @@ extension HistoryService {
         // One page in one state of the rows: no push appends meanwhile.
         await gate.enter()
         do {
+            // As the service: rows passed on as stored, then read as the device reads them;
+            // an older app version's page is read, renamed and written again.
+            guard versioned.isOlder(version) else {
+                let data = try await SubsetPages.encodedPage(request, subscriptions: subscriptions, schema: schema, limit: limit, rows: Subset(service: self))
+                await gate.leave()
+                return try SyncJSON.decode(RowsResponse.self, from: data)
+            }
             var page = try await SubsetPages.page(request, subscriptions: subscriptions, schema: schema, limit: limit, rows: Subset(service: self))
             await gate.leave()
             if let changes = versioned.downgraded(page.changes, for: version) { page.changes = changes }

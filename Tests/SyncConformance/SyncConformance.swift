@@ -55,6 +55,7 @@ public enum SyncConformance {
         ("a token the service never made opens nothing", anUnknownTokenOpensNothing),
         ("a new device after compaction starts from a snapshot and equals one that replayed everything", aNewDeviceFromASnapshotEqualsOneThatReplayedEverything),
         ("a snapshot cut midway leaves the device as it was; the next sync takes it whole, as one local transaction", aSnapshotCutMidwayLeavesTheDeviceAsItWas),
+        ("a snapshot's and a subscription's rows arrive exactly as written, by type", snapshotRowsArriveExactlyAsWritten),
         ("the history is pruned to what active devices hold; a device gone longer starts over and keeps its edits", historyIsPrunedToWhatActiveDevicesHave),
         ("one column edited on two devices: the later edit wins everywhere, whichever syncs first", laterEditWinsEitherOrder),
         ("two columns of one row edited on two devices: both edits stay", differentColumnsBothStay),

@@ -21,9 +21,17 @@ extension SyncService {
                 try await storage.saw(device: device, at: rows.since, space: caller.space, token: caller.token)
             }
             let limit = min(max(rows.limit ?? SubsetPages.pageSize, 1), SubsetPages.pageSize)
-            var page = try await storage.rows(space: caller.space, request: rows, subscriptions: checked, schema: configuration.schema, limit: limit)
-            if let changes = versioned.downgraded(page.changes, for: caller.schemaVersion) { page.changes = changes }
-            let response = Self.json(try SyncJSON.encode(page))
+            let body: Data
+            if versioned.isOlder(caller.schemaVersion) {
+                // An older app version sees the rows in its own names: each is read and rewritten.
+                var page = try await storage.rows(space: caller.space, request: rows, subscriptions: checked, schema: configuration.schema, limit: limit)
+                if let changes = versioned.downgraded(page.changes, for: caller.schemaVersion) { page.changes = changes }
+                body = try SyncJSON.encode(page)
+            } else {
+                // The rows as stored, not decoded and encoded again.
+                body = try await storage.encodedRows(space: caller.space, request: rows, subscriptions: checked, schema: configuration.schema, limit: limit)
+            }
+            let response = Self.json(body)
             SyncMetrics.pulled(bytes: response.body.contentLength ?? 0)
             return response
         })

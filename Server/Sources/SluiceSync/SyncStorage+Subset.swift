@@ -10,12 +10,26 @@ import SluiceSyncStore
 extension SyncStorage {
     /// One page of a round of ``RowsRequest``.
     func rows(space: Int64, request: RowsRequest, subscriptions: [SubsetEvaluator.Checked], schema: SyncSchema, limit: Int) async throws -> RowsResponse {
+        try await inPageSnapshot(space: space) { source in
+            try await SubsetPages.page(request, subscriptions: subscriptions, schema: schema, limit: limit, rows: source)
+        }
+    }
+
+    /// The same page as JSON, the rows it passes on written as `sluice_row` holds them
+    /// (``SubsetPages/encodedPage(_:subscriptions:schema:limit:rows:)``).
+    func encodedRows(space: Int64, request: RowsRequest, subscriptions: [SubsetEvaluator.Checked], schema: SyncSchema, limit: Int) async throws -> Data {
+        try await inPageSnapshot(space: space) { source in
+            try await SubsetPages.encodedPage(request, subscriptions: subscriptions, schema: schema, limit: limit, rows: source)
+        }
+    }
+
+    /// `body` in a read-only transaction: one snapshot for the page, whose rows are then all
+    /// as they were at its `head`.
+    private func inPageSnapshot<T: Sendable>(space: Int64, _ body: @Sendable (PostgresSubsetSource) async throws -> T) async throws -> T {
         let logger = self.logger
         return try await client.withTransaction(logger: logger) { connection in
-            // One snapshot for the page: its rows are all as they were at `head`.
             try await connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
-            return try await SubsetPages.page(request, subscriptions: subscriptions, schema: schema, limit: limit,
-                                              rows: PostgresSubsetSource(connection: connection, space: space, logger: logger))
+            return try await body(PostgresSubsetSource(connection: connection, space: space, logger: logger))
         }
     }
 }
@@ -35,6 +49,11 @@ struct PostgresSubsetSource: SubsetSource {
     }
 
     func changedRows(_ table: String, since: Int64, after: String, limit: Int, paths: [(column: String, parent: String)]) async throws -> [StoredRow] {
+        try await changedRows(table, since: since, after: after, limit: limit, paths: paths, decoding: true)
+    }
+
+    func changedRows(_ table: String, since: Int64, after: String, limit: Int, paths: [(column: String, parent: String)],
+                     decoding: Bool) async throws -> [StoredRow] {
         let columns = paths.map(\.column)
         let parents = paths.map(\.parent)
         return try await decode(connection.query("""
@@ -46,7 +65,7 @@ struct PostgresSubsetSource: SubsetSource {
                   JOIN sluice_row p ON p.space_id = r.space_id AND p.tbl = k.parent AND p.id = r.vals -> k.col ->> 'ref'
                   WHERE p.seq > \(since))) END
             ORDER BY r.id LIMIT \(Int64(max(limit, 1)))
-            """, logger: logger), table: table)
+            """, logger: logger), table: table, decoding: decoding)
     }
 
     func storedRows(_ table: String, ids: [String]) async throws -> [StoredRow] {
@@ -64,9 +83,15 @@ struct PostgresSubsetSource: SubsetSource {
             """, logger: logger), table: table)
     }
 
-    private func decode(_ rows: PostgresRowSequence, table: String) async throws -> [StoredRow] {
+    /// The rows read, their values and clocks decoded, or (unless `decoding`) kept as the
+    /// text of their `jsonb`.
+    private func decode(_ rows: PostgresRowSequence, table: String, decoding: Bool = true) async throws -> [StoredRow] {
         var result: [StoredRow] = []
         for try await (id, vals, deleted, clocks) in rows.decode((String, String, Bool, String).self) {
+            if !decoding {
+                result.append(StoredRow(table: table, id: id, stored: StoredRow.Stored(values: vals, clocks: clocks), deleted: deleted))
+                continue
+            }
             result.append(StoredRow(table: table, id: id, values: try SyncJSON.decode([String: SyncValue].self, from: Data(vals.utf8)),
                                     deleted: deleted, clocks: try SyncJSON.decode([String: Int64].self, from: Data(clocks.utf8))))
         }
