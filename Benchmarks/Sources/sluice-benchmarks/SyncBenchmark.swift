@@ -65,6 +65,8 @@ enum SyncBenchmark {
     /// that go on syncing (A, and the device that replayed A's history).
     struct InitialSync {
         var a: Store, clientA: SyncClient, replaying: Store, clientR: SyncClient
+        /// The token the devices sync with.
+        var token: String
         var push: Double, replayed: Double, snapshot: Double
         /// The people A pushed.
         var count: Int
@@ -100,7 +102,7 @@ enum SyncBenchmark {
             let pulled = try await store.read { db in try db.fetchCount(Person.self) }
             guard pulled == count else { throw Failure(description: "a new device has \(pulled) people after its initial sync, not \(count)") }
         }
-        return InitialSync(a: a, clientA: clientA, replaying: replaying, clientR: clientR, push: push, replayed: replayed, snapshot: snapshot, count: count)
+        return InitialSync(a: a, clientA: clientA, replaying: replaying, clientR: clientR, token: token, push: push, replayed: replayed, snapshot: snapshot, count: count)
     }
 
     /// A throwaway PostgreSQL (or `SLUICE_BENCH_POSTGRES`), the release service on it and a
@@ -118,18 +120,48 @@ enum SyncBenchmark {
         return try await body(binary, postgres, server, initial)
     }
 
-    /// `--only=sync-initial`: the initial-sync rows alone (a first push; replaying; a snapshot).
+    /// `--only=sync-initial`: the initial-sync rows alone (a first push; replaying; a snapshot),
+    /// then the same two on a history where every person was edited once since.
     static func runInitial(quick: Bool) async throws -> [String] {
         // The figures only: the stores go with the service once the closure returns.
-        let (count, push, replayed, snapshot) = try await afterInitialSync(quick: quick) { _, _, _, initial in
-            (initial.count, initial.push, initial.replayed, initial.snapshot)
+        let (count, push, replayed, snapshot, edited) = try await afterInitialSync(quick: quick) { _, postgres, server, initial in
+            (initial.count, initial.push, initial.replayed, initial.snapshot, try await afterEdits(initial, postgres: postgres, server: server))
         }
         let lines = [
             "| **sync:** initial sync of \(count) people to an empty device: replaying the history / from a snapshot | | \(Harness.format(replayed)) / \(Harness.format(snapshot)) | | ≤ 2 s each; a snapshot ≤ replaying | |",
+            "| **sync:** the same after one edit of each person (a history of \(2 * count) changes): replaying / from a snapshot | | \(Harness.format(edited.replayed)) / \(Harness.format(edited.snapshot)) | | a snapshot ≤ replaying | |",
             "| **sync:** push of a store's \(count) existing people (first sync) | | \(Harness.format(push)) | | ≤ 2 s | |",
         ]
         for line in lines { print(line) }
         return lines
+    }
+
+    /// A's people each edited once (one transaction, pushed); then a new device replaying the
+    /// history and one from a snapshot, timed, once PostgreSQL has vacuumed the service's rows
+    /// (until then, reading rows just updated costs it about twice as much: its hint bits and
+    /// pruning, and autovacuum beside the reads).
+    private static func afterEdits(_ initial: InitialSync, postgres: String, server: URL) async throws -> (replayed: Double, snapshot: Double) {
+        try await initial.a.write { db in try db.execute(sql: "UPDATE person SET age = age + 1") }
+        try await initial.clientA.sync()
+        try Cluster.psql(postgres, "VACUUM ANALYZE")
+        var timings: [Double] = []
+        for fromSnapshot in [false, true] {
+            let path = freshDatabasePath("sync-edited")
+            defer { removeDatabase(at: path) }
+            let store = try Store(path: path)
+            try store.migrate(demoTables)
+            var configuration = SyncConfiguration(tables: DemoSchema.syncedTables)
+            configuration.startsFromSnapshot = fromSnapshot
+            let client = try SyncClient(store: store, server: server, token: initial.token, configuration: configuration)
+            timings.append(try await seconds { try await client.sync() })
+            // The ages A wrote (index % 90), each one more.
+            let expected = (0..<initial.count).reduce(Int64(0)) { $0 + Int64($1 % 90 + 1) }
+            let total = try await store.read { db in try db.fetchRows(sql: "SELECT count(*), sum(age) FROM person") }
+            guard total.first?.values == [.integer(Int64(initial.count)), .integer(expected)] else {
+                throw Failure(description: "a new device after the edits has (people, sum of ages) \(total.first?.values ?? []), not (\(initial.count), \(expected))")
+            }
+        }
+        return (timings[0], timings[1])
     }
 
     /// A commit on A → the changeset on B, both following the service, `samples` times (one
@@ -366,6 +398,11 @@ enum SyncBenchmark {
         }
 
         nonisolated(unsafe) static var stop: [String]?
+
+        /// Runs `sql` on the database at `postgres` (a URL) with psql.
+        static func psql(_ postgres: String, _ sql: String) throws {
+            _ = try output("/usr/bin/psql", ["-d", postgres, "-q", "-c", sql])
+        }
 
         /// A new token for `space` (made when it is new), from `sluice-sync token add`.
         static func addToken(_ binary: String, postgres: String, space: String) throws -> String {
