@@ -35,12 +35,15 @@ extension SyncClient {
         var cursor = state.state?.cursor ?? 0
         // A new device starts from a snapshot of the rows and the history after it. One it
         // cannot apply (a value its tables refuse) replays the history instead, where each
-        // transaction it cannot apply is quarantined alone.
+        // transaction it cannot apply is quarantined alone; so does one whose service has no
+        // rows endpoint (older than partial sync: 404).
         if cursor == 0, !state.tookSnapshot, engine.configuration.startsFromSnapshot {
             do {
                 report.rows += try await pullSnapshot()
                 cursor = try await store.read { db in try engine.loadState(db)?.cursor ?? 0 }
             } catch let error as StoreError where SyncEngine.isQuarantinable(error) {
+                cursor = 0
+            } catch SyncClientError.rejected(let status, _) where status == 404 {
                 cursor = 0
             }
         }

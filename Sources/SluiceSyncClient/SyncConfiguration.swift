@@ -85,12 +85,19 @@ public struct SyncConfiguration: Sendable {
     public var subscriptions: [SyncSubscription]?
 
     /// Whether a device that has never pulled starts from a snapshot of the space's rows (one
-    /// local transaction: one changeset) and then pulls the history after it, or replays the
-    /// whole history the service keeps, transaction by transaction (the default: for a space
-    /// whose history is about as long as its rows, the faster; see Benchmarks/README.md).
-    /// Either way a device whose history is pruned (see "Sync in production") takes a
-    /// snapshot, as does a device away longer than the service keeps history.
-    public var startsFromSnapshot = false
+    /// local transaction: one changeset) and then pulls the history after it (the default),
+    /// or replays the whole history the service keeps, transaction by transaction.
+    ///
+    /// A snapshot sends each row once, however often it was edited, and is as fast as
+    /// replaying even where the history is exactly as long as the rows (see
+    /// Benchmarks/README.md). While it comes, the store's writer is held (local writes wait
+    /// for it, as for any write transaction); replaying commits page by page, and puts each
+    /// pulled transaction in this device's log as a transaction of its own. A snapshot this
+    /// device cannot apply (a value its tables refuse), or a service that serves none (one
+    /// older than partial sync), makes it replay instead. Either way a device whose history
+    /// is pruned (see "Sync in production") takes a snapshot, as does a device away longer
+    /// than the service keeps history.
+    public var startsFromSnapshot = true
 
     /// Blob columns whose values travel out of line, as `"table.column"` (nullable BLOB
     /// columns; register the service's schema with the same list): pushes and pulls carry

@@ -47,6 +47,8 @@ public final class FaultyTransport: SyncTransport, @unchecked Sendable {
     private var rowsPerPage: Int?
     /// How many more pages of rows arrive before the next one is lost (nil: none is).
     private var rowsPagesBeforeCut: Int?
+    /// Whether rows requests are answered 404, as by a service older than partial sync.
+    private var rowsUnknown = false
 
     public init(_ base: any SyncTransport) { self.base = base }
 
@@ -63,6 +65,10 @@ public final class FaultyTransport: SyncTransport, @unchecked Sendable {
 
     /// Asks for pages of at most `limit` rows (a round of several pages from a few rows).
     public func pageRows(by limit: Int) { lock.withLock { rowsPerPage = limit } }
+
+    /// Answers rows requests 404 from now on, as a service without the rows endpoint (older
+    /// than partial sync) does.
+    public func answerRowsNotFound() { lock.withLock { rowsUnknown = true } }
 
     /// Lets `count` more pages of rows arrive, and then loses the next one (once).
     public func cutRows(after count: Int) { lock.withLock { rowsPagesBeforeCut = count } }
@@ -101,13 +107,15 @@ public final class FaultyTransport: SyncTransport, @unchecked Sendable {
 
     public func rows(_ rows: RowsRequest) async throws -> RowsResponse {
         var request = rows
-        let cut = lock.withLock { () -> Bool in
+        let (cut, unknown) = lock.withLock { () -> (Bool, Bool) in
             log.append("rows since \(rows.since)")
+            guard !rowsUnknown else { return (false, true) }
             request.limit = rowsPerPage ?? request.limit
-            guard let left = rowsPagesBeforeCut else { return false }
+            guard let left = rowsPagesBeforeCut else { return (false, false) }
             rowsPagesBeforeCut = left > 0 ? left - 1 : nil
-            return left == 0
+            return (left == 0, false)
         }
+        if unknown { throw SyncClientError.rejected(status: 404, SyncErrorBody(error: "http_404", message: "Not Found")) }
         if cut { throw SyncClientError.offline("the link was cut while a page of rows came down") }
         return try await base.rows(request)
     }

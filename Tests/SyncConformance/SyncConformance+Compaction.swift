@@ -38,7 +38,7 @@ extension SyncConformance {
     }
 
     static func aNewDeviceFromASnapshotEqualsOneThatReplayedEverything(_ service: any ConformanceService) async throws {
-        let (writer, replay) = try await devices(service)
+        let (writer, replay) = try await devices(service) { $0.startsFromSnapshot = false }
         try await history(writer)
         try await replay.client.sync()
         // The whole history gone: the next device can only start from the snapshot.
@@ -89,6 +89,23 @@ extension SyncConformance {
         try expect(rounds >= 3 + 5, "the snapshot came in \(rounds - 3) pages of 4 rows, not several")
         try expect(try pulledTransactions(snapshot) == 1, "the snapshot took \(try pulledTransactions(snapshot)) local transactions, not one")
         try await expectAlike([snapshot, writer], service, "the snapshot taken page by page and its writer")
+    }
+
+    /// A new device starts from a snapshot by default; against a service without the rows
+    /// endpoint (404: older than partial sync) it replays the history instead.
+    static func aNewDeviceStartsFromASnapshotOrReplaysWhereThereIsNone(_ service: any ConformanceService) async throws {
+        let (writer, _) = try await devices(service)
+        try await history(writer)
+        let snapshot = try Device(service, token: try await service.newToken())
+        try await snapshot.client.sync()
+        let took = snapshot.transport.calls
+        try expect(took.contains("rows since 0") && !took.contains("pull since 0"), "a new device did not start from a snapshot: \(took)")
+        let replay = try Device(service, token: try await service.newToken())
+        replay.transport.answerRowsNotFound()
+        try await replay.client.sync()
+        let replayed = replay.transport.calls
+        try expect(replayed.contains("rows since 0") && replayed.contains("pull since 0"), "a device whose service has no snapshots: \(replayed)")
+        try await expectAlike([writer, snapshot, replay], service, "a device from a snapshot, one replaying, and their writer")
     }
 
     /// A snapshot's and a subscription's rows are passed on as the service stores them (the

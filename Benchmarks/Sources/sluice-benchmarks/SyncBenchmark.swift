@@ -54,7 +54,7 @@ enum SyncBenchmark {
             crowd,
             attachments,
             "| **sync:** a commit on device A → the changeset on device B (service and PostgreSQL on loopback; median of \(latencies.count)) | | \(Harness.format(latency)) | | ≤ 100 ms | \(latency <= 0.1 ? "ok" : "MISSED") |",
-            "| **sync:** initial sync of \(count) people to an empty device: replaying the history (the default) / from a snapshot (`startsFromSnapshot`) | | \(Harness.format(replayed)) (\(Int(Double(count) / replayed)) rows/s) / \(Harness.format(snapshot)) (\(Int(Double(count) / snapshot)) rows/s) | | ≤ 10 s at 100,000 | \(replayed <= 10 * Double(count) / 100_000 ? "ok" : "MISSED") |",
+            "| **sync:** initial sync of \(count) people to an empty device: replaying the history (`startsFromSnapshot = false`) / from a snapshot (the default) | | \(Harness.format(replayed)) (\(Int(Double(count) / replayed)) rows/s) / \(Harness.format(snapshot)) (\(Int(Double(count) / snapshot)) rows/s) | | ≤ 10 s at 100,000 each | \(max(replayed, snapshot) <= 10 * Double(count) / 100_000 ? "ok" : "MISSED") |",
             "| **sync:** push of a store's \(count) existing people (first sync) / of 100 logged transactions × 100 updates | | \(Harness.format(push)) (\(Int(Double(count) / push)) rows/s) / \(Harness.format(logged)) (\(Int(10_000 / logged)) rows/s) | | rows per second | |",
         ]
         for line in lines { print(line) }
@@ -88,15 +88,16 @@ enum SyncBenchmark {
         let push = try await seconds { try await clientA.sync() }
         let replaying = try Store(path: pathR)
         try replaying.migrate(demoTables)
-        let clientR = try SyncClient(store: replaying, server: server, token: token, configuration: configuration)
+        var replay = configuration
+        replay.startsFromSnapshot = false
+        let clientR = try SyncClient(store: replaying, server: server, token: token, configuration: replay)
         let replayed = try await seconds { try await clientR.sync() }
         let pathB = freshDatabasePath("sync-b")
         defer { removeDatabase(at: pathB) }
         let b = try Store(path: pathB)
         try b.migrate(demoTables)
-        var fromSnapshot = configuration
-        fromSnapshot.startsFromSnapshot = true
-        let clientB = try SyncClient(store: b, server: server, token: token, configuration: fromSnapshot)
+        // The default: a new device starts from a snapshot.
+        let clientB = try SyncClient(store: b, server: server, token: token, configuration: configuration)
         let snapshot = try await seconds { try await clientB.sync() }
         for store in [b, replaying] {
             let pulled = try await store.read { db in try db.fetchCount(Person.self) }
