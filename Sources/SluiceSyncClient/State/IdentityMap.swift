@@ -52,8 +52,9 @@ struct IdentityMap {
         }
     }
 
-    /// Where the map is now: a row named after this has a greater `rowid` (naming a row
-    /// again, `map`, replaces its entry); nil while the map is empty.
+    /// Where the map is now: every row named so far has a `rowid` at most this (one named
+    /// later may reuse a freed one, or take a greater one; naming a row again, `map`,
+    /// replaces its entry); nil while the map is empty.
     func last() throws -> Int64? {
         if case .integer(let last)? = try db.fetchRows(sql: "SELECT max(rowid) FROM sluice_sync_id").first?[0] { return last }
         return nil
