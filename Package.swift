@@ -78,7 +78,7 @@ let package = Package(
         // articles (used by the CLI, the tests and the guides; not part of the store).
         .target(
             name: "SluiceDemo",
-            dependencies: ["Sluice", "SluiceMacros", "SluiceViewModels", .product(name: "OpenCombineShim", package: "OpenCombine")]
+            dependencies: ["Sluice", "SluiceMacros", "SluiceViewModels", "SluiceSyncClient", .product(name: "OpenCombineShim", package: "OpenCombine")]
         ),
         // The CLI's commands live in a library the tests import; the executable only calls it.
         .target(
@@ -112,7 +112,8 @@ let package = Package(
         // A writer process for the reliability tests (killed at random points, run side by side).
         .executableTarget(name: "sluice-stress", dependencies: ["Sluice", "SluiceDemo", "SluiceTestSupport"], path: "Tests/Stress"),
         .testTarget(name: "StoreTests", dependencies: ["Sluice", "SluiceNaming", "SluiceDemo", "SluiceTestSupport", "sluice-stress", "CSQLite"]),
-        .testTarget(name: "CLITests", dependencies: ["Sluice", "SluiceDemo", "SluiceTestSupport", "SluiceCLI", "sluice", .product(name: "CSV", package: "CSV.swift")]),
+        .testTarget(name: "CLITests", dependencies: ["Sluice", "SluiceDemo", "SluiceTestSupport", "SluiceCLI", "sluice", "SluiceSyncClient", "SluiceSyncConformance",
+                                                    .product(name: "CSV", package: "CSV.swift")]),
         .testTarget(
             name: "ViewModelsTests",
             dependencies: ["Sluice", "SluiceDemo", "SluiceViewModels", "SluiceTestSupport", .product(name: "OpenCombineShim", package: "OpenCombine")]

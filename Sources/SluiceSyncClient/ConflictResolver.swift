@@ -69,6 +69,16 @@ struct ConflictResolver: Sendable {
         }
     }
 
+    /// The rule that settles `table.column`, as the conflict inbox names it.
+    func rule(table: String, column: String) -> SyncConflict.Rule {
+        switch configuration.policy(table: table, column: column) {
+        case .lastWriterWins: .lastWriterWins
+        case .serverWins: .serverWins
+        case .deviceWins: .deviceWins
+        case .merge: .merge
+        }
+    }
+
     /// A pulled delete of a row this device changed (unpushed): `changed` is whether any of
     /// its columns is still unpushed.
     func resolveDelete(ofRowChangedHere changed: Bool) -> Row {

@@ -78,6 +78,7 @@ extension SyncClient {
             let quarantine = QuarantineTable(db)
             let count = try quarantine.count()
             if count > 0 { try quarantine.removeAll() }
+            try ConflictInbox(db).removeAllQuarantined()
             return count
         }
     }

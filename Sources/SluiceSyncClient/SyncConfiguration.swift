@@ -62,6 +62,9 @@ public struct SyncConfiguration: Sendable {
     public var columnPolicies: [String: ConflictPolicy] = [:]
     /// Delete against concurrent update.
     public var deleteRule: DeleteConflictRule = .deleteWins
+    /// How long the conflict inbox (``SyncConflict``) keeps a record nobody restored or
+    /// dismissed: thirty days and 10,000 records unless said otherwise.
+    public var conflictRetention: ConflictRetention = .standard
     /// Most local transactions in one push: a longer queue (a device offline for a while)
     /// goes in several pushes, oldest first, each acknowledged before the next. When the
     /// service refuses a push as too large (413: over its body size or transaction count),

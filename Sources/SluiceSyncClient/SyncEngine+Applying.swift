@@ -22,6 +22,9 @@ extension SyncEngine {
         let resolver: ConflictResolver
         /// Whether a merge result was recorded (written by ``writeMerges(_:)``).
         var merged = false
+        /// The pulled transaction's place in the history (nil for a round of rows), for the
+        /// conflict inbox's records.
+        var seq: Int64?
     }
 
     /// Reads what this device has not pushed, as of `state` (whose cursor and clock the
@@ -46,8 +49,10 @@ extension SyncEngine {
                        _ context: inout PullContext, _ db: Database) throws -> [(String, SQLiteValue)] {
         var applied: [(String, SQLiteValue)] = []
         for (column, remote) in values {
-            let outcome = context.resolver.resolve(table: table.name, column: column, local: context.pending[key]?.columns[column.lowercased()],
-                                                   remote: remote, from: .init(clock: clock(column), device: device))
+            let local = context.pending[key]?.columns[column.lowercased()]
+            let writer = ConflictResolver.Remote(clock: clock(column), device: device)
+            let outcome = context.resolver.resolve(table: table.name, column: column, local: local, remote: remote, from: writer)
+            try recordColumn(outcome, table: table, key: key, column: column, local: local, remote: remote, from: writer, context, db)
             if try settle(outcome, column: column, remote: remote, key: key, applied: &applied, pending: &context.pending, db) {
                 context.merged = true
             }

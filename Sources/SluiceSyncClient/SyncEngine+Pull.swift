@@ -37,6 +37,8 @@ extension SyncEngine {
             try reidentify(&state, db)
         }
         var context = try beginPull(state, loaded: loaded, db)
+        context.seq = seq
+        let writer = ConflictResolver.Remote(clock: transaction.clock, device: transaction.device)
         let replaced = Self.replaced(transaction.changes)
         for change in transaction.changes {
             // A table this device does not sync (the space has more than it): not its business.
@@ -61,14 +63,19 @@ extension SyncEngine {
                 guard let local else { continue }
                 let key = RowKey(table: name, rowID: local)
                 guard try currentRow(table, local, db) != nil else {
-                    if let deleted = context.pending[key]?.deleted, context.resolver.resolveUpdateOfRowDeletedHere() == .kept,
-                       let values = try localValues(change.values ?? [:], table, gid: change.id, db) {
+                    guard let deleted = context.pending[key]?.deleted, let values = try localValues(change.values ?? [:], table, gid: change.id, db) else { continue }
+                    var all = Dictionary(uniqueKeysWithValues: zip(deleted.columns, deleted.values).map { ($0.0, $0.1) })
+                    for (column, value) in values { all[column] = value }
+                    if context.resolver.resolveUpdateOfRowDeletedHere() == .kept {
                         // The update brings back the row this device deleted.
-                        var all = Dictionary(uniqueKeysWithValues: zip(deleted.columns, deleted.values).map { ($0.0, $0.1) })
-                        for (column, value) in values { all[column] = value }
+                        try recordRow(.deleteLostToEdit, table: table, rowID: local, gid: change.id, values: nil, deletedHere: true, remote: writer, context, db)
                         if let keyColumn = table.keyColumn { all = all.filter { $0.key.lowercased() != keyColumn.lowercased() } }
                         try insert(table, local: local, all.map { ($0.key, $0.value) }, gid: change.id, db)
                         context.pending[key] = nil
+                    } else {
+                        // The delete here stands: the pulled edit is what was lost.
+                        let row = Row(columns: Array(all.keys), values: Array(all.values))
+                        try recordRow(.editLostToDelete, table: table, rowID: local, gid: change.id, values: row, deletedHere: true, remote: writer, context, db)
                     }
                     continue
                 }
@@ -89,7 +96,7 @@ extension SyncEngine {
                 // whose values change, as the insert writes them. Deleting it here first would
                 // run this device's ON DELETE actions on its own unpushed rows that point at it.
                 guard let local, !replaced.contains("\(name) \(change.id)") else { continue }
-                try deleteRow(table, local, gid: change.id, pending: &context.pending, resolver: context.resolver, db)
+                try deleteRow(table, local, gid: change.id, by: writer, &context, db)
             }
         }
         try forgetDeleted(transaction.changes, pending: context.pending, db)
@@ -154,18 +161,23 @@ extension SyncEngine {
     }
 
     /// A pulled delete of the row `local`, settled against its unpushed changes here.
-    func deleteRow(_ table: LocalTable, _ local: Int64, gid: String, pending: inout [RowKey: PendingRow], resolver: ConflictResolver, _ db: Database) throws {
-        guard try currentRow(table, local, db) != nil else { return }
+    func deleteRow(_ table: LocalTable, _ local: Int64, gid: String, by writer: ConflictResolver.Remote, _ context: inout PullContext, _ db: Database) throws {
+        guard let current = try currentRow(table, local, db) else { return }
         let name = table.name.lowercased()
         let key = RowKey(table: name, rowID: local)
-        if resolver.resolveDelete(ofRowChangedHere: !(pending[key]?.columns.isEmpty ?? true)) == .kept {
+        let changedHere = !(context.pending[key]?.columns.isEmpty ?? true)
+        if context.resolver.resolveDelete(ofRowChangedHere: changedHere) == .kept {
             // The unpushed update wins: the row stays, and the next push brings it back everywhere.
+            try recordRow(.deleteLostToEdit, table: table, rowID: local, gid: gid, values: nil, deletedHere: false, remote: writer, context, db)
             try Resurrections(db).add(name, local)
             return
         }
-        try keepReferences(to: table, local, gid: gid, pending: pending, db)
+        if changedHere {
+            try recordRow(.editLostToDelete, table: table, rowID: local, gid: gid, values: current, deletedHere: false, remote: writer, context, db)
+        }
+        try keepReferences(to: table, local, gid: gid, pending: context.pending, db)
         try db.execute(sql: "DELETE FROM \(quoteIdentifier(table.name)) WHERE rowid = ?", arguments: [.integer(local)])
-        pending[key] = nil
+        context.pending[key] = nil
     }
 
     /// After a pulled transaction or round: the rowids of the rows it deleted that hold no
@@ -200,6 +212,7 @@ extension SyncEngine {
         state.clock = state.clock.receiving(transaction.clock)
         try save(state, db)
         try QuarantineTable(db).add(transaction, seq: seq, error: error.message)
+        try recordQuarantine(transaction, seq: seq, error: error.message, device: state.device, db)
     }
 
     /// The quarantined transactions, oldest first, with the error each failed with.
@@ -211,9 +224,10 @@ extension SyncEngine {
         try QuarantineTable(db).count()
     }
 
-    /// Drops a quarantined transaction (applied again, or discarded).
+    /// Drops a quarantined transaction (applied again, or discarded), and its inbox record.
     func release(_ seq: Int64, _ db: Database) throws {
         try QuarantineTable(db).remove(seq)
+        try ConflictInbox(db).removeQuarantined(seq: seq)
     }
 
     /// Records a new error for a quarantined transaction that failed again.

@@ -83,7 +83,7 @@ extension SyncEngine {
             guard let local = try localID(table.name.lowercased(), change.id, db) else { continue }
             switch change.op {
             case .delete:
-                try deleteRow(table, local, gid: change.id, pending: &round.context.pending, resolver: round.context.resolver, db)
+                try deleteRow(table, local, gid: change.id, by: ConflictResolver.Remote(clock: HybridClock(rawValue: change.clocks?.values.max() ?? 0), device: ""), &round.context, db)
             case .leave:
                 guard round.context.pending[RowKey(table: table.name.lowercased(), rowID: local)] == nil else { continue }
                 try db.execute(sql: "DELETE FROM \(quoteIdentifier(table.name)) WHERE rowid = ?", arguments: [.integer(local)])
@@ -174,7 +174,16 @@ extension SyncEngine {
         }
         if let local, let deleted = context.pending[RowKey(table: name, rowID: local)]?.deleted {
             // Deleted here, unpushed: back only when updates win and the service changed it since.
-            guard context.resolver.resolveUpdateOfRowDeletedHere() == .kept, values.contains(where: { deleted[$0.0] != $0.1 }) else { return }
+            guard values.contains(where: { deleted[$0.0] != $0.1 }) else { return }
+            let clocks = change.clocks?.values.max().map(HybridClock.init(rawValue:)) ?? .zero
+            let writer = ConflictResolver.Remote(clock: clocks, device: "")
+            guard context.resolver.resolveUpdateOfRowDeletedHere() == .kept else {
+                // The delete here stands: the service's values are what was lost.
+                try recordRow(.editLostToDelete, table: table, rowID: local, gid: change.id, values: Row(columns: values.map(\.0), values: values.map(\.1)),
+                              deletedHere: true, remote: writer, context, db)
+                return
+            }
+            try recordRow(.deleteLostToEdit, table: table, rowID: local, gid: change.id, values: nil, deletedHere: true, remote: writer, context, db)
             context.pending[RowKey(table: name, rowID: local)] = nil
         }
         try insert(table, local: try newRowID(local, table, reserved: &context.reserved, db), values, gid: change.id, db)

@@ -36,7 +36,7 @@ import Testing
     func syncTables(_ path: String) throws -> [String] {
         let plain = PlainConnection(path: path)
         var lines: [String] = []
-        for row in try plain.rows("SELECT name, type FROM sqlite_master WHERE name LIKE 'sluice_sync_%' AND name <> 'sluice_sync_migration' ORDER BY name") {
+        for row in try plain.rows("SELECT name, type FROM sqlite_master WHERE (name LIKE 'sluice_sync_%' OR name LIKE 'sluice_live_sync_%') AND name <> 'sluice_sync_migration' ORDER BY name") {
             guard case .text(let name) = row[0], case .text(let type) = row[1] else { continue }
             if type == "index" { lines.append("index \(name)"); continue }
             let columns = try plain.rows("SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info('\(name)')")
@@ -69,15 +69,32 @@ import Testing
     func upgradesAFileTheUnversionedClientWrote() async throws {
         let database = try copyOfFixture()
         #expect(try PlainConnection(path: database.path).rows("SELECT count(*) FROM sqlite_master WHERE name = 'sluice_sync_migration'") == [[.integer(0)]])
+        try await expectUpgraded(database)
+    }
+
+    /// The fixture's copy at `database` opened by this client: every migration applied, its
+    /// state kept, an empty inbox, and nothing of the format differing from a new device's.
+    func expectUpgraded(_ database: TemporaryDatabase) async throws {
         let store = try Store(path: database.path)
         let client = try SyncClient(store: store, server: Self.server, token: "t", configuration: configuration)
-
-        #expect(try store.appliedMigrations(recordedIn: SyncStateFormat.track).map(\.version) == [1])
+        #expect(try store.appliedMigrations(recordedIn: SyncStateFormat.track).map(\.version) == [1, 2])
         #expect(try await client.deviceID == Self.fixtureDevice)
         #expect(try await client.pendingChangeCount() == 2)
         try expectFixtureState(store)
-        // Nothing of the format differs from a new device's.
+        #expect(try client.conflicts.fetch().isEmpty)
         #expect(try syncTables(database.path) == (try freshDeviceTables()))
+    }
+
+    @Test("a store at format 1 (before the conflict inbox) gains an empty inbox, and keeps its state")
+    func upgradesAFileOfFormatOne() async throws {
+        // The fixture as the client before the inbox left it: migration 1, unchanged since, applied alone.
+        let database = try copyOfFixture()
+        let old = try Store(path: database.path)
+        try old.migrate(Array(SyncStateFormat.migrations.prefix(1)), recordedIn: SyncStateFormat.track)
+        #expect(try old.appliedMigrations(recordedIn: SyncStateFormat.track).map(\.version) == [1])
+        #expect(try PlainConnection(path: database.path).rows("SELECT count(*) FROM sqlite_master WHERE name = 'sluice_live_sync_conflict'") == [[.integer(0)]])
+        #expect(try SyncClient.conflicts(in: old).isEmpty, "a store without the inbox reads as an empty one")
+        try await expectUpgraded(database)
     }
 
     @Test("a file from before two columns existed (stamp.acked, fixup.ref) gets them on adoption")
@@ -102,7 +119,7 @@ import Testing
         let store = try database.store(migrations: DemoSchema.migrations)
         _ = try SyncClient(store: store, server: Self.server, token: "t", configuration: configuration)
         try store.write { db in
-            try db.execute(sql: "INSERT INTO sluice_sync_migration (version, name, checksum, applied_at) VALUES (2, 'from_a_newer_client', 'x', '2027-01-01')")
+            try db.execute(sql: "INSERT INTO sluice_sync_migration (version, name, checksum, applied_at) VALUES (3, 'from_a_newer_client', 'x', '2027-01-01')")
         }
         let before = try syncTables(database.path)
         let error = #expect(throws: StoreError.self) {

@@ -58,6 +58,12 @@ extension SyncConformance {
                        "\(name) quarantined \(quarantined)")
             let counted = await device.client.snapshot.quarantinedCount
             try expect(counted == 2, "\(name)'s snapshot counts \(counted) quarantined")
+            // Each is in the conflict inbox too, naming what it was about and why.
+            let inbox = try SyncClient.conflicts(in: device.store)
+            try expect(inbox.map(\.kind) == [.quarantined, .quarantined] && inbox.map(\.lost.device) == ["tool", "tool"]
+                       && inbox.map(\.table) == ["package", "person"] && inbox.map(\.seq) == quarantined.map(\.transaction.seq)
+                       && inbox.first?.detail?.contains("CHECK constraint failed") == true && inbox.last?.detail?.contains("nickname") == true,
+                       "\(name)'s inbox: \(inbox)")
         }
         // Reported by the CLI without contacting the service.
         let cli = CommandRunner()
@@ -74,6 +80,22 @@ extension SyncConformance {
         let discarded = try cli.run(["sync", "quarantine", "--discard", "--db", b.database.path])
         try expect(discarded.stdout.contains("discarded 1 transaction"), "sync quarantine --discard: \(discarded)")
         try expect(try SyncClient.quarantined(in: b.store, configuration: SyncConfiguration(tables: DemoSchema.syncedTables)).isEmpty, "still quarantined")
+        try expect(try SyncClient.conflicts(in: b.store).isEmpty, "b's inbox after the retry and the discard: \(try SyncClient.conflicts(in: b.store))")
+        // On A, restoring the nickname's record from the inbox fails as before (no such column
+        // here) and keeps it; dismissing it discards that transaction alone.
+        let records = try SyncClient.conflicts(in: a.store)
+        guard records.count == 2, let check = records.first, let nickname = records.last else { throw ConformanceFailure("a's inbox: \(records)") }
+        do {
+            try await a.client.restore(nickname)
+            throw ConformanceFailure("a transaction naming a column A does not have was applied")
+        } catch let error as StoreError {
+            try expect(error.code == .unknownColumn, "\(error)")
+        }
+        let dismissed = try cli.run(["sync", "conflicts", "--dismiss", "\(check.id ?? 0)", "--db", a.database.path])
+        try expect(dismissed.status == 0, "sync conflicts --dismiss: \(dismissed)")
+        let left = try SyncClient.quarantined(in: a.store, configuration: SyncConfiguration(tables: DemoSchema.syncedTables))
+        try expect(left.map(\.transaction.seq) == [nickname.seq] && (try SyncClient.conflicts(in: a.store)).map(\.id) == [nickname.id],
+                   "a after dismissing the CHECK one: \(left), \(try SyncClient.conflicts(in: a.store))")
         // Syncing goes on both ways.
         try a.sql("INSERT INTO person (first_name, last_name) VALUES ('Ann', 'A')")
         try await a.client.sync()

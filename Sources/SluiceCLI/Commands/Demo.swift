@@ -60,6 +60,7 @@ struct Demo: AsyncParsableCommand {
         var tasks: [Task<Void, Never>] = []
         if let client {
             app.syncStatus = "sync: starting"
+            app.follow(ConflictInboxModel(client: client))
             tasks.append(Task { _ = try? await client.follow() })
             tasks.append(Task { @MainActor in
                 for await snapshot in client.updates {
@@ -94,7 +95,7 @@ enum StandardInputLines {
 @MainActor
 final class DemoApp {
     /// Which screen the demo shows.
-    enum Screen { case people, package, chat }
+    enum Screen { case people, package, chat, conflicts }
 
     /// The demo's store.
     private let store: Store
@@ -111,11 +112,13 @@ final class DemoApp {
     /// How long the simulated friend takes to answer ($SLUICE_DEMO_REPLY_MS, for tests; 2 s by default).
     static let replyDelay: Duration = .milliseconds(Int(ProcessInfo.processInfo.environment["SLUICE_DEMO_REPLY_MS"] ?? "") ?? 2_000)
     /// The screen shown.
-    private var screen = Screen.people
+    var screen = Screen.people
     /// The line shown under the screen (cleared after another process changes the data).
-    private var message = ""
+    var message = ""
     /// The sync client's state, shown under the screen when the demo follows a service.
     var syncStatus = ""
+    /// The conflict inbox, when the demo follows a service (its banner shows under the screen).
+    var inbox: ConflictInboxModel?
     /// The subscriptions that redraw the screen.
     private var watching = Set<AnyCancellable>()
     /// Whether a redraw is already queued (changes in one turn redraw once).
@@ -145,7 +148,7 @@ final class DemoApp {
     }
 
     /// Redraws (once per turn of the main queue) whenever `publisher` emits.
-    private func watch<P: Publisher>(_ publisher: P) where P.Failure == Never {
+    func watch<P: Publisher>(_ publisher: P) where P.Failure == Never {
         publisher.sink { @Sendable [weak self] _ in
             DispatchQueue.main.async { MainActor.assumeIsolated { self?.scheduleRedraw() } }
         }
@@ -176,7 +179,9 @@ final class DemoApp {
         let (command, argument) = trimmed.split(separator: " ", maxSplits: 1).map(String.init).splitFirst()
         message = ""
         switch command.lowercased() {
-        case "", "help": message = "commands: people · search TEXT · add FIRST LAST · delete N · package [ID] · first NAME · last NAME · street TEXT · item · chat [ID] · send TEXT · older · quit"
+        case "", "help":
+            message = "commands: people · search TEXT · add FIRST LAST · delete N · package [ID] · first NAME · last NAME · street TEXT · item · chat [ID] · send TEXT · older"
+                + (inbox == nil ? "" : " · conflicts · restore N · dismiss N") + " · quit"
         case "quit", "exit", "q": return false
         case "people": screen = .people
         case "search":
@@ -215,6 +220,7 @@ final class DemoApp {
             chatModel.loadOlder()
         case "send":
             if let chatModel { await chatModel.send(argument) } else { message = "open a chat first: chat [ID]" }
+        case "conflicts", "restore", "dismiss": await handleInbox(command.lowercased(), argument)
         default: message = "unknown command '\(command)'; type help"
         }
         commandEnded = .now
@@ -293,6 +299,7 @@ final class DemoApp {
             guard let packageModel else { break }
             lines.append("Sluice demo · package editor")
             lines.append(contentsOf: packageModel.summary.split(separator: "\n").map(String.init))
+        case .conflicts: lines.append(contentsOf: inboxLines())
         case .chat:
             guard let chatModel else { break }
             let held = chatModel.messages.items.count
@@ -301,6 +308,7 @@ final class DemoApp {
             for item in chatModel.messages.items.suffix(20) { lines.append("  \(item.sender): \(item.text)") }
         }
         if !message.isEmpty { lines.append(message) }
+        if screen != .conflicts, let banner = inbox?.summary { lines.append(banner + " (type conflicts)") }
         if !syncStatus.isEmpty { lines.append(syncStatus) }
         lines.append("> (help for commands)")
         let text = lines.joined(separator: "\n")

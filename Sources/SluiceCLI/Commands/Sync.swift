@@ -14,7 +14,8 @@ struct Sync: AsyncParsableCommand {
             is created with the demo schema (a new device that pulls everything). The token comes from --token or \
             $SLUICE_SYNC_TOKEN (`sluice-sync token add` prints one), the service from --server or $SLUICE_SYNC_SERVER. \
             `sluice sync status` prints what is pending without contacting the service; `sluice sync quarantine` \
-            lists, retries or discards pulled transactions this store could not apply.
+            lists, retries or discards pulled transactions this store could not apply; `sluice sync conflicts` lists what \
+            sync decided against (the conflict inbox), and restores or dismisses a record.
 
             Options of `sluice sync` itself (the `now` subcommand, the default):
               --db <path>       the store (default ./sluice.sqlite, or $SLUICE_DB)
@@ -28,7 +29,7 @@ struct Sync: AsyncParsableCommand {
               --schema-version <n>
                                 the registered schema version this store's tables are
             """,
-        subcommands: [SyncNow.self, SyncStatusCommand.self, SyncQuarantine.self],
+        subcommands: [SyncNow.self, SyncStatusCommand.self, SyncQuarantine.self, SyncConflicts.self],
         defaultSubcommand: SyncNow.self)
 }
 

@@ -37,6 +37,16 @@ enum SyncStateFormat {
             CREATE TABLE IF NOT EXISTS sluice_sync_retired (tbl TEXT NOT NULL, local INTEGER NOT NULL, seq INTEGER NOT NULL,
                 gid TEXT NOT NULL, next TEXT, reinserted INTEGER, PRIMARY KEY (tbl, local, seq));
             """),
+        // The conflict inbox (2026-12-02): `sluice_live_` so that live queries observe it
+        // (the change log leaves it out). The values' columns have no type: a value keeps
+        // its storage class.
+        Migration(version: 2, name: "conflict_inbox", sql: """
+            CREATE TABLE sluice_live_sync_conflict (id INTEGER PRIMARY KEY, tbl TEXT NOT NULL, row_id INTEGER NOT NULL,
+                gid TEXT NOT NULL, col TEXT, kind TEXT NOT NULL, rule TEXT NOT NULL,
+                kept_value, kept_device TEXT, kept_clock INTEGER, lost_value, lost_device TEXT, lost_clock INTEGER,
+                row_values TEXT, seq INTEGER, detail TEXT, at TEXT NOT NULL);
+            CREATE INDEX sluice_live_sync_conflict_at ON sluice_live_sync_conflict (at);
+            """),
     ]
 
     /// Brings the store's sync tables to this code's format. (A versioned file takes no

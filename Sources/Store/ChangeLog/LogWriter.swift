@@ -96,8 +96,9 @@ final class LogWriter: TransactionObserver {
             // The triggers wrote the changes; the transaction row gets its author now.
             guard let seq = try triggers.openTransaction(db, logTablesGeneration: &logTablesGeneration) else { return }
             lastSequence = seq
+            // A write to a table the log leaves out: no number, so that other connections read those tables again.
             try db.execute(sql: "UPDATE sluice_transaction SET author = ?, commit_number = ? WHERE seq = ?",
-                           arguments: [db.transactionAuthor.map { .text($0) } ?? .null, commitNumber(), .integer(seq)])
+                           arguments: [db.transactionAuthor.map { .text($0) } ?? .null, changes.touchesUnloggedTable ? .null : commitNumber(), .integer(seq)])
         } else if !changes.entries.isEmpty {
             try flush(changes, db)
         }
@@ -152,6 +153,10 @@ final class LogWriter: TransactionObserver {
         var index = captured.startIndex
         while index < captured.endIndex {
             let entry = captured[index]
+            if OwnTables.isUnlogged(entry.table) {
+                index += 1
+                continue
+            }
             if entry.isByReference {
                 // A run of inserts into one table with consecutive rowids: one INSERT ... SELECT.
                 var last = index
@@ -210,7 +215,7 @@ final class LogWriter: TransactionObserver {
         }
         guard !writes.isEmpty else { return }    // only updates that changed nothing
         try db.execute(sql: "INSERT INTO sluice_transaction (at, author, first_change, commit_number) VALUES (?, ?, \(ChangeLog.nextChangeID), ?)",
-                       arguments: [.integer(Self.now()), db.transactionAuthor.map { .text($0) } ?? .null, commitNumber()])
+                       arguments: [.integer(Self.now()), db.transactionAuthor.map { .text($0) } ?? .null, changes.touchesUnloggedTable ? .null : commitNumber()])
         let seq = db.lastInsertedRowID
         lastSequence = seq
         let statement = try db.cachedStatement(sql: """

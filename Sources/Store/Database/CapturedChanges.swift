@@ -41,6 +41,9 @@ struct CapturedChanges {
     private(set) var shapes: [TableInfo] = []
     /// Tables whose row changes the hooks may not fully report (update-hook capture).
     private(set) var untrackedTables: Set<String> = []
+    /// Whether the transaction wrote a table the change log leaves out (``OwnTables``),
+    /// noted whether or not anything records its rows.
+    private(set) var touchesUnloggedTable = false
 
     /// Inserts captured by rowid and not changed since: table → rowid →
     /// index in `entries`, for the entries before `pendingIndexedThrough`
@@ -55,6 +58,8 @@ struct CapturedChanges {
     var isEmpty: Bool { entries.isEmpty && untrackedTables.isEmpty }
 
     // MARK: - Capturing (inside SQLite's hooks: no SQL)
+
+    mutating func noteUnloggedTable() { touchesUnloggedTable = true }
 
     /// Appends one row change.
     ///
@@ -114,6 +119,7 @@ struct CapturedChanges {
             return entry
         }
         untrackedTables.formUnion(later.untrackedTables)
+        touchesUnloggedTable = touchesUnloggedTable || later.touchesUnloggedTable
         hasByReferenceEntries = hasByReferenceEntries || later.hasByReferenceEntries
         pendingInserts = [:]
         pendingIndexedThrough = 0

@@ -91,13 +91,13 @@ final class HookBroker {
         }, context)
         if self.capture == .preupdateHook, let preupdate {
             _ = preupdate(handle, { context, _, operation, database, table, oldRowID, newRowID in
-                guard let context, let table, let database, strcmp(database, "main") == 0, strncmp(table, "sluice_", 7) != 0 else { return }
+                guard let context, let table, let database, strcmp(database, "main") == 0, HookBroker.isObserved(table) else { return }
                 Unmanaged<HookBroker>.fromOpaque(context).takeUnretainedValue()
                     .preupdate(operation: operation, table: table, oldRowID: oldRowID, newRowID: newRowID)
             }, context)
         } else {
             sqlite3_update_hook(handle, { context, operation, _, table, rowID in
-                guard let context, let table, strncmp(table, "sluice_", 7) != 0 else { return }
+                guard let context, let table, HookBroker.isObserved(table) else { return }
                 Unmanaged<HookBroker>.fromOpaque(context).takeUnretainedValue().updated(operation: operation, table: table, rowID: rowID)
             }, context)
             db.connection.authorizerDelegate = { [unowned self] action, table, column, notes in
@@ -146,6 +146,7 @@ final class HookBroker {
     }
 
     private func preupdate(operation: Int32, table cTable: UnsafePointer<CChar>, oldRowID: Int64, newRowID: Int64) {
+        if HookBroker.isUnlogged(cTable) { current.noteUnloggedTable() }
         guard records else { return }
         let name = table(cTable)
         // > For an UPDATE or DELETE operation on a rowid table, the sixth
@@ -172,6 +173,7 @@ final class HookBroker {
     }
 
     private func updated(operation: Int32, table cTable: UnsafePointer<CChar>, rowID: Int64) {
+        if HookBroker.isUnlogged(cTable) { current.noteUnloggedTable() }
         guard recordsRowIDs else { return }
         let operation: CapturedChanges.Operation = operation == SQLITE_INSERT ? .insert : operation == SQLITE_DELETE ? .delete : .update
         current.append(.init(table: table(cTable), operation: operation, rowID: rowID, oldRowID: rowID, old: nil, new: nil, shape: nil))
@@ -372,3 +374,18 @@ final class HookBroker {
 // The broker belongs to its connection's queue.
 @available(*, unavailable)
 extension HookBroker: Sendable {}
+
+// MARK: - Sluice's own tables, as the hooks see their names (``OwnTables``)
+
+extension HookBroker {
+    /// Whether the hooks report changes to `table`: the app's tables, and Sluice's own that
+    /// live queries observe (`sluice_live_*`).
+    static func isObserved(_ table: UnsafePointer<CChar>) -> Bool {
+        strncmp(table, "sluice_", 7) != 0 || isUnlogged(table)
+    }
+
+    /// Whether `table` is one of Sluice's own that the change log leaves out.
+    static func isUnlogged(_ table: UnsafePointer<CChar>) -> Bool {
+        strncmp(table, "sluice_live_", 12) == 0
+    }
+}
