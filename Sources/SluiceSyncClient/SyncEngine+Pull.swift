@@ -38,6 +38,10 @@ extension SyncEngine {
         }
         var context = try beginPull(state, loaded: loaded, db)
         context.seq = seq
+        // The local transaction this one becomes is another device's: say whose, once logged.
+        db.whenLogged { token in
+            try TransactionOrigins(db).record(token.sequence, device: transaction.device, spaceSeq: seq, clock: transaction.clock)
+        }
         let writer = ConflictResolver.Remote(clock: transaction.clock, device: transaction.device)
         let replaced = Self.replaced(transaction.changes)
         for change in transaction.changes {

@@ -167,36 +167,6 @@ extension Store {
     public func foreignTrackedTables() throws -> [String] {
         try read { db in try ForeignTracking.trackedTables(db) }
     }
-
-    // MARK: - Undo
-
-    /// Undoes a logged transaction by writing its inverse as a new
-    /// transaction (deleting what it inserted, restoring what it deleted,
-    /// setting back the columns it updated), and returns that new
-    /// transaction as logged (nil when there was nothing to undo). Reverting
-    /// the result redoes the original.
-    ///
-    /// - Throws: `.conflict`, naming the table, row and column, when a
-    ///   later transaction changed a value this one wrote (nothing is
-    ///   written then); `.historyExpired` is not possible here: the
-    ///   transaction carries its own values.
-    ///
-    /// - Parameters:
-    ///   - transaction: the logged transaction to undo.
-    ///   - author: the author to record on the new transaction.
-    /// - Returns: the new transaction as logged, or nil when there was nothing to undo.
-    /// - Complexity: O(c log n) for c changed rows.
-    @discardableResult
-    public func revert(_ transaction: LoggedTransaction, author: String? = nil) throws -> LoggedTransaction? {
-        let (_, sequence) = try writeLogged { db in
-            if let author { db.transactionAuthor = author }
-            try Revert(transaction: transaction).run(db)
-        }
-        guard let sequence else { return nil }
-        return try read { db in
-            try ChangeLog.transactions(after: HistoryToken(databaseID: transaction.token.databaseID, sequence: sequence - 1), limit: 1, db).first
-        }
-    }
 }
 
 /// Feeds `Store.transactions(from:)`: reads the log past its cursor at each

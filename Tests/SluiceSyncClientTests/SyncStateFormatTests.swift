@@ -77,7 +77,7 @@ import Testing
     func expectUpgraded(_ database: TemporaryDatabase) async throws {
         let store = try Store(path: database.path)
         let client = try SyncClient(store: store, server: Self.server, token: "t", configuration: configuration)
-        #expect(try store.appliedMigrations(recordedIn: SyncStateFormat.track).map(\.version) == [1, 2])
+        #expect(try store.appliedMigrations(recordedIn: SyncStateFormat.track).map(\.version) == [1, 2, 3])
         #expect(try await client.deviceID == Self.fixtureDevice)
         #expect(try await client.pendingChangeCount() == 2)
         try expectFixtureState(store)
@@ -85,7 +85,7 @@ import Testing
         #expect(try syncTables(database.path) == (try freshDeviceTables()))
     }
 
-    @Test("a store at format 1 (before the conflict inbox) gains an empty inbox, and keeps its state")
+    @Test("a store at format 1 (before the conflict inbox and the origins of pulled transactions) gains both, empty, and keeps its state")
     func upgradesAFileOfFormatOne() async throws {
         // The fixture as the client before the inbox left it: migration 1, unchanged since, applied alone.
         let database = try copyOfFixture()
@@ -119,7 +119,7 @@ import Testing
         let store = try database.store(migrations: DemoSchema.migrations)
         _ = try SyncClient(store: store, server: Self.server, token: "t", configuration: configuration)
         try store.write { db in
-            try db.execute(sql: "INSERT INTO sluice_sync_migration (version, name, checksum, applied_at) VALUES (3, 'from_a_newer_client', 'x', '2027-01-01')")
+            try db.execute(sql: "INSERT INTO sluice_sync_migration (version, name, checksum, applied_at) VALUES (4, 'from_a_newer_client', 'x', '2027-01-01')")
         }
         let before = try syncTables(database.path)
         let error = #expect(throws: StoreError.self) {

@@ -30,7 +30,7 @@ public enum SyncConformance {
 
     /// Every scenario, by name, with the service it runs on.
     public static let scenarios: [(name: String, setup: Setup, run: Scenario)] =
-        (demoScenarios + conflictInboxScenarios).map { ($0.name, .demo, $0.run) } + attachmentScenarios.map { ($0.name, .photos, $0.run) }
+        (demoScenarios + conflictInboxScenarios + undoScenarios).map { ($0.name, .demo, $0.run) } + attachmentScenarios.map { ($0.name, .photos, $0.run) }
         + versionScenarios.map { ($0.name, .versions, $0.run) } + quarantineScenarios.map { ($0.name, .withoutStatements, $0.run) } + limitScenarios
 
     /// The scenarios on the demo app's schema, by name.

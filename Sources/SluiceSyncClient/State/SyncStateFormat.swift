@@ -47,6 +47,12 @@ enum SyncStateFormat {
                 row_values TEXT, seq INTEGER, detail TEXT, at TEXT NOT NULL);
             CREATE INDEX sluice_live_sync_conflict_at ON sluice_live_sync_conflict (at);
             """),
+        // Which device wrote each pulled transaction (2026-12-02), by the local log's sequence
+        // of the transaction that applied it: "undo what the laptop just did".
+        Migration(version: 3, name: "transaction_origin", sql: """
+            CREATE TABLE sluice_sync_origin (seq INTEGER PRIMARY KEY, device TEXT NOT NULL, space_seq INTEGER NOT NULL,
+                clock INTEGER NOT NULL);
+            """),
     ]
 
     /// Brings the store's sync tables to this code's format. (A versioned file takes no

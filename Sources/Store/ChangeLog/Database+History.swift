@@ -101,4 +101,20 @@ extension Database {
         let names = try tables.map { try Set($0.map { try tableInfo($0).name.lowercased() }) }
         return try ChangeLog.transactions(after: token, tables: names, limit: limit, includingOpen: includingOpen, self)
     }
+
+    /// Runs `action` when this write transaction commits, once the change log
+    /// has recorded it, inside the transaction (before COMMIT), with the
+    /// transaction's own token: what it writes commits with the transaction,
+    /// or not at all. Not run when the transaction logs nothing (it changed
+    /// no logged row) or rolls back. For bookkeeping about a logged
+    /// transaction in tables of one's own (a sync client records which device
+    /// wrote a pulled transaction): write only to tables that are not logged.
+    ///
+    /// - Parameter action: what to run, given the transaction's token.
+    public func whenLogged(_ action: @escaping (HistoryToken) throws -> Void) {
+        commitActions.append { [unowned self] in
+            guard broker?.observer(of: LogWriter.self)?.sequenceOfThisTransaction != nil else { return }
+            try action(try currentHistoryToken())
+        }
+    }
 }

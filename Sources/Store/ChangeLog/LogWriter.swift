@@ -24,6 +24,9 @@ final class LogWriter: TransactionObserver {
     /// The sequence of the last transaction this writer logged (set just
     /// before its COMMIT; read after it on the writer's queue).
     private(set) var lastSequence: Int64?
+    /// The sequence the transaction under way was logged under, once it is
+    /// (set just before its COMMIT; nil when it logged nothing).
+    private(set) var sequenceOfThisTransaction: Int64?
     /// The schema generation at which the log's tables were last seen.
     private var logTablesGeneration: Int?
     /// The schema generation at which the foreign-writer triggers were last
@@ -79,6 +82,7 @@ final class LogWriter: TransactionObserver {
     // MARK: - TransactionObserver
 
     func databaseDidBeginTransaction(_ db: Database) throws {
+        sequenceOfThisTransaction = nil
         // Before this transaction logs a row of its own, while the foreign
         // transaction is still the newest and can be cut.
         guard let foreignBoundaries, !foreignBoundaries.isEmpty else { return }
@@ -96,6 +100,7 @@ final class LogWriter: TransactionObserver {
             // The triggers wrote the changes; the transaction row gets its author now.
             guard let seq = try triggers.openTransaction(db, logTablesGeneration: &logTablesGeneration) else { return }
             lastSequence = seq
+            sequenceOfThisTransaction = seq
             // A write to a table the log leaves out: no number, so that other connections read those tables again.
             try db.execute(sql: "UPDATE sluice_transaction SET author = ?, commit_number = ? WHERE seq = ?",
                            arguments: [db.transactionAuthor.map { .text($0) } ?? .null, changes.touchesUnloggedTable ? .null : commitNumber(), .integer(seq)])
@@ -218,6 +223,7 @@ final class LogWriter: TransactionObserver {
                        arguments: [.integer(Self.now()), db.transactionAuthor.map { .text($0) } ?? .null, changes.touchesUnloggedTable ? .null : commitNumber()])
         let seq = db.lastInsertedRowID
         lastSequence = seq
+        sequenceOfThisTransaction = seq
         let statement = try db.cachedStatement(sql: """
             INSERT INTO sluice_change (seq, tbl, op, row_id, old_row_id, key, old, new) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """)

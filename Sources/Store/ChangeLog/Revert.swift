@@ -1,14 +1,46 @@
 /// Writes the inverse of a logged transaction, in the caller's transaction,
-/// after checking that no later change touched the values it wrote.
+/// after checking which rows later changes touched since: all of it when
+/// nothing did; otherwise nothing (an error naming every such row), or,
+/// when asked, the rest (`skippingChanged`).
 struct Revert {
     let transaction: LoggedTransaction
 
-    func run(_ db: Database) throws {
+    /// The rows of one table that one lineage of changes wrote (a row, through
+    /// its rowid changes): what the transaction left, and what it changed.
+    private struct Final {
+        var change: RowChange
+        var values: [String: SQLiteValue]
+        var exists: Bool
+        /// Whether every change of the lineage is an update (then a later
+        /// change to one column leaves the others revertible).
+        var onlyUpdates = true
+    }
+
+    /// Writes the inverse. Returns what later changes kept it from reverting
+    /// (empty unless `skippingChanged`: then those rows, or the columns of
+    /// updated rows, are left as they are and the rest is reverted).
+    ///
+    /// - Throws: `.conflict` naming every row a later change touched, when
+    ///   not `skippingChanged` (nothing is written).
+    @discardableResult
+    func run(_ db: Database, skippingChanged: Bool = false) throws -> [RevertConflict] {
         // The log may list a parent's delete before its cascaded children's:
         // foreign keys are checked at COMMIT, when every row is back.
         try db.execute(sql: "PRAGMA defer_foreign_keys = ON")
-        try checkNothingChangedSince(db)
-        for change in transaction.changes.reversed() {
+        let (lineages, conflicts) = try changedSince(db)
+        if !conflicts.isEmpty, !skippingChanged {
+            let list = conflicts.map { "\($0.table) \($0.key) (\($0.operation.rawValue)): \($0.reason)" }.joined(separator: "; ")
+            throw StoreError(code: .conflict, message: "cannot revert transaction \(transaction.token): "
+                             + "\(conflicts.count == 1 ? "a row was" : "\(conflicts.count) rows were") changed since: \(list)")
+        }
+        var skippedRows: Set<Int> = []
+        var skippedColumns: [Int: Set<String>] = [:]
+        for conflict in conflicts {
+            if let column = conflict.column { skippedColumns[conflict.lineage, default: []].insert(column.lowercased()) } else { skippedRows.insert(conflict.lineage) }
+        }
+        for (index, change) in transaction.changes.enumerated().reversed() {
+            let lineage = lineages[index]
+            guard !skippedRows.contains(lineage) else { continue }
             let info = try db.tableInfo(change.table)
             guard info.kind == .table else {
                 throw StoreError(code: .unsupportedTable, message: "cannot revert changes to \(info.name): it is a \(info.kind.rawValue)")
@@ -20,12 +52,15 @@ struct Revert {
                 try db.execute(sql: "DELETE FROM \(table) WHERE rowid = ?", arguments: [.integer(change.rowID)])
             case .update:
                 guard let old = change.old, !old.columns.isEmpty || change.oldRowID != nil else { continue }
-                var assignments = old.columns.map { "\(quoteIdentifier($0)) = ?" }
-                var arguments = old.values
+                let skipped = skippedColumns[lineage] ?? []
+                let kept = zip(old.columns, old.values).filter { !skipped.contains($0.0.lowercased()) }
+                var assignments = kept.map { "\(quoteIdentifier($0.0)) = ?" }
+                var arguments = kept.map(\.1)
                 if let oldRowID = change.oldRowID, !info.hasIntegerPrimaryKey {
                     assignments.append("rowid = ?")
                     arguments.append(.integer(oldRowID))
                 }
+                guard !assignments.isEmpty else { continue }
                 try db.execute(sql: "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE rowid = ?", arguments: arguments + [.integer(change.rowID)])
             case .delete:
                 guard let old = change.old else { continue }
@@ -36,61 +71,94 @@ struct Revert {
                 try db.execute(sql: "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))", arguments: values)
             }
         }
+        return conflicts
     }
 
-    /// Checks, before anything is written, that every row the transaction
-    /// left behind still holds what it left (the last value it wrote to
-    /// each column), and that rows it deleted have not come back.
-    private func checkNothingChangedSince(_ db: Database) throws {
-        struct Final { var change: RowChange; var values: [String: SQLiteValue]; var exists: Bool }
-        var finals: [String: [Int64: Final]] = [:]
+    /// Before anything is written: each change's lineage (a row through its
+    /// rowid changes), and every row that no longer holds what the
+    /// transaction left (the last value it wrote to each column), or that it
+    /// deleted and that exists again.
+    func changedSince(_ db: Database) throws -> (lineages: [Int], conflicts: [RevertConflict]) {
+        var finals: [Final] = []
+        var current: [String: [Int64: Int]] = [:]    // table → rowid → lineage
+        var lineages: [Int] = []
+        lineages.reserveCapacity(transaction.changes.count)
         for change in transaction.changes {
             let table = change.table.lowercased()
-            var final = finals[table]?[change.oldRowID ?? change.rowID] ?? Final(change: change, values: [:], exists: false)
-            finals[table]?[change.oldRowID ?? change.rowID] = nil
-            final.change = change
+            let from = change.oldRowID ?? change.rowID
+            let lineage: Int
+            if let known = current[table]?[from] {
+                lineage = known
+                current[table]?[from] = nil
+            } else {
+                lineage = finals.count
+                finals.append(Final(change: change, values: [:], exists: false))
+            }
+            current[table, default: [:]][change.rowID] = lineage
+            lineages.append(lineage)
+            finals[lineage].change = change
+            finals[lineage].onlyUpdates = finals[lineage].onlyUpdates && change.operation == .update
             switch change.operation {
             case .insert, .update:
-                final.exists = true
-                if let new = change.new { for (column, value) in zip(new.columns, new.values) { final.values[column] = value } }
+                finals[lineage].exists = true
+                if let new = change.new { for (column, value) in zip(new.columns, new.values) { finals[lineage].values[column] = value } }
             case .delete:
-                final = Final(change: change, values: [:], exists: false)
+                finals[lineage].values = [:]
+                finals[lineage].exists = false
             }
-            finals[table, default: [:]][change.rowID] = final
         }
-        for (_, rows) in finals {
-            for (rowID, final) in rows {
-                let info = try db.tableInfo(final.change.table)
-                let current = try currentRow(info, rowID: rowID, db)
-                if !final.exists {
-                    if current != nil { throw conflict(final.change, info, "a row with rowid \(rowID) exists again") }
+        var conflicts: [RevertConflict] = []
+        for (lineage, final) in finals.enumerated() {
+            let info = try db.tableInfo(final.change.table)
+            let rowID = final.change.rowID
+            func conflict(_ column: String?, _ reason: String) -> RevertConflict {
+                RevertConflict(table: info.name, key: final.change.key, operation: final.change.operation, column: column, reason: reason, lineage: lineage)
+            }
+            let row = try db.fetchRows(sql: "SELECT * FROM \(quoteIdentifier(info.name)) WHERE rowid = ?", arguments: [.integer(rowID)]).first
+            guard final.exists else {
+                if row != nil { conflicts.append(conflict(nil, "a row with rowid \(rowID) exists again")) }
+                continue
+            }
+            guard let row else {
+                conflicts.append(conflict(nil, "it was deleted later"))
+                continue
+            }
+            var changed: [RevertConflict] = []
+            for (column, value) in final.values.sorted(by: { $0.key < $1.key }) {
+                guard let now = row[column] else {
+                    changed.append(conflict(column, "its column '\(column)' no longer exists"))
                     continue
                 }
-                let written = Row(columns: Array(final.values.keys), values: Array(final.values.values))
-                try expect(current, equals: written, final.change, info)
+                if now != value {
+                    changed.append(conflict(column, "column '\(column)' was changed later (it is \(Database.preview(now)) now; the transaction set \(Database.preview(value)))"))
+                }
+            }
+            // Only an updated row can keep some columns and revert the others.
+            if !final.onlyUpdates, let first = changed.first {
+                conflicts.append(RevertConflict(table: first.table, key: first.key, operation: first.operation, column: nil, reason: first.reason, lineage: lineage))
+            } else {
+                conflicts += changed
             }
         }
+        return (lineages, conflicts)
     }
+}
 
-    private func currentRow(_ info: TableInfo, rowID: Int64, _ db: Database) throws -> Row? {
-        try db.fetchRows(sql: "SELECT * FROM \(quoteIdentifier(info.name)) WHERE rowid = ?", arguments: [.integer(rowID)]).first
-    }
+/// A row (or one column of it) that a later transaction changed since the
+/// one being reverted wrote it: reverting it would undo the later change.
+public struct RevertConflict: Sendable, Hashable, CustomStringConvertible {
+    /// The table, as named in the schema.
+    public let table: String
+    /// The row's key, as the log names it.
+    public let key: SQLiteValue
+    /// What the reverted transaction last did to the row.
+    public let operation: RowChange.Operation
+    /// The column changed since (nil: the whole row is left as it is).
+    public let column: String?
+    /// What changed, in words.
+    public let reason: String
+    /// The lineage of changes it belongs to, inside `Revert`.
+    let lineage: Int
 
-    /// Checks that the row still holds the values the transaction wrote.
-    private func expect(_ current: Row?, equals written: Row?, _ change: RowChange, _ info: TableInfo) throws {
-        guard let current else { throw conflict(change, info, "it was deleted later") }
-        guard let written else { return }
-        for (column, value) in zip(written.columns, written.values) {
-            guard let now = current[column] else {
-                throw conflict(change, info, "its column '\(column)' no longer exists")
-            }
-            if now != value {
-                throw conflict(change, info, "column '\(column)' was changed later (it is \(Database.preview(now)) now; the transaction set \(Database.preview(value)))")
-            }
-        }
-    }
-
-    private func conflict(_ change: RowChange, _ info: TableInfo, _ reason: String) -> StoreError {
-        StoreError(code: .conflict, message: "cannot revert transaction \(transaction.token): \(info.name) \(change.key) (\(change.operation.rawValue)): \(reason)")
-    }
+    public var description: String { "\(table) \(key)\(column.map { ".\($0)" } ?? ""): \(reason)" }
 }

@@ -235,12 +235,14 @@ public final class Database {
     func commit() throws {
         try checkFileInPlace()
         try broker?.willCommitTransaction(self)
+        try runCommitActions()
         try connection.execute(script: "COMMIT")
         transactionAuthor = nil
     }
 
     func rollback() {
         transactionAuthor = nil
+        commitActions = []
         if connection.isInTransaction {
             try? connection.execute(script: "ROLLBACK")
         }
@@ -279,6 +281,18 @@ public final class Database {
     /// }
     /// ```
     public var transactionAuthor: String?
+
+    /// What runs at this transaction's commit, after the transaction
+    /// observers wrote their last (the change log) and before COMMIT
+    /// (``whenLogged(_:)`` adds to it); dropped by a rollback.
+    var commitActions: [() throws -> Void] = []
+
+    private func runCommitActions() throws {
+        guard !commitActions.isEmpty else { return }
+        let actions = commitActions
+        commitActions = []
+        for action in actions { try action() }
+    }
 
     // MARK: - Queries
 
