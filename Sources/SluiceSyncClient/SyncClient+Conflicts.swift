@@ -20,7 +20,9 @@ extension SyncClient {
     /// transaction:
     /// - a column's lost value is written again;
     /// - an edit that lost to a delete brings the row back, as a new row with the values
-    ///   it had (its children, which the delete's rules removed, stay removed);
+    ///   it had, and with what the delete's ON DELETE actions did here: rows a CASCADE
+    ///   removed come back as new rows pointing at it, references a SET NULL cleared point
+    ///   at it again (while the log still holds the transaction that applied the delete);
     /// - a delete that lost to an edit deletes the row;
     /// - a quarantined transaction is applied again (it fails as before if the schema still
     ///   refuses it: the record stays).

@@ -20,6 +20,7 @@ extension SyncConflict {
         let values: String? = try row["row_values"]
         self.row = try values.map { text in try Self.decodeRow(text) }
         seq = try row["seq"]
+        appliedSequence = try row["applied"]
         detail = try row["detail"]
         date = try row["at"]
     }
@@ -40,12 +41,13 @@ extension SyncConflict {
         try row.write(lost.clock?.rawValue, as: "lost_clock")
         try row.write(try self.row.map(Self.encodeRow), as: "row_values")
         try row.write(seq, as: "seq")
+        try row.write(appliedSequence, as: "applied")
         try row.write(detail, as: "detail")
         try row.write(date, as: "at")
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, table, rowID = "key", globalID = "gid", column, kind, rule, kept, lost, row, seq, detail, date
+        case id, table, rowID = "key", globalID = "gid", column, kind, rule, kept, lost, row, seq, appliedSequence = "applied", detail, date
     }
 
     public init(from decoder: any Decoder) throws {
@@ -61,6 +63,7 @@ extension SyncConflict {
         lost = try container.decode(Side.self, forKey: .lost)
         row = try container.decodeIfPresent([String: SyncValue].self, forKey: .row)?.mapValues(\.sqliteValue)
         seq = try container.decodeIfPresent(Int64.self, forKey: .seq)
+        appliedSequence = try container.decodeIfPresent(Int64.self, forKey: .appliedSequence)
         detail = try container.decodeIfPresent(String.self, forKey: .detail)
         date = try container.decode(Date.self, forKey: .date)
     }
@@ -78,6 +81,7 @@ extension SyncConflict {
         try container.encode(lost, forKey: .lost)
         try container.encodeIfPresent(row?.mapValues(SyncValue.init), forKey: .row)
         try container.encodeIfPresent(seq, forKey: .seq)
+        try container.encodeIfPresent(appliedSequence, forKey: .appliedSequence)
         try container.encodeIfPresent(detail, forKey: .detail)
         try container.encode(date, forKey: .date)
     }

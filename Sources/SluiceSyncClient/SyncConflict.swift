@@ -95,6 +95,10 @@ public struct SyncConflict: Model, Equatable {
     public var row: [String: SQLiteValue]?
     /// The pulled transaction's place in the space's history, when one decided.
     public var seq: Int64?
+    /// The local transaction that applied the decision (its sequence in this store's log):
+    /// for an edit lost to a pulled delete, it holds the rows the delete's ON DELETE actions
+    /// removed or cleared here, which restoring brings back.
+    public var appliedSequence: Int64?
     /// Why, in words (a quarantined transaction's error).
     public var detail: String?
     /// When the decision was made here.

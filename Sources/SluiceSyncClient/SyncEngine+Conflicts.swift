@@ -47,10 +47,14 @@ extension SyncEngine {
         // The side that deleted is the one whose delete won (edit lost) or lost (delete lost).
         let lostHere = (kind == .editLostToDelete) != deletedHere
         let rule: SyncConflict.Rule = kind == .editLostToDelete ? .deleteWins : .updateWins
-        try record(SyncConflict(table: table.name, rowID: rowID, globalID: gid, column: nil, kind: kind, rule: rule,
-                                kept: lostHere ? theirs : own, lost: lostHere ? own : theirs,
-                                row: values.map { Dictionary(zip($0.columns, $0.values), uniquingKeysWith: { first, _ in first }) },
-                                seq: context.seq), db)
+        let id = try record(SyncConflict(table: table.name, rowID: rowID, globalID: gid, column: nil, kind: kind, rule: rule,
+                                         kept: lostHere ? theirs : own, lost: lostHere ? own : theirs,
+                                         row: values.map { Dictionary(zip($0.columns, $0.values), uniquingKeysWith: { first, _ in first }) },
+                                         seq: context.seq), db)
+        // A pulled delete's local transaction holds what its ON DELETE actions did here.
+        if kind == .editLostToDelete, !deletedHere, let id {
+            db.whenLogged { token in try ConflictInbox(db).setApplied(id, sequence: token.sequence) }
+        }
     }
 
     /// Records a pulled transaction set aside: what it names first, who wrote it, and why.
@@ -64,75 +68,8 @@ extension SyncEngine {
                                 seq: seq, detail: error), db)
     }
 
-    private func record(_ conflict: SyncConflict, _ db: Database) throws {
+    @discardableResult
+    private func record(_ conflict: SyncConflict, _ db: Database) throws -> Int64? {
         try ConflictInbox(db).record(conflict, retention: configuration.conflictRetention)
-    }
-}
-
-extension SyncEngine {
-    /// The author of the transactions that restore what a conflict lost (pushed).
-    static let restoreAuthor = "sync-restore"
-
-    /// Writes back what `conflict` lost and removes its record (``SyncClient/restore(_:)``);
-    /// returns whether applying a quarantined transaction again recorded merge results.
-    func restore(_ conflict: SyncConflict, _ db: Database) throws -> Bool {
-        guard let id = conflict.id else { return false }
-        var merged = false
-        switch conflict.kind {
-        case .quarantined:
-            guard let seq = conflict.seq, let entry = try QuarantineTable(db).entries().first(where: { $0.transaction.seq == seq }) else {
-                throw StoreError(code: .notFound, message: "conflict \(id): the quarantined transaction \(conflict.seq.map(String.init) ?? "?") is no longer held")
-            }
-            merged = try apply(entry.transaction, again: true, db)
-            try release(seq, db)
-        case .column, .merge:
-            let table = try restoredTable(conflict)
-            guard let column = conflict.column, let name = table.info.column(named: column)?.name else {
-                throw StoreError(code: .unknownColumn, message: "conflict \(id): \(table.name) has no column '\(conflict.column ?? "")' now")
-            }
-            try expectRow(conflict, table, db)
-            db.transactionAuthor = Self.restoreAuthor
-            try update(table, conflict.rowID, [(name, conflict.lost.value)], db)
-        case .deleteLostToEdit:
-            let table = try restoredTable(conflict)
-            try expectRow(conflict, table, db)
-            db.transactionAuthor = Self.restoreAuthor
-            try db.execute(sql: "DELETE FROM \(quoteIdentifier(table.name)) WHERE rowid = ?", arguments: [.integer(conflict.rowID)])
-        case .editLostToDelete:
-            let table = try restoredTable(conflict)
-            if let local = try localID(table.name.lowercased(), conflict.globalID, db), try currentRow(table, local, db) != nil {
-                throw StoreError(code: .conflict, message: "conflict \(id): \(table.name) row \(conflict.globalID) is here again; nothing to bring back")
-            }
-            var values: [(String, SQLiteValue)] = []
-            for (column, value) in (conflict.row ?? [:]).sorted(by: { table.position($0.key) < table.position($1.key) }) {
-                guard let name = table.info.column(named: column)?.name else {
-                    throw StoreError(code: .unknownColumn, message: "conflict \(id): \(table.name) has no column '\(column)' now")
-                }
-                if let key = table.keyColumn, key.lowercased() == name.lowercased() { continue }
-                values.append((name, value))
-            }
-            db.transactionAuthor = Self.restoreAuthor
-            let columns = values.map { quoteIdentifier($0.0) }.joined(separator: ", ")
-            let placeholders = Array(repeating: "?", count: values.count).joined(separator: ", ")
-            try db.execute(sql: values.isEmpty ? "INSERT INTO \(quoteIdentifier(table.name)) DEFAULT VALUES"
-                               : "INSERT INTO \(quoteIdentifier(table.name)) (\(columns)) VALUES (\(placeholders))",
-                           arguments: values.map(\.1))
-        }
-        try ConflictInbox(db).remove(id)
-        return merged
-    }
-
-    private func restoredTable(_ conflict: SyncConflict) throws -> LocalTable {
-        guard let table = tables[conflict.table.lowercased()] else {
-            throw StoreError(code: .unknownTable, message: "conflict \(conflict.id ?? 0): '\(conflict.table)' is not a synced table of this device")
-        }
-        return table
-    }
-
-    /// The row a record names is still the one it was about (its global id maps to it).
-    private func expectRow(_ conflict: SyncConflict, _ table: LocalTable, _ db: Database) throws {
-        guard try localID(table.name.lowercased(), conflict.globalID, db) == conflict.rowID, try currentRow(table, conflict.rowID, db) != nil else {
-            throw StoreError(code: .conflict, message: "conflict \(conflict.id ?? 0): \(table.name) row \(conflict.globalID) was deleted since")
-        }
     }
 }

@@ -99,22 +99,40 @@ extension SyncConformance {
     }
 
     static func anEditLostToADeleteIsInTheInbox(_ service: any ConformanceService) async throws {
-        // A edits, B deletes and syncs first: A's edit loses to the delete when A pulls.
+        // A edits, B deletes and syncs first: A's edit loses to the delete when A pulls. Ann
+        // has a package (with a content: CASCADE, twice) and sent Bo's (SET NULL).
         let (a, b) = try await devicesSharingARow(service)
         let names = try await b.client.deviceID
-        try a.sql("UPDATE person SET city = 'Edited'")
-        try b.sql("DELETE FROM person")
+        let ann = try a.rows("SELECT id FROM person WHERE first_name = 'Ann'")[0]
+        let bo = try a.sql("INSERT INTO person (first_name, last_name) VALUES ('Bo', 'B')")
+        let parcel = try a.sql("INSERT INTO package (recipient_id, created_at) VALUES (\(ann), '2026-12-01')")
+        try a.sql("INSERT INTO package_content (package_id, title, weight, position) VALUES (\(parcel), 'Books', 2, 0)")
+        try a.sql("INSERT INTO package (recipient_id, sender_id, created_at) VALUES (\(bo), \(ann), '2026-12-02')")
+        try await a.client.sync()
+        try await b.client.sync()
+        try a.sql("UPDATE person SET city = 'Edited' WHERE first_name = 'Ann'")
+        try b.sql("DELETE FROM person WHERE first_name = 'Ann'")
         try await b.client.sync()
         try await a.client.sync()
-        try expect(try a.people() == [], "the delete won: \(try a.people())")
+        try expect(try !a.people().contains { $0.hasPrefix("Ann") }, "the delete won: \(try a.people())")
+        try expect(try a.rows("SELECT recipient_id, sender_id IS NULL FROM package") == ["\(bo)|1"], "the ON DELETE actions ran: \(try a.rows("SELECT * FROM package"))")
+        try expect(try a.rows("SELECT count(*) FROM package_content") == ["0"], "the cascade ran: \(try a.rows("SELECT * FROM package_content"))")
         let records = try SyncClient.conflicts(in: a.store)
         guard records.count == 1, let record = records.first else { throw ConformanceFailure("a's inbox: \(records)") }
         try expect(record.kind == .editLostToDelete && record.rule == .deleteWins && record.column == nil && record.kept.device == names
                    && record.row?["city"] == .text("Edited") && record.row?["first_name"] == .text("Ann"), "the record: \(record)")
-        // Restored: the row comes back with its values, on every device.
+        // Restored: the row comes back with its values, and with what its delete's ON DELETE
+        // actions removed or cleared here, on every device.
         try await a.client.restore(record)
         try await settle(a, b)
-        for device in [a, b] { try expect(try device.people() == ["Ann Berg Edited"], "after the restore: \(try device.people())") }
+        for device in [a, b] {
+            try expect(try device.people().filter { $0.hasPrefix("Ann") } == ["Ann Berg Edited"], "after the restore: \(try device.people())")
+            let packages = try device.rows("""
+                SELECT r.first_name, coalesce(s.first_name, '-'), (SELECT group_concat(title) FROM package_content c WHERE c.package_id = k.id)
+                FROM package k JOIN person r ON r.id = k.recipient_id LEFT JOIN person s ON s.id = k.sender_id ORDER BY k.created_at
+                """)
+            try expect(packages == ["Ann|-|Books", "Bo|Ann|NULL"], "the packages after the restore: \(packages)")
+        }
         try await expectAlike([a, b], service, "after the restore")
         try expect(try SyncClient.conflicts(in: a.store).isEmpty, "a's inbox after the restore")
         // The other way: A deletes, B edits and syncs first: B's edit loses to A's delete,

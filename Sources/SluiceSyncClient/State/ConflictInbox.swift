@@ -13,10 +13,17 @@ struct ConflictInbox {
     /// has none: read as empty).
     func exists() throws -> Bool { try db.tableExists(SyncConflict.tableName) }
 
-    /// Records `conflict`, then drops what `retention` no longer keeps.
-    func record(_ conflict: SyncConflict, retention: ConflictRetention) throws {
-        _ = try db.insert(conflict)
+    /// Records `conflict`, then drops what `retention` no longer keeps; returns its id.
+    @discardableResult
+    func record(_ conflict: SyncConflict, retention: ConflictRetention) throws -> Int64? {
+        let id = try db.insert(conflict).id
         try prune(retention)
+        return id
+    }
+
+    /// Notes the local transaction that applied record `id`'s decision.
+    func setApplied(_ id: Int64, sequence: Int64) throws {
+        try db.execute(sql: "UPDATE sluice_live_sync_conflict SET applied = ? WHERE id = ?", arguments: [.integer(sequence), .integer(id)])
     }
 
     /// The record `id`, if the inbox holds it.

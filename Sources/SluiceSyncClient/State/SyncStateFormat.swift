@@ -44,7 +44,7 @@ enum SyncStateFormat {
             CREATE TABLE sluice_live_sync_conflict (id INTEGER PRIMARY KEY, tbl TEXT NOT NULL, row_id INTEGER NOT NULL,
                 gid TEXT NOT NULL, col TEXT, kind TEXT NOT NULL, rule TEXT NOT NULL,
                 kept_value, kept_device TEXT, kept_clock INTEGER, lost_value, lost_device TEXT, lost_clock INTEGER,
-                row_values TEXT, seq INTEGER, detail TEXT, at TEXT NOT NULL);
+                row_values TEXT, seq INTEGER, applied INTEGER, detail TEXT, at TEXT NOT NULL);
             CREATE INDEX sluice_live_sync_conflict_at ON sluice_live_sync_conflict (at);
             """),
         // Which device wrote each pulled transaction (2026-12-02), by the local log's sequence
