@@ -17,7 +17,14 @@ import Testing
     static func mirror(_ store: Store, _ plain: PlainConnection) throws -> CommitPathTests.RowMirror {
         let mirror = CommitPathTests.RowMirror(store.rows(in: "sluice_live_inbox").sorted(byKeyPath: "id"))
         #expect(mirror.wait(until: try plain.rows(query)))
-        _ = mirror.take()
+        // The first result may still be on its way (an empty table mirrors at once): wait for it.
+        let deadline = Date().addingTimeInterval(30)
+        var delivered = 0
+        while delivered == 0, Date() < deadline {
+            delivered += mirror.take().events.count
+            if delivered == 0 { usleep(500) }
+        }
+        #expect(delivered == 1, "the first result")
         return mirror
     }
 

@@ -158,7 +158,7 @@ final class LogWriter: TransactionObserver {
         var index = captured.startIndex
         while index < captured.endIndex {
             let entry = captured[index]
-            if OwnTables.isUnlogged(entry.table) {
+            if changes.touchesUnloggedTable, OwnTables.isUnlogged(entry.table) {
                 index += 1
                 continue
             }
