@@ -57,6 +57,22 @@ extension SyncEngine {
         }
     }
 
+    /// Pulled values as a record keeps them, read without side effects: a reference as the
+    /// local id of its row (NULL when this device has none), an attachment as NULL (its bytes
+    /// are not fetched for a row that stays deleted), a column this device lacks left out.
+    func recordedValues(_ values: [String: SyncValue], _ table: LocalTable, _ db: Database) throws -> [(String, SQLiteValue)] {
+        try values.compactMap { name, value in
+            guard let column = table.info.column(named: name) else { return nil }
+            switch value {
+            case .reference(let gid):
+                let local = try table.references[column.name.lowercased()].flatMap { try localID($0, gid, db) }
+                return (column.name, local.map { .integer($0) } ?? .null)
+            case .attachment: return (column.name, .null)
+            default: return (column.name, value.sqliteValue)
+            }
+        }
+    }
+
     /// Records a pulled transaction set aside: what it names first, who wrote it, and why.
     func recordQuarantine(_ transaction: SyncTransaction, seq: Int64, error: String, device: String, _ db: Database) throws {
         let first = transaction.changes.first

@@ -67,19 +67,25 @@ extension SyncEngine {
                 guard let local else { continue }
                 let key = RowKey(table: name, rowID: local)
                 guard try currentRow(table, local, db) != nil else {
-                    guard let deleted = context.pending[key]?.deleted, let values = try localValues(change.values ?? [:], table, gid: change.id, db) else { continue }
-                    var all = Dictionary(uniqueKeysWithValues: zip(deleted.columns, deleted.values).map { ($0.0, $0.1) })
-                    for (column, value) in values { all[column] = value }
-                    if context.resolver.resolveUpdateOfRowDeletedHere() == .kept {
+                    guard let deleted = context.pending[key]?.deleted else { continue }
+                    func merged(_ values: [(String, SQLiteValue)]) -> [String: SQLiteValue] {
+                        var all = Dictionary(uniqueKeysWithValues: zip(deleted.columns, deleted.values).map { ($0.0, $0.1) })
+                        for (column, value) in values { all[column] = value }
+                        return all
+                    }
+                    if context.resolver.resolveUpdateOfRowDeletedHere() == .kept, let values = try localValues(change.values ?? [:], table, gid: change.id, db) {
                         // The update brings back the row this device deleted.
                         try recordRow(.deleteLostToEdit, table: table, rowID: local, gid: change.id, values: nil, deletedHere: true, remote: writer, context, db)
+                        var all = merged(values)
                         if let keyColumn = table.keyColumn { all = all.filter { $0.key.lowercased() != keyColumn.lowercased() } }
                         try insert(table, local: local, all.map { ($0.key, $0.value) }, gid: change.id, db)
                         context.pending[key] = nil
-                    } else {
-                        // The delete here stands: the pulled edit is what was lost.
-                        let row = Row(columns: Array(all.keys), values: Array(all.values))
-                        try recordRow(.editLostToDelete, table: table, rowID: local, gid: change.id, values: row, deletedHere: true, remote: writer, context, db)
+                    } else if context.resolver.resolveUpdateOfRowDeletedHere() == .deleted {
+                        // The delete here stands: the pulled edit is what was lost (read for the
+                        // record only: nothing is fetched or fixed up for a row that stays deleted).
+                        let all = merged(try recordedValues(change.values ?? [:], table, db))
+                        try recordRow(.editLostToDelete, table: table, rowID: local, gid: change.id, values: Row(columns: Array(all.keys), values: Array(all.values)),
+                                      deletedHere: true, remote: writer, context, db)
                     }
                     continue
                 }
