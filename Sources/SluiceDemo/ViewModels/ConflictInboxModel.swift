@@ -6,7 +6,7 @@ import Sluice
 
 /// The conflict inbox as a screen: what sync decided against on this device, a one-line
 /// summary for a banner ("2 edits were replaced by newer ones — review"), and restore and
-/// dismiss per record. The list is live (``SyncClient/conflicts``): records arrive as
+/// dismiss per record. The list is live (`SyncClient.conflicts`): records arrive as
 /// syncs decide, and go as they are restored or dismissed, here or by another process.
 ///
 /// ```swift
