@@ -81,4 +81,36 @@ import Testing
         #expect(try plain.rows("SELECT what FROM sluice_note") == [["insert"]])
         #expect(try store.currentToken.sequence == token.sequence + 1)
     }
+
+    @Test(arguments: CommitPathTests.captures)
+    func aRevertNeverDeletesARowThatRowsItLeavesPointAt(_ capture: ChangeCapture) throws {
+        let (store, plain) = try CommitPathTests.store(capture, schema: """
+            CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT);
+            CREATE TABLE child (id INTEGER PRIMARY KEY, item_id INTEGER REFERENCES item(id) ON DELETE CASCADE, note TEXT);
+            """)
+        // Both inserted by one transaction, nothing changed since: reverted whole.
+        var start = try store.currentToken
+        try store.write { tx in try tx.execute(script: "INSERT INTO item VALUES (1, 'one'); INSERT INTO child VALUES (10, 1, 'of one')") }
+        let both = try #require(try store.changes(since: start).first)
+        try store.revert(both)
+        #expect(try plain.rows("SELECT count(*) FROM item") == [[0]] && (try plain.rows("SELECT count(*) FROM child")) == [[0]])
+        // A parent a later transaction gave a child: its delete would cascade onto that child.
+        start = try store.currentToken
+        try store.write { tx in try tx.execute(sql: "INSERT INTO item VALUES (2, 'two')") }
+        let parent = try #require(try store.changes(since: start).first)
+        try store.write { tx in try tx.execute(sql: "INSERT INTO child VALUES (20, 2, 'later')") }
+        let refused = try #require(throws: StoreError.self) { try store.revert(parent) }
+        #expect(refused.code == .conflict && refused.message.contains("child row 20 points at it"), "\(refused.message)")
+        #expect(try plain.rows("SELECT id FROM child") == [[20]])
+        // Both inserted together, the child edited since: the partial revert keeps the child,
+        // and so its parent.
+        start = try store.currentToken
+        try store.write { tx in try tx.execute(script: "INSERT INTO item VALUES (3, 'three'); INSERT INTO child VALUES (30, 3, 'of three')") }
+        let family = try #require(try store.changes(since: start).first)
+        try store.write { tx in try tx.execute(sql: "UPDATE child SET note = 'edited' WHERE id = 30") }
+        let outcome = try store.revertUnchanged(family)
+        #expect(outcome.transaction == nil)
+        #expect(outcome.skipped.map { "\($0.table) \($0.key)" } == ["child 30", "item 3"])
+        #expect(try plain.rows("SELECT id, note FROM child ORDER BY id") == [[20, "later"], [30, "edited"]])
+    }
 }

@@ -14,6 +14,10 @@ struct Revert {
         /// Whether every change of the lineage is an update (then a later
         /// change to one column leaves the others revertible).
         var onlyUpdates = true
+        /// Whether the lineage began with an insert: reverting it deletes the row.
+        var inserted = false
+        /// The row as it is now, read by `changedSince`.
+        var current: Row?
     }
 
     /// Writes the inverse. Returns what later changes kept it from reverting
@@ -92,7 +96,7 @@ struct Revert {
                 current[table]?[from] = nil
             } else {
                 lineage = finals.count
-                finals.append(Final(change: change, values: [:], exists: false))
+                finals.append(Final(change: change, values: [:], exists: false, inserted: change.operation == .insert))
             }
             current[table, default: [:]][change.rowID] = lineage
             lineages.append(lineage)
@@ -115,6 +119,7 @@ struct Revert {
                 RevertConflict(table: info.name, key: final.change.key, operation: final.change.operation, column: column, reason: reason, lineage: lineage)
             }
             let row = try db.fetchRows(sql: "SELECT * FROM \(quoteIdentifier(info.name)) WHERE rowid = ?", arguments: [.integer(rowID)]).first
+            finals[lineage].current = row
             guard final.exists else {
                 if row != nil { conflicts.append(conflict(nil, "a row with rowid \(rowID) exists again")) }
                 continue
@@ -140,7 +145,48 @@ struct Revert {
                 conflicts += changed
             }
         }
+        conflicts += try referencedDeletions(finals, at: current, leaving: Set(conflicts.map(\.lineage)), db)
         return (lineages, conflicts)
+    }
+
+    /// The rows the revert would delete (the transaction inserted them) that rows it does not
+    /// delete point at: a later transaction's, or one this revert leaves as it is. Deleting
+    /// them would run those rows' ON DELETE actions (CASCADE, SET NULL) and undo later changes.
+    private func referencedDeletions(_ finals: [Final], at positions: [String: [Int64: Int]], leaving kept: Set<Int>,
+                                     _ db: Database) throws -> [RevertConflict] {
+        var kept = kept
+        var found: [RevertConflict] = []
+        let children = try db.tableNames().compactMap { name -> TableInfo? in
+            let info = try db.tableInfo(name)
+            return info.foreignKeys.isEmpty ? nil : info
+        }
+        guard !children.isEmpty else { return [] }
+        var changed = true
+        while changed {
+            changed = false
+            for (lineage, final) in finals.enumerated() where final.inserted && final.exists && !kept.contains(lineage) {
+                guard let row = final.current else { continue }
+                let parent = try db.tableInfo(final.change.table)
+                search: for child in children {
+                    for key in child.foreignKeys where key.parentTable.lowercased() == parent.name.lowercased() {
+                        let parentColumn = key.parentColumn ?? (parent.identityIsRowID ? nil : parent.primaryKey.first)
+                        let value: SQLiteValue = parentColumn.flatMap { row[$0] } ?? .integer(final.change.rowID)
+                        let pointing = try db.fetchRows(sql: "SELECT rowid FROM \(quoteIdentifier(child.name)) WHERE \(quoteIdentifier(key.column)) = ?", arguments: [value])
+                        for pointer in pointing {
+                            guard case .integer(let rowID) = pointer[0] else { continue }
+                            // A row this revert deletes too is no reason to keep this one.
+                            if let other = positions[child.name.lowercased()]?[rowID], finals[other].inserted, finals[other].exists, !kept.contains(other) { continue }
+                            found.append(RevertConflict(table: parent.name, key: final.change.key, operation: final.change.operation, column: nil,
+                                                        reason: "\(child.name) row \(rowID) points at it", lineage: lineage))
+                            kept.insert(lineage)
+                            changed = true
+                            break search
+                        }
+                    }
+                }
+            }
+        }
+        return found
     }
 }
 
