@@ -73,14 +73,15 @@ extension SyncEngine {
                         for (column, value) in values { all[column] = value }
                         return all
                     }
-                    if context.resolver.resolveUpdateOfRowDeletedHere() == .kept, let values = try localValues(change.values ?? [:], table, gid: change.id, db) {
+                    let outcome = context.resolver.resolveUpdateOfRowDeletedHere()
+                    if outcome == .kept, let values = try localValues(change.values ?? [:], table, gid: change.id, db) {
                         // The update brings back the row this device deleted.
                         try recordRow(.deleteLostToEdit, table: table, rowID: local, gid: change.id, values: nil, deletedHere: true, remote: writer, context, db)
                         var all = merged(values)
                         if let keyColumn = table.keyColumn { all = all.filter { $0.key.lowercased() != keyColumn.lowercased() } }
                         try insert(table, local: local, all.map { ($0.key, $0.value) }, gid: change.id, db)
                         context.pending[key] = nil
-                    } else if context.resolver.resolveUpdateOfRowDeletedHere() == .deleted {
+                    } else if outcome == .deleted {
                         // The delete here stands: the pulled edit is what was lost (read for the
                         // record only: nothing is fetched or fixed up for a row that stays deleted).
                         let all = merged(try recordedValues(change.values ?? [:], table, db))

@@ -8,8 +8,6 @@
 /// the log: other connections then read the tables the log does not cover again, so their
 /// observations of the unlogged table stay exact.
 enum OwnTables {
-    /// The prefix of every table of Sluice's own.
-    static let prefix = "sluice_"
     /// The prefix of Sluice's own tables that live queries observe.
     static let observedPrefix = "sluice_live_"
 
