@@ -10,7 +10,7 @@ let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingL
 // The sync service: its own package, so that an app depending on the library resolves
 // none of the server's packages (Hummingbird, PostgreSQL, the NIO stack).
 //   swift run --package-path Server sluice-sync --help
-//   swift test --package-path Server
+//   swift test --package-path Server --scratch-path .build   (from the root: the library is built once)
 let package = Package(
     name: "SluiceServer",
     platforms: [.macOS(.v14)],
