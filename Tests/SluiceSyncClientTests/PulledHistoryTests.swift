@@ -128,4 +128,37 @@ import Testing
         #expect(!sent.contains { $0.id == "person-3" }, "sent: \(described)")
         #expect(try store.read { db in try engine.pendingCount(db) } == 0)
     }
+
+    /// The origins of pulled transactions (who wrote each, for `history()` and undo) follow
+    /// the log's retention: before, `sluice_sync_origin` kept a row per pulled transaction
+    /// for ever.
+    @Test("origins of pulled transactions go when retention removes those transactions from the log")
+    func originsFollowTheLogsRetention() throws {
+        var settings = Store.Configuration()
+        settings.historyRetention = .transactions(3)
+        let store = try Store(path: TemporaryDatabase().path, migrations: DemoSchema.migrations, configuration: settings)
+        let engine = SyncEngine(configuration: configuration)
+        try SyncStateFormat.migrate(store)
+        _ = try store.write { db in try engine.prepare(db) }
+        for seq in Int64(1)...12 {
+            _ = try store.write { db in try engine.apply(pulledPerson(seq), db) }
+            // A round's push finds nothing of its own and acknowledges the log through the
+            // pulled transactions, so retention may remove them.
+            #expect(try store.write { db in try engine.makePush(db) } == nil)
+            _ = try store.pruneHistory()
+        }
+        _ = try store.write { db in try engine.apply(pulledPerson(13), db) }    // records after the last prune
+        let pruned = try store.earliestToken.sequence
+        let current = try store.currentToken.sequence
+        try #require(pruned > 0, "retention removed nothing: the test would show nothing")
+        let origins = try store.read { db in
+            try db.fetchRows(sql: "SELECT seq FROM sluice_sync_origin ORDER BY seq").compactMap { row -> Int64? in
+                if case .integer(let seq) = row[0] { seq } else { nil }
+            }
+        }
+        // Exactly the transactions the log still holds, each a pulled one with its writer.
+        #expect(origins == Array((pruned + 1)...current), "origins \(origins), log after \(pruned) through \(current)")
+        let kept = try store.read { db in try TransactionOrigins(db).origins(of: (pruned + 1)...current) }
+        #expect(kept.count == origins.count && kept.values.allSatisfy { $0.device == "other-device" })
+    }
 }

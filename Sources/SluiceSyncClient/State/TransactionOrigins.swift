@@ -16,9 +16,15 @@ struct TransactionOrigins {
 
     init(_ db: Database) { self.db = db }
 
+    /// Records one, and drops the origins of transactions the log's retention removed
+    /// (nothing reads them: `history()` lists the log), so the table follows the log's size.
     func record(_ seq: Int64, device: String, spaceSeq: Int64, clock: HybridClock) throws {
         try db.execute(sql: "INSERT OR REPLACE INTO sluice_sync_origin (seq, device, space_seq, clock) VALUES (?, ?, ?, ?)",
                        arguments: [.integer(seq), .text(device), .integer(spaceSeq), .integer(clock.rawValue)])
+        let pruned = try db.historyPrunedThrough()
+        if pruned > 0 {
+            try db.execute(sql: "DELETE FROM sluice_sync_origin WHERE seq <= ?", arguments: [.integer(pruned)])
+        }
     }
 
     /// The origins of the local transactions in `sequences`, by sequence (none for a store a

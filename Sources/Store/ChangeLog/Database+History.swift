@@ -15,6 +15,15 @@ extension Database {
         try ChangeLog.currentToken(self)
     }
 
+    /// The last sequence retention removed from the log, read inside this transaction (0
+    /// when it removed none, or the file has no log): state kept beside the log, keyed by
+    /// its sequences, can drop what lies at or below it.
+    ///
+    /// - Complexity: O(1).
+    public func historyPrunedThrough() throws -> Int64 {
+        ChangeLog.position(self)?.prunedThrough ?? 0
+    }
+
     /// Records, inside this transaction, that `consumer` has processed the history up to
     /// `token`, registering the consumer when it is new (retention keeps every transaction
     /// after the least acknowledged one). An acknowledgement never moves back: a smaller
