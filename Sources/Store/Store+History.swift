@@ -17,7 +17,7 @@ extension Store {
         get throws {
             try read { db in
                 let current = try ChangeLog.currentToken(db)
-                return HistoryToken(databaseID: current.databaseID, sequence: ChangeLog.position(db)?.prunedThrough ?? 0)
+                return HistoryToken(databaseID: current.databaseID, sequence: try db.historyPrunedThrough())
             }
         }
     }
