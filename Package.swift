@@ -130,12 +130,23 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
-// The macro's expansion tests. A test target that depends on a macro target makes SwiftPM
-// build the whole test graph for the host, so the library and every dependency the tests
-// share with the executables (`sluice`, `sluice-stress`) are compiled twice. The
-// ThreadSanitizer run of CI sets SLUICE_WITHOUT_MACRO_TESTS=1 and leaves them out: they
-// are single-threaded string transforms, and its build is then one build of the library.
-if Context.environment["SLUICE_WITHOUT_MACRO_TESTS"] != "1" {
+// SLUICE_TEST_TARGETS="StoreTests ViewModelsTests" keeps only the test targets it names (and
+// the packages only they use), so that a build of those suites compiles nothing else: CI's
+// ThreadSanitizer run builds the store's, view models' and API suites this way
+// (`swift build --product SluicePackageTests`: no CLI, no sync client suites). Leaving out
+// the macro's expansion tests matters most: a test target that depends on a macro target
+// makes SwiftPM build the whole test graph for the host, so the library and every
+// dependency the tests share with the executables (`sluice`, `sluice-stress`) are compiled
+// twice; without them the tests share the executables' build.
+let keptTests = Context.environment["SLUICE_TEST_TARGETS"].map {
+    Set($0.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init))
+}
+if let keptTests {
+    package.targets.removeAll { $0.type == .test && !keptTests.contains($0.name) }
+}
+
+// The macro's expansion tests (and swift-macro-testing, which only they use).
+if keptTests?.contains("SluiceMacrosTests") ?? true {
     package.dependencies.append(.package(url: "https://github.com/pointfreeco/swift-macro-testing", from: "0.7.0"))
     package.targets.append(
         .testTarget(
