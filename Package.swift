@@ -59,10 +59,15 @@ let package = Package(
             dependencies: ["CSQLite", "SluiceNaming", .product(name: "OpenCombineShim", package: "OpenCombine")],
             path: "Sources/Store"
         ),
+        // The macros' expansions, a library the expansion tests use (see SluiceMacrosPlugin).
+        .target(
+            name: "SluiceMacrosImplementation",
+            dependencies: ["SluiceNaming", .product(name: "SwiftSyntaxMacros", package: "swift-syntax")]
+        ),
         .macro(
             name: "SluiceMacrosPlugin",
             dependencies: [
-                "SluiceNaming",
+                "SluiceMacrosImplementation",
                 .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
                 .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
             ]
@@ -133,11 +138,7 @@ let package = Package(
 // SLUICE_TEST_TARGETS="StoreTests ViewModelsTests" keeps only the test targets it names (and
 // the packages only they use), so that a build of those suites compiles nothing else: CI's
 // ThreadSanitizer run builds the store's, view models' and API suites this way
-// (`swift build --product SluicePackageTests`: no CLI, no sync client suites). Leaving out
-// the macro's expansion tests matters most: a test target that depends on a macro target
-// makes SwiftPM build the whole test graph for the host, so the library and every
-// dependency the tests share with the executables (`sluice`, `sluice-stress`) are compiled
-// twice; without them the tests share the executables' build.
+// (`swift build --product SluicePackageTests`: no CLI, no sync client or macro suites).
 let keptTests = Context.environment["SLUICE_TEST_TARGETS"].map {
     Set($0.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init))
 }
@@ -145,14 +146,17 @@ if let keptTests {
     package.targets.removeAll { $0.type == .test && !keptTests.contains($0.name) }
 }
 
-// The macro's expansion tests (and swift-macro-testing, which only they use).
+// The macro's expansion tests (and swift-macro-testing, which only they use). They depend on
+// SluiceMacrosImplementation, not on the macro target: a test target that depends on a macro
+// target makes SwiftPM build the whole test graph for the host, so the library and every
+// dependency the tests share with the executables were compiled twice.
 if keptTests?.contains("SluiceMacrosTests") ?? true {
     package.dependencies.append(.package(url: "https://github.com/pointfreeco/swift-macro-testing", from: "0.7.0"))
     package.targets.append(
         .testTarget(
             name: "SluiceMacrosTests",
             dependencies: [
-                "SluiceMacrosPlugin",
+                "SluiceMacrosImplementation",
                 .product(name: "MacroTesting", package: "swift-macro-testing"),
                 .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
             ]

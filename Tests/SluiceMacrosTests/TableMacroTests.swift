@@ -1,5 +1,5 @@
 import MacroTesting
-import SluiceMacrosPlugin
+import SluiceMacrosImplementation
 import SwiftSyntaxMacroExpansion
 import Testing
 
