@@ -121,10 +121,15 @@ struct LiveChannelTests {
             try await b.sync()
             let follower = Task { try await b.follow() }
             defer { follower.cancel() }
-            // Until B's long poll is waiting for what comes after the history's head.
+            // Until B's long poll is waiting for what comes after the history's head, and the
+            // sync `follow` starts with has pulled and been answered: under load its pull, sent
+            // before A's commit and answered after it, brought the commit with no pull after
+            // this point (found in a Server run beside a release build).
             let head = try space.head()
             _ = try await Self.within(60, "B waiting") {
-                while !calls.log.withLock({ $0.contains { $0 == "pull waiting since \(head)" || $0 == "wait since \(head)" } }) {
+                while !calls.log.withLock({ log in
+                    log.contains { $0 == "pull waiting since \(head)" || $0 == "wait since \(head)" } && log.contains("pull since \(head)")
+                }) || calls.pullsInFlight.withLock({ $0 }) > 0 {
                     try await Task.sleep(for: .milliseconds(10))
                 }
                 return true
@@ -272,10 +277,14 @@ struct CountingTransport: SyncTransport {
     let base: HTTPSyncTransport
     let waits: Bool
     let log = Locked<[String]>([])
+    /// Pulls (not long polls) sent and not answered yet.
+    let pullsInFlight = Locked(0)
 
     func push(_ push: PushRequest) async throws -> SyncPushOutcome { try await base.push(push) }
     func pull(since: Int64, limit: Int?, device: String?) async throws -> PullResponse {
         log.withLock { $0.append("pull since \(since)") }
+        pullsInFlight.withLock { $0 += 1 }
+        defer { pullsInFlight.withLock { $0 -= 1 } }
         return try await base.pull(since: since, limit: limit, device: device)
     }
     func pull(since: Int64, device: String?, waiting timeout: Int) async throws -> PullResponse? {
