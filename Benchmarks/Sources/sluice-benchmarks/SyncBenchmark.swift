@@ -75,7 +75,11 @@ enum SyncBenchmark {
     /// Initial sync: `count` people on A (at `a`), pushed on A's first sync; then pulled by an
     /// empty device replaying the history (at `replaying`), then by one from a snapshot.
     static func initialSync(count: Int, server: URL, token: String, a pathA: String, replaying pathR: String) async throws -> InitialSync {
-        let configuration = SyncConfiguration(tables: DemoSchema.syncedTables)
+        var configuration = SyncConfiguration(tables: DemoSchema.syncedTables)
+        // A development aid: the first upload's part size (SyncConfiguration.uploadBatchRows).
+        if let rows = ProcessInfo.processInfo.environment["SLUICE_BENCH_UPLOAD_ROWS"].flatMap(Int.init) {
+            configuration.uploadBatchRows = rows
+        }
         let a = try Store(path: pathA)
         try a.migrate(demoTables)
         try await a.write { db in
