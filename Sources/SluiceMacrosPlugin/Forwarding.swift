@@ -5,8 +5,8 @@ import SwiftSyntaxMacros
 // The macros as the compiler names them, each forwarding to its implementation. The
 // implementations live in a library of their own so that the expansion tests depend on a
 // library, not on this macro target: a test target that depends on a macro target makes
-// SwiftPM build the whole test graph for the host, and so the store and every dependency the
-// tests share with the executables a second time.
+// SwiftPM build the whole test graph for the host, so the store and every dependency the tests
+// share with the executables were compiled a second time.
 
 /// `@Table`: ``SluiceMacrosImplementation/TableMacro``.
 public enum TableMacro: MemberMacro, ExtensionMacro {
