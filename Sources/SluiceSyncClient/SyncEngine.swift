@@ -135,7 +135,7 @@ final class SyncEngine: @unchecked Sendable {
         return state
     }
 
-    static func newDeviceID() -> String { UUID().uuidString.lowercased() }
+    static func newDeviceID() -> String { RandomID.make() }
 
     private func saveFile(_ identity: String, _ db: Database) throws {
         try DeviceStateTable(db).set(.file, .text(identity))

@@ -140,7 +140,7 @@ public struct SyncSchema: Sendable, Hashable, Codable {
         /// - Parameter name: the column's name, in any ASCII case.
         /// - Returns: the column, or nil.
         public func column(named name: String) -> Column? {
-            columns.first { $0.name.lowercased() == name.lowercased() }
+            columns.first { SyncSchema.sameName($0.name, name) }
         }
     }
 
@@ -157,7 +157,28 @@ public struct SyncSchema: Sendable, Hashable, Codable {
     /// - Parameter name: the table's name, in any ASCII case.
     /// - Returns: the table, or nil.
     public func table(named name: String) -> Table? {
-        tables.first { $0.name.lowercased() == name.lowercased() }
+        tables.first { Self.sameName($0.name, name) }
+    }
+
+    /// Whether two names are one to SQLite: equal but for the case of ASCII letters. It
+    /// allocates nothing (a push checks every value's column by it; comparing lowercased
+    /// copies was most of the service's time in ``normalized(_:)``).
+    ///
+    /// - Parameters:
+    ///   - a: a name.
+    ///   - b: another.
+    /// - Returns: whether SQLite takes them for the same name.
+    public static func sameName(_ a: String, _ b: String) -> Bool {
+        if a == b { return true }
+        var left = a.utf8.makeIterator()
+        var right = b.utf8.makeIterator()
+        while true {
+            switch (left.next(), right.next()) {
+            case (nil, nil): return true
+            case let (x?, y?) where x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A): continue
+            default: return false
+            }
+        }
     }
 
     /// Longest accepted global id.
@@ -204,7 +225,7 @@ public struct SyncSchema: Sendable, Hashable, Codable {
             }
         case .insert:
             for column in table.columns where !column.hasDefault && !column.isNullable {
-                guard values.keys.contains(where: { $0.lowercased() == column.name.lowercased() }) else {
+                guard values[column.name] != nil || values.keys.contains(where: { Self.sameName($0, column.name) }) else {
                     throw SyncErrorBody(.invalid, message: "\(table.name) \(change.id): an insert without '\(column.name)', which is NOT NULL")
                 }
             }

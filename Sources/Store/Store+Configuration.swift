@@ -24,6 +24,15 @@ extension Store {
         /// batches after commits and never removes what a registered
         /// history consumer has not acknowledged.
         public var historyRetention: HistoryRetention = .age(7 * 24 * 3600)
+        /// The most memory, in KiB, the writer's page cache may hold (SQLite's
+        /// `cache_size`; its default is 2,000 KiB). It is taken only as
+        /// transactions touch pages. A transaction that touches more pages than
+        /// fit (a bulk import, a sync's first upload or a pulled page of 10,000
+        /// rows, with their indexes and change log) writes some to the WAL before
+        /// its commit and then writes them again: with 8 MiB, 100,000 rows with a
+        /// random-keyed index and a log went in 18% faster than with 2 MiB.
+        /// Readers keep SQLite's default.
+        public var writerCacheKiB = 8_192
 
         /// `PRAGMA synchronous` levels.
         ///

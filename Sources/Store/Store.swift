@@ -118,7 +118,7 @@ public final class Store: @unchecked Sendable {
             guard journal?.lowercased() == "wal" else {
                 throw StoreError(code: .cannotOpen, message: "cannot switch \(path) to WAL mode (journal mode is \(journal ?? "unknown"))")
             }
-            try connection.execute(script: "PRAGMA foreign_keys = ON; PRAGMA synchronous = \(configuration.synchronous.rawValue)")
+            try connection.execute(script: "PRAGMA foreign_keys = ON; PRAGMA synchronous = \(configuration.synchronous.rawValue); PRAGMA cache_size = -\(max(configuration.writerCacheKiB, 1))")
             let writer = Database(connection: connection, isReadOnly: false, capture: capture)
             guard let broker = writer.broker else { throw StoreError(code: .internal, message: "the writer of \(path) has no hook broker") }
             self.writer = writer

@@ -45,7 +45,7 @@ enum RecordsBenchmark {
     static func openRaw(_ path: String) -> OpaquePointer? {
         var db: OpaquePointer?
         guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK else { return nil }
-        sqlite3_exec(db, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL", nil, nil, nil)
+        sqlite3_exec(db, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL; PRAGMA cache_size = -8192", nil, nil, nil)
         // A store on the same file checkpoints now and then: wait for its lock instead of failing with SQLITE_BUSY.
         sqlite3_busy_timeout(db, 5_000)
         return db

@@ -68,6 +68,9 @@ struct SyncStorageMigrationTests {
             // Version 4: each device's last number is kept in its row, from the history it pushed.
             let last = try cluster.psql(database, "SELECT last_local FROM sluice_device WHERE device = 'd'")
             #expect(last.trimmingCharacters(in: .whitespacesAndNewlines) == "1", "from version \(version): \(last)")
+            // Version 5: the history's changes are compressed with LZ4 (this PostgreSQL has it).
+            let compression = try cluster.psql(database, "SELECT attcompression FROM pg_attribute WHERE attrelid = 'sluice_txn'::regclass AND attname = 'changes'")
+            #expect(compression.trimmingCharacters(in: .whitespacesAndNewlines) == "l", "from version \(version): \(compression)")
         }
     }
 

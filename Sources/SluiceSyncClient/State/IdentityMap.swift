@@ -20,7 +20,7 @@ struct IdentityMap {
     /// The row's global id, made (a new UUID) when it has none yet.
     func globalIDCreating(_ table: String, _ local: Int64) throws -> String {
         if let gid = try globalID(table, local) { return gid }
-        let gid = UUID().uuidString.lowercased()
+        let gid = RandomID.make()
         try db.execute(sql: "INSERT INTO sluice_sync_id (tbl, local, gid) VALUES (?, ?, ?)", arguments: [.text(table), .integer(local), .text(gid)])
         return gid
     }
