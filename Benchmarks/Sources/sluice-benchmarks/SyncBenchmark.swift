@@ -61,6 +61,14 @@ enum SyncBenchmark {
         return lines
     }
 
+    /// The initial-sync devices' store configuration: the default, or with the writer's page
+    /// cache `SLUICE_BENCH_CACHE_KIB` KiB (a development aid, as `SLUICE_BENCH_UPLOAD_ROWS`).
+    static var storeConfiguration: Store.Configuration {
+        var configuration = Store.Configuration()
+        if let kib = ProcessInfo.processInfo.environment["SLUICE_BENCH_CACHE_KIB"].flatMap(Int.init) { configuration.writerCacheKiB = kib }
+        return configuration
+    }
+
     /// What ``initialSync(count:server:token:a:replaying:)`` measured, with the two stores
     /// that go on syncing (A, and the device that replayed A's history).
     struct InitialSync {
@@ -80,7 +88,7 @@ enum SyncBenchmark {
         if let rows = ProcessInfo.processInfo.environment["SLUICE_BENCH_UPLOAD_ROWS"].flatMap(Int.init) {
             configuration.uploadBatchRows = rows
         }
-        let a = try Store(path: pathA)
+        let a = try Store(path: pathA, configuration: storeConfiguration)
         try a.migrate(demoTables)
         try await a.write { db in
             for index in 0..<count {
@@ -90,7 +98,7 @@ enum SyncBenchmark {
         }
         let clientA = try SyncClient(store: a, server: server, token: token, configuration: configuration)
         let push = try await seconds { try await clientA.sync() }
-        let replaying = try Store(path: pathR)
+        let replaying = try Store(path: pathR, configuration: storeConfiguration)
         try replaying.migrate(demoTables)
         var replay = configuration
         replay.startsFromSnapshot = false
@@ -98,7 +106,7 @@ enum SyncBenchmark {
         let replayed = try await seconds { try await clientR.sync() }
         let pathB = freshDatabasePath("sync-b")
         defer { removeDatabase(at: pathB) }
-        let b = try Store(path: pathB)
+        let b = try Store(path: pathB, configuration: storeConfiguration)
         try b.migrate(demoTables)
         // The default: a new device starts from a snapshot.
         let clientB = try SyncClient(store: b, server: server, token: token, configuration: configuration)
@@ -153,7 +161,7 @@ enum SyncBenchmark {
         for fromSnapshot in [false, true] {
             let path = freshDatabasePath("sync-edited")
             defer { removeDatabase(at: path) }
-            let store = try Store(path: path)
+            let store = try Store(path: path, configuration: storeConfiguration)
             try store.migrate(demoTables)
             var configuration = SyncConfiguration(tables: DemoSchema.syncedTables)
             configuration.startsFromSnapshot = fromSnapshot

@@ -42,4 +42,33 @@ struct SyncTests {
         try await mine.client.sync()
         #expect(try mine.rows("SELECT first_name, last_name FROM person") == ["A|B"])
     }
+
+    /// Each row keeps the clock of each column's last write, made once for a transaction
+    /// whose inserts (or updates) all write the same columns and per row otherwise.
+    @Test func eachColumnKeepsTheClockOfItsLastWrite() async throws {
+        let space = try SyncSpace()
+        func push(_ local: Int64, base: Int64, clock: Int64, _ changes: [SyncChange]) async throws {
+            let request = PushRequest(device: "d1", base: base, transactions: [SyncTransaction(device: "d1", local: local, clock: HybridClock(rawValue: clock), changes: changes)])
+            let (status, body) = try await SyncRequests.push(request, to: space, token: space.token)
+            #expect(status == 200, "\(body)")
+        }
+        func person(_ id: String, _ op: SyncChange.Operation, _ values: [String: SyncValue]) -> SyncChange {
+            SyncChange(table: "person", id: id, op: op, values: values)
+        }
+        // The same columns in every insert (the clocks made once), then differing ones.
+        try await push(1, base: 0, clock: 100, [person("p1", .insert, ["first_name": .text("A"), "last_name": .text("B")]),
+                                                 person("p2", .insert, ["first_name": .text("C"), "last_name": .text("D")])])
+        try await push(2, base: 1, clock: 200, [person("p3", .insert, ["first_name": .text("E"), "last_name": .text("F"), "age": .integer(3)]),
+                                                 person("p4", .insert, ["first_name": .text("G"), "last_name": .text("H")])])
+        // Updates writing one column alike, then updates writing different ones.
+        try await push(3, base: 2, clock: 300, [person("p1", .update, ["age": .integer(1)]), person("p2", .update, ["age": .integer(2)])])
+        try await push(4, base: 3, clock: 400, [person("p3", .update, ["first_name": .text("e")]), person("p4", .update, ["city": .text("Oslo")])])
+        let clocks = try space.psql("SELECT id || ' ' || clocks::text FROM sluice_row WHERE tbl = 'person' ORDER BY id")
+        #expect(clocks.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) } == [
+            #"p1 {"age": 300, "last_name": 100, "first_name": 100}"#,
+            #"p2 {"age": 300, "last_name": 100, "first_name": 100}"#,
+            #"p3 {"age": 200, "last_name": 200, "first_name": 400}"#,
+            #"p4 {"city": 400, "last_name": 200, "first_name": 200}"#,
+        ], "\(clocks)")
+    }
 }
