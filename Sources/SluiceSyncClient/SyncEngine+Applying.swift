@@ -29,17 +29,32 @@ extension SyncEngine {
 
     /// Reads what this device has not pushed, as of `state` (whose cursor and clock the
     /// caller moved for what it applies), and gives the unpushed rows their ids.
-    func beginPull(_ state: State, loaded: State, _ db: Database) throws -> PullContext {
+    ///
+    /// `keepsEveryRow`: the pull removes no row for being outside a subscription (a history
+    /// transaction, a snapshot). Such a pull into a store whose rows have never met the
+    /// service's (it has not begun its first upload, and no row has a global id) has nothing to
+    /// settle: no pulled change can name a row made here, and the upload will send those rows
+    /// as they then are. Their changes are not read then (a store of 100,000 rows, or of one
+    /// 64 MB attachment, read and decoded its whole log for the empty snapshot its first sync
+    /// starts with). A subset's round still reads them: the rows they name are kept.
+    func beginPull(_ state: State, loaded: State, keepsEveryRow: Bool = true, _ db: Database) throws -> PullContext {
         db.transactionAuthor = Self.syncAuthor
         var state = state
         let local = try hasLocalTransactions(after: state.pushedToken, db)
-        let unpushed = try unpushed(state, local: local, db)
+        let settles = try local && !(keepsEveryRow && !hasMetService(state, db))
+        let unpushed = settles ? try unpushed(state, local: local, db) : []
         try settleLifetimes(unpushed, db)
         let retired = try hasRetirements(db)
         let stamps = try stamp(unpushed, state: &state, db)
         return PullContext(state: state, loaded: loaded, hasLocal: local, retired: retired,
                            pending: pendingRows(unpushed, stamps: stamps), reserved: Self.reservedRowIDs(unpushed),
                            resolver: ConflictResolver(configuration: configuration))
+    }
+
+    /// Whether any of this store's rows has met the service's: its first upload began, or a
+    /// row has a global id (pulled, or made here and named for a push).
+    func hasMetService(_ state: State, _ db: Database) throws -> Bool {
+        try state.uploadFloor != nil || hasPushedBefore(db) || IdentityMap(db).last() != nil
     }
 
     /// Settles each pulled column of row `key` (written at `clock` by `device`; "" when the

@@ -48,7 +48,9 @@ extension SyncEngine {
         db.transactionAuthor = Self.syncAuthor
         let newest = Self.newestClock(changes)
         if let newest { state.clock = state.clock.receiving(HybridClock(rawValue: newest)) }
-        let context = try beginPull(state, loaded: loaded, db)
+        // Every synced table whole (a snapshot): the round removes no row for being outside it.
+        let whole = Set(try subscriptions.filter { try $0.localFilter() == nil }.map { $0.table.lowercased() })
+        let context = try beginPull(state, loaded: loaded, keepsEveryRow: order.allSatisfy(whole.contains), db)
         return RowsRound(context: context, complete: complete, subscriptions: subscriptions, newest: newest,
                          identitiesBefore: complete ? try IdentityMap(db).last() : nil)
     }
