@@ -357,6 +357,13 @@ extension SyncEngine {
     /// How many local transactions wait to be pushed.
     func pendingCount(_ db: Database) throws -> Int {
         guard let state = try loadState(db) else { return 0 }
+        // Before this store's rows meet the service's, nothing pulled overwrites a local
+        // change and no upload floor leaves one out: every local transaction that changed a
+        // synced table is pending, counted without reading their changes (a client opened on
+        // a store holding a 64 MB attachment decoded it from the log to count one).
+        if try !hasMetService(state, db) {
+            return try db.countLoggedTransactions(after: state.pushedToken, touching: order.compactMap { tables[$0]?.name }, notBy: Self.syncAuthor)
+        }
         return try unpushed(state, db).count
     }
 }

@@ -59,7 +59,23 @@ extension Database {
     /// - Throws: `StoreError` when the log cannot be read.
     /// - Complexity: O(t) over the transactions after `token`; their changes are not read.
     public func hasLoggedTransactions(after token: HistoryToken, touching tables: [String], notBy author: String?) throws -> Bool {
-        guard !tables.isEmpty else { return false }
+        try countLoggedTransactions(after: token, touching: tables, notBy: author, limit: 1) > 0
+    }
+
+    /// How many logged transactions after `token` changed one of `tables` and were not
+    /// written by `author`: what ``loggedTransactions(after:tables:limit:includingOpen:)``
+    /// would give with changes to those tables, counted without reading any change.
+    ///
+    /// - Parameters:
+    ///   - token: where to look after.
+    ///   - tables: the tables that count.
+    ///   - author: the author whose transactions do not count (nil: all count).
+    ///   - limit: stop counting here (nil: count all).
+    /// - Returns: the number of such transactions.
+    /// - Throws: `StoreError` when the log cannot be read.
+    /// - Complexity: O(t) over the transactions after `token`; their changes are not read.
+    public func countLoggedTransactions(after token: HistoryToken, touching tables: [String], notBy author: String?, limit: Int? = nil) throws -> Int {
+        guard !tables.isEmpty else { return 0 }
         // A transaction's change rows are the ids from its first_change up to the next
         // transaction's (the log's range rule); first_change is NULL only in logs older than
         // that column, where the range then starts at 0 (slower, still right).
@@ -69,10 +85,13 @@ extension Database {
                 WHERE c.id >= coalesce(t.first_change, 0)
                   AND c.id < coalesce((SELECT u.first_change FROM sluice_transaction u WHERE u.seq > t.seq ORDER BY u.seq LIMIT 1), 9223372036854775807)
                   AND c.seq = t.seq AND lower(c.tbl) IN (\(tables.map { _ in "?" }.joined(separator: ", "))))
-            LIMIT 1
+            LIMIT ?
             """
         let author: SQLiteValue = author.map { .text($0) } ?? .null
-        return try !fetchRows(sql: sql, arguments: [.integer(token.sequence), author] + tables.map { .text($0.lowercased()) }).isEmpty
+        let rows = try fetchRows(sql: "SELECT count(*) FROM (\(sql))",
+                                 arguments: [.integer(token.sequence), author] + tables.map { .text($0.lowercased()) } + [.integer(Int64(limit ?? -1))])
+        if case .integer(let count)? = rows.first?.values.first { return Int(count) }
+        return 0
     }
 
     /// The first logged transaction after `token` that `author` wrote: where a sync client's
