@@ -41,7 +41,7 @@ extension SyncEngine {
         db.transactionAuthor = Self.syncAuthor
         var state = state
         let local = try hasLocalTransactions(after: state.pushedToken, db)
-        let settles = try local && !(keepsEveryRow && !hasMetService(state, db))
+        let settles = try local && (!keepsEveryRow || hasMetService(state, db))
         let unpushed = settles ? try unpushed(state, local: local, db) : []
         try settleLifetimes(unpushed, db)
         let retired = try hasRetirements(db)

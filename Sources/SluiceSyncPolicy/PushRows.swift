@@ -23,8 +23,8 @@ public enum PushRows {
             guard change.op == .insert, let columns = keep[table], let row = stored[table + "\u{0}" + change.id] else { return change }
             var change = change
             var values = change.values ?? [:]
-            for (name, value) in row where columns.contains(where: { $0.lowercased() == name.lowercased() })
-                && !values.keys.contains(where: { $0.lowercased() == name.lowercased() }) {
+            for (name, value) in row where columns.contains(where: { SyncSchema.sameName($0, name) })
+                && !values.keys.contains(where: { SyncSchema.sameName($0, name) }) {
                 values[name] = value
             }
             change.values = values
@@ -67,7 +67,7 @@ public enum PushRows {
                     guard var row = current[key] else { continue }
                     for (name, value) in change.values ?? [:] {
                         // Rows stored before names were normalized may spell a column otherwise.
-                        for old in row.keys where old != name && old.lowercased() == name.lowercased() { row[old] = nil }
+                        for old in row.keys where old != name && SyncSchema.sameName(old, name) { row[old] = nil }
                         row[name] = value
                     }
                     current[key] = row

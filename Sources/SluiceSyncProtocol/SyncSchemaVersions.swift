@@ -61,7 +61,7 @@ public struct SyncSchemaVersions: Sendable, Hashable, Codable {
         }
         var change = try versions[start].schema.normalized(change)
         for later in versions[(start + 1)...] {
-            guard let renames = later.renamed?.first(where: { $0.key.lowercased() == change.table.lowercased() })?.value else { continue }
+            guard let renames = later.renamed?.first(where: { SyncSchema.sameName($0.key, change.table) })?.value else { continue }
             change.values = change.values.map { values in
                 Dictionary(values.map { (renames[$0.key] ?? $0.key, $0.value) }, uniquingKeysWith: { _, last in last })
             }
@@ -79,7 +79,7 @@ public struct SyncSchemaVersions: Sendable, Hashable, Codable {
             guard let own = versions[start].schema.table(named: table.name) else { continue }
             var known = Set(own.columns.map { $0.name.lowercased() })
             for later in versions[(start + 1)...] {
-                guard let renames = later.renamed?.first(where: { $0.key.lowercased() == table.name.lowercased() })?.value else { continue }
+                guard let renames = later.renamed?.first(where: { SyncSchema.sameName($0.key, table.name) })?.value else { continue }
                 for (old, new) in renames where known.remove(old.lowercased()) != nil { known.insert(new.lowercased()) }
             }
             let missing = table.columns.map(\.name).filter { !known.contains($0.lowercased()) }
@@ -94,7 +94,7 @@ public struct SyncSchemaVersions: Sendable, Hashable, Codable {
         guard let target = versions.firstIndex(where: { $0.version == number }), target < versions.count - 1 else { return change }
         var change = change
         for later in versions[(target + 1)...].reversed() {
-            guard let renames = later.renamed?.first(where: { $0.key.lowercased() == change.table.lowercased() })?.value else { continue }
+            guard let renames = later.renamed?.first(where: { SyncSchema.sameName($0.key, change.table) })?.value else { continue }
             let back = Dictionary(renames.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
             change.values = change.values.map { values in
                 Dictionary(values.map { (back[$0.key] ?? $0.key, $0.value) }, uniquingKeysWith: { _, last in last })
