@@ -94,7 +94,7 @@ extension SyncJSON.Reader {
 
     /// Values by column.
     mutating func values() throws -> [String: SyncValue] {
-        var values: [String: SyncValue] = [:]
+        var values: [String: SyncValue] = Dictionary(minimumCapacity: 8)
         try object { reader, column in values[column] = try reader.value() }
         return values
     }

@@ -100,16 +100,22 @@ extension SyncJSON {
                 index += 1
                 return
             }
+            // The keys so far, to refuse one twice: the first kept alone (a value's object has
+            // one key, and an array for it was an allocation per value), then up to 16 in an
+            // array, then in a set.
+            var first: String?
             var keys: [String] = []
             var many: Set<String> = []
             while true {
                 skipSpace()
                 guard peek() == UInt8(ascii: "\"") else { throw corrupted("expected a key in quotes") }
                 let key = try string()
-                if keys.count < 16 {
-                    guard !keys.contains(key) else { throw corrupted("the key '\(key)' appears twice in an object") }
+                if let first, keys.count < 15 {
+                    guard key != first, !keys.contains(key) else { throw corrupted("the key '\(key)' appears twice in an object") }
                     keys.append(key)
-                    if keys.count == 16 { many = Set(keys) }
+                    if keys.count == 15 { many = Set(keys + [first]) }
+                } else if first == nil {
+                    first = key
                 } else {
                     guard many.insert(key).inserted else { throw corrupted("the key '\(key)' appears twice in an object") }
                 }

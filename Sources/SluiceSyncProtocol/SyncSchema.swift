@@ -230,21 +230,32 @@ public struct SyncSchema: Sendable, Hashable, Codable {
                 }
             }
         }
-        var normalized: [String: SyncValue] = [:]
+        // Names as the schema spells them (what devices send): the values stand as they are,
+        // checked; rebuilding each change's dictionary was as long as decoding the push.
+        var spelled = true
         for (name, value) in values {
             guard let column = table.column(named: name) else {
                 throw SyncErrorBody(.invalid, message: "\(table.name) \(change.id): unknown column '\(name)'")
             }
-            guard Self.accepts(column, value) else {
-                let wanted = column.isAttachment ? "an attachment (its hash; the bytes go in chunks)" : column.references.map { "a reference to \($0)" } ?? column.type.rawValue
-                throw SyncErrorBody(.invalid,
-                                    message: "\(table.name).\(column.name) of \(change.id): \(value.typeName) where the schema wants \(wanted)\(column.isNullable ? " or null" : "")")
+            guard Self.accepts(column, value) else { throw Self.refusal(of: value, in: column, of: table, change.id) }
+            spelled = spelled && column.name == name
+        }
+        if spelled { return SyncChange(table: table.name, id: change.id, op: change.op, values: change.values) }
+        var normalized: [String: SyncValue] = Dictionary(minimumCapacity: values.count)
+        for (name, value) in values {
+            guard let column = table.column(named: name) else {
+                throw SyncErrorBody(.invalid, message: "\(table.name) \(change.id): unknown column '\(name)'")
             }
             guard normalized.updateValue(value, forKey: column.name) == nil else {
                 throw SyncErrorBody(.invalid, message: "\(table.name) \(change.id): column '\(column.name)' appears twice (names differ only in case)")
             }
         }
         return SyncChange(table: table.name, id: change.id, op: change.op, values: normalized)
+    }
+
+    private static func refusal(of value: SyncValue, in column: Column, of table: Table, _ id: String) -> SyncErrorBody {
+        let wanted = column.isAttachment ? "an attachment (its hash; the bytes go in chunks)" : column.references.map { "a reference to \($0)" } ?? column.type.rawValue
+        return SyncErrorBody(.invalid, message: "\(table.name).\(column.name) of \(id): \(value.typeName) where the schema wants \(wanted)\(column.isNullable ? " or null" : "")")
     }
 
     private static func accepts(_ column: Column, _ value: SyncValue) -> Bool {

@@ -178,6 +178,27 @@ import Testing
         #expect(readBoth > 100 && refusedBoth > 1_000, "\(readBoth) read, \(refusedBoth) refused")
     }
 
+    /// A key twice in one object is refused wherever the two are (the reader keeps the first
+    /// key alone, the next 15 in an array and the rest in a set), and distinct keys are read.
+    @Test func aKeyTwiceIsRefusedWhereverItIs() throws {
+        for count in 1...40 {
+            let names = (0..<count).map { "c\($0)" }
+            func body(_ keys: [String]) -> Data {
+                Data(("[{\"table\":\"t\",\"id\":\"i\",\"op\":\"update\",\"values\":{" + keys.map { "\"\($0)\":{\"i\":1}" }.joined(separator: ",") + "}}]").utf8)
+            }
+            #expect(try SyncJSON.decode([SyncChange].self, from: body(names)).first?.values?.count == count, "\(count) keys")
+            for first in 0..<count {
+                for at in (first + 1)...count {
+                    var keys = names
+                    keys.insert(names[first], at: at)
+                    #expect(throws: DecodingError.self, "key \(first) again at \(at) of \(count + 1)") {
+                        try SyncJSON.decode([SyncChange].self, from: body(keys))
+                    }
+                }
+            }
+        }
+    }
+
     @Test func integersAreReadExactlyWhateverTheirSpelling() throws {
         let spellings: [(String, Int64?)] = [
             ("1.0e2", 100), ("-27e1", -270), ("9223372036854775807.0", .max), ("-9223372036854775808", .min),

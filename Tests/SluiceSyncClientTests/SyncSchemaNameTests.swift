@@ -40,4 +40,28 @@ import Testing
         }
         #expect(schema.table(named: "persons") == nil && schema.table(named: "person")?.column(named: "FIRST_name")?.name == "first_name")
     }
+
+    /// Values under the names the schema spells are kept as they are, and checked as any:
+    /// an unknown column, a value of another type, a NULL in a NOT NULL column.
+    @Test func valuesSpelledAsTheSchemaSpellsThemAreCheckedAsAny() throws {
+        let schema = SyncSchema(tables: [
+            SyncSchema.Table(name: "person", columns: [
+                SyncSchema.Column(name: "first_name", type: .text, isNullable: false),
+                SyncSchema.Column(name: "age", type: .integer, isNullable: true),
+            ]),
+        ])
+        let values: [String: SyncValue] = ["first_name": .text("Ada"), "age": .integer(36)]
+        #expect(try schema.normalized(SyncChange(table: "person", id: "p1", op: .insert, values: values)).values == values)
+        let refused: [([String: SyncValue], String)] = [
+            (["first_name": .text("Ada"), "height": .integer(170)], "unknown column 'height'"),
+            (["first_name": .text("Ada"), "age": .text("old")], "person.age of p1: text where the schema wants integer"),
+            (["first_name": .null], "person.first_name of p1: null"),
+            (["FIRST_NAME": .text("Ada"), "age": .text("old")], "person.age of p1: text where the schema wants integer"),
+        ]
+        for (values, message) in refused {
+            #expect { try schema.normalized(SyncChange(table: "person", id: "p1", op: .update, values: values)) } throws: { error in
+                (error as? SyncErrorBody)?.message.contains(message) == true
+            }
+        }
+    }
 }

@@ -76,7 +76,7 @@ extension SyncStorage {
             var attachments = 0
             for try await count in try await connection.query("""
                 WITH named AS (
-                    SELECT jsonb_path_query(vals, '$.*.att.sha256') #>> '{}' AS hash FROM sluice_row WHERE space_id = \(id) AND NOT deleted
+                    SELECT jsonb_path_query(vals::jsonb, '$.*.att.sha256') #>> '{}' AS hash FROM sluice_row WHERE space_id = \(id) AND NOT deleted
                     UNION SELECT jsonb_path_query(changes::jsonb, '$[*].values.*.att.sha256') #>> '{}' FROM sluice_txn WHERE space_id = \(id)),
                 gone AS (
                     DELETE FROM sluice_attachment a WHERE a.space_id = \(id) AND a.touched_at < now() - make_interval(secs => \(seconds))

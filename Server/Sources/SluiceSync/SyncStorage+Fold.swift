@@ -56,7 +56,7 @@ extension SyncStorage {
         // transaction when all its inserts, or all its updates, write the same columns (a part
         // of a first upload, an edit of many rows; `u`, sent as JSON), else per row, where its
         // subquery was a fifth of PostgreSQL's time folding an upload's part.
-        let perRow = "(SELECT coalesce(jsonb_object_agg(k, \(clock)::bigint), '{}'::jsonb) FROM jsonb_object_keys(c.v) AS k)"
+        let perRow = "(SELECT coalesce(jsonb_object_agg(k, \(clock)::bigint), '{}'::jsonb) FROM json_object_keys(c.v) AS k)"
         let written = net.map { $0.map { ($0.op, $0.values) } } ?? changes.map { ($0.op, $0.values ?? [:]) }
         let uniform = (insert: Self.uniformClocks(written, op: .insert, clock: clock), update: Self.uniformClocks(written, op: .update, clock: clock))
         let insertClocks = uniform.insert == nil ? perRow : "(SELECT u.inserts FROM u)"
@@ -71,7 +71,7 @@ extension SyncStorage {
                 SELECT c.space, c.t, c.id, c.v, false, c.seq, \(insertClocks) FROM c WHERE c.op = 'insert'
                 ON CONFLICT (space_id, tbl, id) DO UPDATE SET vals = excluded.vals, deleted = false, seq = excluded.seq, clocks = excluded.clocks)
             , updated AS (
-                UPDATE sluice_row r SET vals = r.vals || c.v, seq = c.seq, clocks = coalesce(r.clocks, '{}'::jsonb) || \(updateClocks) FROM c
+                UPDATE sluice_row r SET vals = (r.vals::jsonb || c.v::jsonb)::json, seq = c.seq, clocks = coalesce(r.clocks, '{}'::jsonb) || \(updateClocks) FROM c
                 WHERE c.op = 'update' AND r.space_id = c.space AND r.tbl = c.t AND r.id = c.id AND NOT r.deleted)
             , removed AS (
                 UPDATE sluice_row r SET deleted = true, seq = c.seq FROM c
@@ -98,7 +98,7 @@ extension SyncStorage {
                 , u AS (SELECT \(uniform.insert)::jsonb AS inserts, \(uniform.update)::jsonb AS updates)
                 , c AS MATERIALIZED (
                     SELECT \(space)::bigint AS space, \(seq)::bigint AS seq, c.t, c.id, c.op, c.v
-                    FROM jsonb_to_recordset(\(json)::jsonb) AS c (t TEXT, id TEXT, op TEXT, v JSONB))
+                    FROM json_to_recordset(\(json)::json) AS c (t TEXT, id TEXT, op TEXT, v JSON))
                 \(unescaped: apply)
                 """, logger: logger)
         } else {
@@ -114,9 +114,9 @@ extension SyncStorage {
                 \(unescaped: lastLocal)
                 , u AS (SELECT \(uniform.insert)::jsonb AS inserts, \(uniform.update)::jsonb AS updates)
                 , c AS MATERIALIZED (
-                    SELECT \(space)::bigint AS space, \(seq)::bigint AS seq, m.lowered AS t, c.id, c.op, coalesce(c."values", '{}'::jsonb) AS v
+                    SELECT \(space)::bigint AS space, \(seq)::bigint AS seq, m.lowered AS t, c.id, c.op, coalesce(c."values", '{}'::json) AS v
                     FROM x
-                    CROSS JOIN jsonb_to_recordset(x.changes::jsonb) AS c ("table" TEXT, id TEXT, op TEXT, "values" JSONB)
+                    CROSS JOIN json_to_recordset(x.changes::json) AS c ("table" TEXT, id TEXT, op TEXT, "values" JSON)
                     JOIN unnest(\(names)::text[], \(lowered)::text[]) AS m (name, lowered) ON m.name = c."table")
                 \(unescaped: apply)
                 """, logger: logger)

@@ -72,9 +72,9 @@ struct PostgresPushStorage: PushStorage {
         // values here was most of a crowded push's time under the space's lock.
         let rows = try await connection.query("""
             SELECT x.seq, c."table", c.id, c.op,
-                   CASE WHEN jsonb_typeof(c."values") = 'object' THEN ARRAY(SELECT jsonb_object_keys(c."values")) END
+                   CASE WHEN json_typeof(c."values") = 'object' THEN ARRAY(SELECT json_object_keys(c."values")) END
             FROM (SELECT seq, changes FROM sluice_txn WHERE space_id = \(space) AND seq > \(base) ORDER BY seq LIMIT \(limit)) x
-            LEFT JOIN LATERAL jsonb_to_recordset(x.changes::jsonb) AS c ("table" TEXT, id TEXT, op TEXT, "values" JSONB) ON true
+            LEFT JOIN LATERAL json_to_recordset(x.changes::json) AS c ("table" TEXT, id TEXT, op TEXT, "values" JSON) ON true
             ORDER BY x.seq
             """, logger: logger)
         var found: [ChangeFootprint] = []

@@ -84,7 +84,7 @@ struct PostgresSubsetSource: SubsetSource {
     }
 
     /// The rows read, their values and clocks decoded, or (unless `decoding`) kept as the
-    /// text of their `jsonb`.
+    /// JSON text as stored.
     private func decode(_ rows: PostgresRowSequence, table: String, decoding: Bool = true) async throws -> [StoredRow] {
         var result: [StoredRow] = []
         for try await (id, vals, deleted, clocks) in rows.decode((String, String, Bool, String).self) {

@@ -73,6 +73,9 @@ struct SyncStorageMigrationTests {
             // Version 5: the history's changes are compressed with LZ4 (this PostgreSQL has it).
             let compression = try cluster.psql(database, "SELECT attcompression FROM pg_attribute WHERE attrelid = 'sluice_txn'::regclass AND attname = 'changes'")
             #expect(compression.trimmingCharacters(in: .whitespacesAndNewlines) == "l", "from version \(version): \(compression)")
+            // Version 6: a row's values are kept as JSON text (the row above reads as before).
+            let type = try cluster.psql(database, "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'sluice_row'::regclass AND attname = 'vals'")
+            #expect(type.trimmingCharacters(in: .whitespacesAndNewlines) == "json", "from version \(version): \(type)")
         }
     }
 

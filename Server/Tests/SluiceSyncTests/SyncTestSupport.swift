@@ -117,7 +117,7 @@ enum SyncRequests {
     /// The service's stored rows of `table` as `id column=value` lines (JSON keys as stored).
     static func storedRows(_ space: SyncSpace, table: String) throws -> [String] {
         let output = try space.psql("""
-            SELECT id || ' ' || (SELECT string_agg(key || '=' || value::text, ' ' ORDER BY key) FROM jsonb_each(vals))
+            SELECT id || ' ' || (SELECT string_agg(key || '=' || value::text, ' ' ORDER BY key) FROM jsonb_each(vals::jsonb))
             FROM sluice_row WHERE tbl = '\(table)' AND NOT deleted ORDER BY id
             """)
         return output.split(separator: "\n").map(String.init)
