@@ -125,7 +125,7 @@ let package = Package(
         // The sync client's logic and the wire protocol, without PostgreSQL or a service.
         .testTarget(
             name: "SluiceSyncClientTests",
-            dependencies: ["Sluice", "SluiceSyncClient", "SluiceSyncProtocol", "SluiceDemo", "SluiceTestSupport", "SluiceSyncConformance"],
+            dependencies: ["Sluice", "SluiceSyncClient", "SluiceSyncProtocol", "SluiceDemo", "SluiceTestSupport", "SluiceSyncConformance", "SluiceSyncPolicy"],
             // Store files written by earlier versions of the client, opened by the upgrade tests.
             exclude: ["Fixtures"]
         ),
