@@ -39,6 +39,8 @@ public final class Store: @unchecked Sendable {
     private var reader: Database?
     /// Records the writer's changes (writer queue only).
     private let tracker: ChangeTracker?
+    /// The writer's checkpoints, on a queue of their own (nil when read-only).
+    private let checkpoint: BackgroundCheckpoint?
     /// Writes the change log (writer queue only).
     let logWriter: LogWriter?
     /// Commits since retention last ran (writer queue only).
@@ -101,6 +103,7 @@ public final class Store: @unchecked Sendable {
         if configuration.readOnly {
             writer = nil
             tracker = nil
+            checkpoint = nil
             logWriter = nil
             reader = try Self.openReader(path: path, configuration: configuration, file: file)
             file.noteOpened()
@@ -119,6 +122,14 @@ public final class Store: @unchecked Sendable {
                 throw StoreError(code: .cannotOpen, message: "cannot switch \(path) to WAL mode (journal mode is \(journal ?? "unknown"))")
             }
             try connection.execute(script: "PRAGMA foreign_keys = ON; PRAGMA synchronous = \(configuration.synchronous.rawValue); PRAGMA cache_size = -\(max(configuration.writerCacheKiB, 1))")
+            let checkpoint = BackgroundCheckpoint { [configuration] in
+                try file.check()
+                let connection = try Connection(path: path, mode: .readWrite, busyTimeout: configuration.busyTimeoutMilliseconds)
+                try connection.execute(script: "PRAGMA synchronous = \(configuration.synchronous.rawValue)")
+                return connection
+            }
+            checkpoint.install(on: connection)
+            self.checkpoint = checkpoint
             let writer = Database(connection: connection, isReadOnly: false, capture: capture)
             guard let broker = writer.broker else { throw StoreError(code: .internal, message: "the writer of \(path) has no hook broker") }
             self.writer = writer
@@ -150,6 +161,7 @@ public final class Store: @unchecked Sendable {
     deinit {
         tracker?.uninstall()
         logWriter?.uninstall()
+        checkpoint?.finish()
         // Open connections keep an unlinked file readable until they close.
         if let temporaryFolder { try? FileManager.default.removeItem(at: temporaryFolder) }
     }

@@ -49,6 +49,9 @@ final class Connection {
     /// with the attempts so far): the observation queue's RESTART checkpoint
     /// re-pins its own snapshots while it waits for readers.
     var busyOverride: ((Int32) -> Bool)?
+    /// Called after each of this connection's commits with the frames the WAL then holds,
+    /// once `installWALHook()` ran (see Connection+WALHook.swift).
+    var walCommitted: ((_ frames: Int32) -> Void)?
 
     init(path: String, mode: OpenMode, busyTimeout: Int32 = 5_000) throws {
         self.path = path
@@ -178,6 +181,7 @@ final class Connection {
         statementCache.removeAll()
         sqlite3_set_authorizer(handle, nil, nil)
         sqlite3_busy_handler(handle, nil, nil)
+        if walCommitted != nil { sqlite3_wal_hook(handle, nil, nil) }
         sqlite3_close_v2(handle)
     }
 
