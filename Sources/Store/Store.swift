@@ -123,8 +123,7 @@ public final class Store: @unchecked Sendable {
             }
             try connection.execute(script: "PRAGMA foreign_keys = ON; PRAGMA synchronous = \(configuration.synchronous.rawValue); PRAGMA cache_size = -\(max(configuration.writerCacheKiB, 1))")
             let checkpoint = BackgroundCheckpoint { [configuration] in
-                try file.check()
-                let connection = try Connection(path: path, mode: .readWrite, busyTimeout: configuration.busyTimeoutMilliseconds)
+                let connection = try Self.openConnection(path: path, configuration: configuration, file: file)
                 try connection.execute(script: "PRAGMA synchronous = \(configuration.synchronous.rawValue)")
                 return connection
             }
@@ -181,10 +180,16 @@ public final class Store: @unchecked Sendable {
         try migrate(migrations)
     }
 
-    /// Opens a read connection, unless the file at the path is no longer the store's (`OpenedFile`).
-    private static func openReader(path: String, configuration: Configuration, file: OpenedFile) throws -> Database {
+    /// Opens a connection besides the writer (a reader's, a checkpoint's), unless the file at
+    /// the path is no longer the store's (`OpenedFile`).
+    private static func openConnection(path: String, configuration: Configuration, file: OpenedFile) throws -> Connection {
         try file.check()
-        let connection = try Connection(path: path, mode: .readWrite, busyTimeout: configuration.busyTimeoutMilliseconds)
+        return try Connection(path: path, mode: .readWrite, busyTimeout: configuration.busyTimeoutMilliseconds)
+    }
+
+    /// Opens a read connection, unless the file at the path is no longer the store's.
+    private static func openReader(path: String, configuration: Configuration, file: OpenedFile) throws -> Database {
+        let connection = try openConnection(path: path, configuration: configuration, file: file)
         try connection.execute(script: "PRAGMA query_only = 1")
         return Database(connection: connection, isReadOnly: true)
     }
