@@ -198,6 +198,9 @@ public actor SyncClient {
     @discardableResult
     public func sync() async throws -> Report {
         await publish(.syncing, refresh: false)
+        // The part of a first upload sent before the part ahead of it is answered: answered
+        // before anything else goes on (a pull, a new id, an error thrown).
+        var pipeline = UploadPipeline()
         do {
             let engine = engine
             // Merge results recorded by a pull that was interrupted before writing them.
@@ -232,6 +235,7 @@ public actor SyncClient {
             while true {
                 rounds += 1
                 if pull {
+                    await pipeline.settle()
                     try await pullAll(into: &report, from: started)
                     started = nil
                 }
@@ -247,6 +251,8 @@ public actor SyncClient {
                 if let push = made {
                     made = nil
                     (next, completed, deviceNow) = (push, false, nil)
+                } else if let sent = pipeline.ahead {
+                    (next, completed, deviceNow) = (sent.push, false, nil)
                 } else {
                     (next, completed, deviceNow) = try await store.write { [limit, rows] db -> (SyncEngine.Push?, Bool, String?) in
                         if var push = ahead, let state = try engine.loadState(db) {
@@ -269,23 +275,53 @@ public actor SyncClient {
                 }
                 agreed = false
                 let outcome: SyncPushOutcome
+                // The head this push goes right after when nothing this store has not pulled
+                // comes between (a part sent ahead: the head of the part before it).
+                var follows: Int64? = push.request.base
+                let sentAhead = pipeline.take(push)
                 do {
-                    try await upload(push.attachments, into: &report)
-                    // A first upload's next part is made (read, given ids, stamped) while this
-                    // one travels and the service stores it.
-                    if push.upload != nil {
-                        madeAhead = Task { [rows] in try await store.write { db in try engine.uploadPush(after: push, rows: rows, db) } }
+                    let answer: Task<SyncPushOutcome, any Error>
+                    if let sentAhead {
+                        answer = sentAhead.answer
+                        follows = sentAhead.follows
+                    } else {
+                        try await upload(push.attachments, into: &report)
+                        answer = Task { [transport] in try await transport.push(push.request) }
                     }
-                    outcome = try await transport.push(push.request)
+                    // A first upload's next part is made (read, given ids, stamped) while this
+                    // one travels and the service stores it; and sent, on the same base, when
+                    // the service keeps the parts in order.
+                    if push.upload != nil {
+                        let making = Task { [rows] in try await store.write { db in try engine.uploadPush(after: push, rows: rows, db) } }
+                        if pipeline.ordered {
+                            if let part = try await making.value {
+                                try await upload(part.attachments, into: &report)
+                                pipeline.ahead = UploadPipeline.Sent(push: part, answer: Task { [transport] in try await transport.push(part.request) })
+                            }
+                        } else {
+                            madeAhead = making
+                        }
+                    }
+                    outcome = try await answer.value
+                } catch SyncClientError.rejected(_, let body) where body.code == .outOfOrder && sentAhead != nil {
+                    // Sent ahead, it overtook the part before it (taken since): sent again.
+                    await pipeline.settle()
+                    var again = push
+                    again.request.base = follows ?? push.request.base
+                    made = again
+                    pull = false
+                    continue
                 } catch SyncClientError.rejected(let status, let body) where status == 403 {
                     // This member may not write this (a viewer, or a table it may not
                     // write): its changes stay queued, and what others wrote still comes in.
+                    await pipeline.settle()
                     try await pullAll(into: &report)
                     throw SyncClientError.rejected(status: status, body)
                 } catch SyncClientError.rejected(let status, let body) where status == 413 {
                     // Over the service's limits: send half as much at a time. A single
                     // transaction, or row of the upload, over them cannot be split: the
                     // error stands.
+                    await pipeline.settle()
                     let transactions = push.request.transactions
                     if push.upload != nil, let count = transactions.first?.changes.count, count > 1 {
                         rows = count / 2
@@ -303,7 +339,7 @@ public actor SyncClient {
                     rounds = 0
                     // The new cursor, when nothing this device has not pulled came between its
                     // base and its own transactions (the service may put them after such).
-                    let contiguous = response.appended > 0 && response.head - Int64(response.appended) == push.request.base
+                    let contiguous = response.appended > 0 && follows.map { response.head - Int64(response.appended) == $0 } == true
                     let head = contiguous ? response.head : nil
                     // The service's own transactions after the push (its ON DELETE actions)
                     // are pulled before the sync ends.
@@ -312,6 +348,9 @@ public actor SyncClient {
                     // A subset device pulls after its push all the same: the rows it wrote
                     // outside its subscriptions leave it then.
                     agreed = contiguous && !followed && subscriptions == nil
+                    if response.keepsUploadOrder == true { pipeline.ordered = true }
+                    // The part sent ahead goes right after this one, or is forgotten.
+                    if contiguous && !followed { pipeline.ahead?.follows = response.head } else { await pipeline.settle() }
                     try await store.write { db in
                         if let progress = push.upload {
                             try engine.uploaded(progress, head: head, served: response.head, db)
@@ -320,12 +359,14 @@ public actor SyncClient {
                         }
                     }
                 case .behind:
+                    await pipeline.settle()
                     report.behind += 1
                     guard rounds < 50 else { throw SyncClientError.protocolViolation("still behind after 50 pulls") }
                 case .identityConflict(let message):
                     // Another store pushed under this id (this store is a copy of it, or claims
                     // its id), or the id is another token's: a new id, then the same push again.
                     conflicts += 1
+                    await pipeline.settle()
                     guard conflicts <= 3 else { throw SyncClientError.rejected(status: 409, SyncErrorBody(.identityConflict, message: message)) }
                     try await store.write { db in
                         guard var state = try engine.loadState(db), state.device == push.request.device else { return }
@@ -340,9 +381,11 @@ public actor SyncClient {
             report.reidentified = finalDevice != device
             return report
         } catch let error as SyncClientError {
+            await pipeline.settle()
             if case .offline(let reason) = error { await publish(.offline(reason)) } else { await publish(.error(error.description)) }
             throw error
         } catch {
+            await pipeline.settle()
             await publish(.error("\(error)"))
             throw error
         }

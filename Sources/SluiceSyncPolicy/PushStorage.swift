@@ -14,10 +14,10 @@ public protocol PushStorage {
     func sentClocks(device: String, locals: [Int64]) async throws -> [Int64: Int64]
     /// The stored transactions of devices other than `device` with one of `clocks`.
     func transactions(withClocks clocks: [Int64], notBy device: String) async throws -> [StoredTransaction]
-    /// What each transaction after `base` wrote, oldest first, at most `limit`
-    /// transactions: one footprint per change (a transaction without changes gives one with
-    /// no row).
-    func footprints(after base: Int64, limit: Int64) async throws -> [ChangeFootprint]
+    /// What each transaction after `base` of a device other than `device` wrote, oldest
+    /// first, at most `limit` transactions: one footprint per change (a transaction without
+    /// changes gives one with no row).
+    func footprints(after base: Int64, limit: Int64, notBy device: String) async throws -> [ChangeFootprint]
     /// The history's head and how far it is pruned; with `forAppend`, the space is locked
     /// for appending until the transaction ends.
     func headAndPruned(forAppend: Bool) async throws -> (head: Int64, pruned: Int64)
@@ -76,7 +76,7 @@ public struct ChangeFootprint: Sendable {
         self.columns = columns
     }
 
-    /// The footprints of stored transactions, as `footprints(after:limit:)` returns them.
+    /// The footprints of stored transactions, as `footprints(after:limit:notBy:)` returns them.
     public static func of(_ transactions: [(seq: Int64, changes: [SyncChange])]) -> [ChangeFootprint] {
         transactions.flatMap { seq, changes -> [ChangeFootprint] in
             guard !changes.isEmpty else { return [ChangeFootprint(seq: seq, table: nil, id: nil, op: nil, columns: nil)] }

@@ -32,6 +32,9 @@ public struct SyncErrorCode: RawRepresentable, Hashable, Sendable, Codable, Cust
     public static let replay = Self(rawValue: "replay")
     /// A push names an attachment whose bytes the service does not hold yet: 409.
     public static let attachmentMissing = Self(rawValue: "attachment_missing")
+    /// A part of a device's first upload that does not follow the last part the service
+    /// took (it overtook the part before it): send it again after that one (409).
+    public static let outOfOrder = Self(rawValue: "out_of_order")
     /// The history after the device's cursor was compacted away: start again (410).
     public static let compacted = Self(rawValue: "compacted")
     /// The body is over the size limit, or a push has too many transactions: 413.
@@ -53,7 +56,7 @@ public struct SyncErrorCode: RawRepresentable, Hashable, Sendable, Codable, Cust
         case .unauthorized: 401
         case .forbidden: 403
         case .notFound: 404
-        case .behind, .identityConflict, .replay, .attachmentMissing: 409
+        case .behind, .identityConflict, .replay, .attachmentMissing, .outOfOrder: 409
         case .compacted: 410
         case .tooLarge: 413
         case .attachmentMismatch, .hashMismatch: 422

@@ -120,6 +120,11 @@ public struct PushResponse: Sendable, Hashable, Codable {
     /// (the parents' ON DELETE actions it took), nil when it did not: the device pulls them
     /// before its sync ends. (Services before this field send none.)
     public var followedBy: Int64?
+    /// Whether the service takes the parts of a device's first upload only in their order
+    /// (answering `out_of_order` to one that overtook the part before it) and checks a part
+    /// against what other devices pushed alone: then a device may send its next part before
+    /// this one is answered, on the same base. (Services before this field send none.)
+    public var keepsUploadOrder: Bool?
 
     /// A response.
     ///
@@ -129,11 +134,13 @@ public struct PushResponse: Sendable, Hashable, Codable {
     ///   - clamped: how many carried a clock ahead of the service's (nil for none).
     ///   - followedBy: the history's head after the service's own transactions that follow
     ///     the push (nil for none).
-    public init(head: Int64, appended: Int, clamped: Int? = nil, followedBy: Int64? = nil) {
+    ///   - keepsUploadOrder: whether the service keeps a first upload's parts in order.
+    public init(head: Int64, appended: Int, clamped: Int? = nil, followedBy: Int64? = nil, keepsUploadOrder: Bool? = nil) {
         self.head = head
         self.appended = appended
         self.clamped = clamped
         self.followedBy = followedBy
+        self.keepsUploadOrder = keepsUploadOrder
     }
 }
 

@@ -8,7 +8,7 @@ import Testing
     @Test func eachCodeHasItsStatus() {
         let table: [(SyncErrorCode, Int)] = [
             (.invalid, 400), (.invalidSchema, 400), (.unauthorized, 401), (.forbidden, 403), (.notFound, 404),
-            (.behind, 409), (.identityConflict, 409), (.replay, 409), (.attachmentMissing, 409), (.compacted, 410),
+            (.behind, 409), (.identityConflict, 409), (.replay, 409), (.attachmentMissing, 409), (.outOfOrder, 409), (.compacted, 410),
             (.tooLarge, 413), (.attachmentMismatch, 422), (.hashMismatch, 422), (.rateLimited, 429),
             (.saturated, 503), (.unavailable, 503), (SyncErrorCode(rawValue: "something_new"), 400),
         ]

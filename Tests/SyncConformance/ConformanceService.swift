@@ -49,11 +49,25 @@ public final class FaultyTransport: SyncTransport, @unchecked Sendable {
     private var rowsPagesBeforeCut: Int?
     /// Whether rows requests are answered 404, as by a service older than partial sync.
     private var rowsUnknown = false
+    /// A push held back (by its first transaction's number) until the push of another has
+    /// been answered.
+    private var held: (local: Int64, until: Int64)?
+    /// A push to fail (by its first transaction's number), and how.
+    private var failing: (local: Int64, fault: Fault)?
+    /// The first transaction's number of each push answered (or refused) so far.
+    private var answered: Set<Int64> = []
 
     public init(_ base: any SyncTransport) { self.base = base }
 
     /// Makes the next push fail as `fault` says.
     public func failNextPush(_ fault: Fault) { lock.withLock { self.fault = fault } }
+
+    /// Makes the push of transaction `local` (its first) fail as `fault` says, once.
+    public func failPush(of local: Int64, _ fault: Fault) { lock.withLock { failing = (local, fault) } }
+
+    /// Holds the push of transaction `local` back until the push of `other` has been
+    /// answered (at most 30 s), so that `other` overtakes it.
+    public func holdPush(of local: Int64, until other: Int64) { lock.withLock { held = (local, other) } }
 
     /// Lets `count` more chunks go up or down, and then cuts the link for every other
     /// chunk (an attachment's transfer cut in the middle) until ``mend()``.
@@ -89,11 +103,22 @@ public final class FaultyTransport: SyncTransport, @unchecked Sendable {
     public var calls: [String] { lock.withLock { log } }
 
     public func push(_ push: PushRequest) async throws -> SyncPushOutcome {
+        let first = push.transactions.first?.local
         let fault = lock.withLock { () -> Fault? in
             log.append("push \(push.device) base \(push.base) locals \(push.transactions.map(\.local))")
+            if let failing, failing.local == first {
+                self.failing = nil
+                return failing.fault
+            }
             defer { self.fault = nil }
             return self.fault
         }
+        if let hold = lock.withLock({ held }), hold.local == first {
+            let deadline = ContinuousClock.now + .seconds(30)
+            while !lock.withLock({ answered.contains(hold.until) }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+            lock.withLock { held = nil }
+        }
+        defer { if let first { _ = lock.withLock { answered.insert(first) } } }
         if fault == .beforeStoring { throw SyncClientError.offline("the push did not reach the service") }
         let outcome = try await base.push(push)
         if fault == .afterStoring { throw SyncClientError.offline("the service's answer was lost") }

@@ -182,9 +182,9 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
             }
         }
 
-        func footprints(after base: Int64, limit: Int64) -> [ChangeFootprint] {
+        func footprints(after base: Int64, limit: Int64, notBy device: String) -> [ChangeFootprint] {
             service.lock.withLock {
-                ChangeFootprint.of(service.transactions.filter { ($0.seq ?? 0) > base }.prefix(Int(limit)).map { ($0.seq ?? 0, $0.changes) })
+                ChangeFootprint.of(service.transactions.filter { ($0.seq ?? 0) > base && $0.device != device }.prefix(Int(limit)).map { ($0.seq ?? 0, $0.changes) })
             }
         }
 
@@ -222,7 +222,8 @@ public final class HistoryService: ConformanceService, @unchecked Sendable {
                 }
             }
             let clamped = fresh.filter { $0.sent != nil }.count
-            return .success(PushResponse(head: cursor, appended: fresh.count, clamped: clamped == 0 ? nil : clamped, followedBy: seq > cursor ? seq : nil))
+            return .success(PushResponse(head: cursor, appended: fresh.count, clamped: clamped == 0 ? nil : clamped, followedBy: seq > cursor ? seq : nil,
+                                         keepsUploadOrder: true))
         }
     }
 

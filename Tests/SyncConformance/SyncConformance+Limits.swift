@@ -14,6 +14,8 @@ extension SyncConformance {
          .limits(pushTransactions: 4, bodyBytes: 6_000), aLongOfflineQueueIsPushedInBatches),
         ("a store's first upload goes in parts and resumes after the last part the service took",
          .limits(pushTransactions: 10_000, bodyBytes: 9_000), aFirstUploadGoesInParts),
+        ("a first upload sends each part before the one ahead is answered: one that overtakes is sent again, a lost answer loses nothing",
+         .demo, aFirstUploadSendsItsPartsAhead),
     ]
 
     /// Whether `error` is the service's `too_large` refusal.
@@ -103,5 +105,46 @@ extension SyncConformance {
         try await expectAlike([a, b], service, "after the upload in parts")
         try expect(try b.rows("SELECT count(*), sum(first_name = 'u49') FROM person") == ["94|1"], "b's people: \(try b.rows("SELECT count(*), sum(first_name = 'u49') FROM person"))")
         try expect(try b.rows("SELECT count(*) FROM package JOIN person ON person.id = package.recipient_id") == ["30"], "b's packages")
+    }
+
+    static func aFirstUploadSendsItsPartsAhead(_ service: any ConformanceService) async throws {
+        func part(_ number: Int64) -> Int64 { number - (1 << 40) }
+        func people(_ device: Device, _ count: Int, _ name: String) throws {
+            try device.store.write { db in
+                for index in 0..<count {
+                    try db.execute(sql: "INSERT INTO person (first_name, last_name) VALUES (?, ?)", arguments: [.text("\(name)\(index)"), .text(name)])
+                }
+            }
+        }
+        // 80 people in parts of 10. Part 3 is sent while part 2 is on its way, and reaches
+        // the service first (part 2 is held until part 3 is answered): refused as out of
+        // order, it goes again once part 2 is taken. Each part is stored once, in order.
+        let a = try Device(service, token: try await service.newToken()) { $0.uploadBatchRows = 10 }
+        try people(a, 80, "a")
+        let start = try await service.head()
+        a.transport.holdPush(of: part(2), until: part(3))
+        let report = try await a.client.sync()
+        let sent = a.transport.calls.filter { $0.hasPrefix("push") }
+        try expect(sent.filter { $0.hasSuffix("locals [\(part(3))]") }.count >= 2, "part 3 was not sent again after it overtook part 2: \(sent)")
+        let afterA = try await service.head() - start
+        try expect(!report.reidentified && afterA == 8, "the service holds \(afterA) transactions, not 8 parts")
+        // B's upload: the service takes part 2 and its answer is lost, and part 3, sent
+        // ahead, is taken after it; the sync fails. The next one pulls both back and goes
+        // on from part 4.
+        let b = try Device(service, token: try await service.newToken()) { $0.uploadBatchRows = 10 }
+        try people(b, 60, "b")
+        b.transport.failPush(of: part(2), .afterStoring)
+        do {
+            try await b.client.sync()
+            throw ConformanceFailure("a sync whose part's answer was lost succeeded")
+        } catch is SyncClientError {}
+        try await b.client.sync()
+        try await a.client.sync()
+        try expect(try await b.client.pendingChangeCount() == 0, "b has changes pending after its upload")
+        try await expectAlike([a, b], service, "after two uploads sent part ahead of part")
+        let counts = try a.rows("SELECT last_name, count(*), count(DISTINCT first_name) FROM person GROUP BY last_name ORDER BY last_name")
+        try expect(counts == ["a|80|80", "b|60|60"], "a's people by name: \(counts)")
+        let afterB = try await service.head() - start
+        try expect(afterB == 14, "the service holds \(afterB) transactions, not 14 parts")
     }
 }

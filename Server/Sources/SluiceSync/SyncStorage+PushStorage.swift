@@ -66,14 +66,14 @@ struct PostgresPushStorage: PushStorage {
         return found
     }
 
-    func footprints(after base: Int64, limit: Int64) async throws -> [ChangeFootprint] {
+    func footprints(after base: Int64, limit: Int64, notBy device: String) async throws -> [ChangeFootprint] {
         // PostgreSQL reads each change's row and the columns an update writes (a row per
         // change; a transaction with none gives one row of NULLs): decoding the changes'
         // values here was most of a crowded push's time under the space's lock.
         let rows = try await connection.query("""
             SELECT x.seq, c."table", c.id, c.op,
                    CASE WHEN json_typeof(c."values") = 'object' THEN ARRAY(SELECT json_object_keys(c."values")) END
-            FROM (SELECT seq, changes FROM sluice_txn WHERE space_id = \(space) AND seq > \(base) ORDER BY seq LIMIT \(limit)) x
+            FROM (SELECT seq, changes FROM sluice_txn WHERE space_id = \(space) AND seq > \(base) AND device <> \(device) ORDER BY seq LIMIT \(limit)) x
             LEFT JOIN LATERAL json_to_recordset(x.changes::json) AS c ("table" TEXT, id TEXT, op TEXT, "values" JSON) ON true
             ORDER BY x.seq
             """, logger: logger)
@@ -135,6 +135,7 @@ struct PostgresPushStorage: PushStorage {
         if !starts.isEmpty {
             try await connection.query("WITH \(unescaped: SyncStorage.movingHead(space: space, to: seq))", logger: logger)
         }
-        return .success(PushResponse(head: cursor, appended: fresh.count, clamped: clamped == 0 ? nil : clamped, followedBy: seq > cursor ? seq : nil))
+        return .success(PushResponse(head: cursor, appended: fresh.count, clamped: clamped == 0 ? nil : clamped, followedBy: seq > cursor ? seq : nil,
+                                     keepsUploadOrder: true))
     }
 }
