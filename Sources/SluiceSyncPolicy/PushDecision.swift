@@ -61,12 +61,14 @@ public enum PushDecision {
         }
         // What is committed already is checked before the lock (nothing when the base was
         // the head a moment ago: a following device's push); under it, only what committed
-        // meanwhile.
+        // meanwhile. The early read began after `facts.head` was read, so it saw every
+        // transaction up to that head, the device's own that it leaves out included (a part of
+        // a first upload sent ahead: under the lock, nothing is read again).
         var checked = request.base
         if !fresh.isEmpty, facts.head > request.base {
             let early = try await commute(fresh, after: request.base, device: request.device, storage)
             guard early.commutes else { return behind(early.last) }
-            checked = early.last
+            checked = max(early.last, facts.head)
         }
         let (head, pruned) = try await storage.headAndPruned(forAppend: !fresh.isEmpty)
         guard !fresh.isEmpty else { return .success(PushResponse(head: head, appended: 0)) }
