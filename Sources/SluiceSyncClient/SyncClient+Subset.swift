@@ -115,7 +115,8 @@ extension SyncClient {
             repeat {
                 // The first page small, so the writer starts on it while the next, whole, comes.
                 let limit = after == nil ? firstPageRows : nil
-                let page = try await transport.rows(RowsRequest(since: since, subscriptions: subscriptions, after: after, limit: limit, device: device))
+                let page = try await transport.rows(RowsRequest(since: since, subscriptions: subscriptions, after: after, limit: limit, device: device,
+                                                                roundHead: first))
                 feed.put(page.changes)
                 first = first ?? page.head
                 last = page.head

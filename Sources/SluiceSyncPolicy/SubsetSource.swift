@@ -13,6 +13,9 @@ public struct StoredRow: Sendable {
     /// `clocks` are empty): a page that only passes them on writes them as they are
     /// (``SubsetSource/changedRows(_:since:after:limit:paths:decoding:)``).
     public var stored: Stored?
+    /// The number of the transaction that last wrote the row, where the source says
+    /// (``SubsetSource/storedRows(_:ids:)`` must).
+    public var seq: Int64?
 
     /// A row's values and clocks as JSON objects, as ``SyncChange`` encodes them (any
     /// spacing).
@@ -55,7 +58,8 @@ public protocol SubsetSource {
     /// for a page that writes their values without reading them.
     func changedRows(_ table: String, since: Int64, after: String, limit: Int, paths: [(column: String, parent: String)],
                      decoding: Bool) async throws -> [StoredRow]
-    /// The rows of `table` with these ids (deleted ones too), in id order.
+    /// The rows of `table` with these ids (deleted ones too), in id order, each with its
+    /// ``StoredRow/seq``.
     func storedRows(_ table: String, ids: [String]) async throws -> [StoredRow]
     /// The live rows of `table` whose `column` references one of `ids`.
     func liveRows(_ table: String, whose column: String, referencesOneOf ids: [String]) async throws -> [StoredRow]

@@ -58,6 +58,11 @@ public struct RowsRequest: Sendable, Hashable, Codable {
     public var limit: Int?
     /// The asking device (its position counts for compaction).
     public var device: String?
+    /// The head of the round's first page (nil on the first page). With `since` 0, the rows
+    /// a page's rows point at in a table subscribed whole earlier in the round are sent again
+    /// only when written after it: the device has the others from that part of the round.
+    /// (Services before this field send them all.)
+    public var roundHead: Int64?
 
     /// A request.
     ///
@@ -67,12 +72,15 @@ public struct RowsRequest: Sendable, Hashable, Codable {
     ///   - after: where the previous page ended.
     ///   - limit: at most this many rows.
     ///   - device: the asking device.
-    public init(since: Int64, subscriptions: [SyncSubscription], after: RowsPosition? = nil, limit: Int? = nil, device: String? = nil) {
+    ///   - roundHead: the head of the round's first page.
+    public init(since: Int64, subscriptions: [SyncSubscription], after: RowsPosition? = nil, limit: Int? = nil, device: String? = nil,
+                roundHead: Int64? = nil) {
         self.since = since
         self.subscriptions = subscriptions
         self.after = after
         self.limit = limit
         self.device = device
+        self.roundHead = roundHead
     }
 }
 

@@ -13,7 +13,9 @@ import SluiceSyncProtocol
 /// - after `since` > 0, the changed rows of the tables the subscriptions' rows point at:
 ///   as `insert` those a kept row points at, as `leave` (the id only) the others;
 /// - the rows every row sent as `insert` points at, and the rows those point at (so that
-///   the device's foreign keys resolve).
+///   the device's foreign keys resolve); in a round from nothing (`since` 0), not those of
+///   a table subscribed whole earlier in the round that were written before its first page
+///   (``RowsRequest/roundHead``): that part of the round sent them already.
 ///
 /// The device then removes its rows that no subscription keeps and no row points at.
 public enum SubsetPages {
@@ -88,7 +90,15 @@ public enum SubsetPages {
         let head = try await source.head()
         var changes: [Entry] = []
         var sent: Set<String> = []
-        var inserted: [StoredRow] = []
+        // Each row sent as `insert` whose parents follow, with the part of the round it is in.
+        var inserted: [(row: StoredRow, phase: Int)] = []
+        // The part of the round that sends each table subscribed whole: a row of a part after
+        // it points at rows sent there, unless they were written since the round began.
+        var whole: [String: Int] = [:]
+        for (index, subscription) in subscriptions.enumerated() where subscription.filter == nil {
+            whole[subscription.table.name.lowercased()] = index
+        }
+        let sentBefore = request.since == 0 ? request.roundHead : nil
         var next: RowsPosition?
         var phase = max(request.after?.subscription ?? 0, 0)
         var after = request.after?.id ?? ""
@@ -123,7 +133,7 @@ public enum SubsetPages {
                         changes.append(.stored(table: table.name, id: row.id, stored))
                     } else {
                         changes.append(.change(SyncChange(table: table.name, id: row.id, op: .insert, values: row.values, clocks: row.clocks)))
-                        inserted.append(row)
+                        inserted.append((row, phase))
                     }
                 } else {
                     changes.append(.change(SyncChange(table: table.name, id: row.id, op: .leave)))
@@ -139,22 +149,25 @@ public enum SubsetPages {
         // The rows the inserted rows point at, and the rows those point at.
         var pending = inserted
         while !pending.isEmpty {
-            var wanted: [String: Set<String>] = [:]
-            for row in pending {
+            // By parent table and id, the earliest part of the round a row pointing at it is in.
+            var wanted: [String: [String: Int]] = [:]
+            for (row, phase) in pending {
                 guard let table = schema.table(named: row.table) else { continue }
                 for column in table.columns {
                     guard let parent = column.references?.lowercased(), case .reference(let gid)? = row.values[column.name],
                           !sent.contains(parent + "\u{0}" + gid) else { continue }
-                    wanted[parent, default: []].insert(gid)
+                    wanted[parent, default: [:]][gid] = min(wanted[parent]?[gid] ?? phase, phase)
                 }
             }
             pending = []
             for (parent, ids) in wanted.sorted(by: { $0.key < $1.key }) {
                 guard let table = schema.table(named: parent) else { continue }
-                for stored in try await source.storedRows(parent, ids: ids.sorted())
-                where !stored.deleted && sent.insert(parent + "\u{0}" + stored.id).inserted {
+                for stored in try await source.storedRows(parent, ids: ids.keys.sorted()) where !stored.deleted {
+                    let phase = ids[stored.id] ?? 0
+                    if let sentBefore, let part = whole[parent], part < phase, let seq = stored.seq, seq <= sentBefore { continue }
+                    guard sent.insert(parent + "\u{0}" + stored.id).inserted else { continue }
                     changes.append(.change(SyncChange(table: table.name, id: stored.id, op: .insert, values: stored.values, clocks: stored.clocks)))
-                    pending.append(stored)
+                    pending.append((stored, phase))
                 }
             }
         }

@@ -52,6 +52,10 @@ public final class FaultyTransport: SyncTransport, @unchecked Sendable {
     /// A push held back (by its first transaction's number) until the push of another has
     /// been answered.
     private var held: (local: Int64, until: Int64)?
+    /// What runs before the rows request of that number (counted from 1), once.
+    private var beforeRows: (number: Int, action: @Sendable () async throws -> Void)?
+    /// How many rows requests came so far.
+    private var rowsRequests = 0
     /// A push to fail (by its first transaction's number), and how.
     private var failing: (local: Int64, fault: Fault)?
     /// The first transaction's number of each push answered (or refused) so far.
@@ -83,6 +87,14 @@ public final class FaultyTransport: SyncTransport, @unchecked Sendable {
     /// Answers rows requests 404 from now on, as a service without the rows endpoint (older
     /// than partial sync) does.
     public func answerRowsNotFound() { lock.withLock { rowsUnknown = true } }
+
+    /// Runs `action` (another device's writes, say) before the `number`th rows request from
+    /// now (counted from 1), once.
+    public func beforeRowsPage(_ number: Int, _ action: @escaping @Sendable () async throws -> Void) {
+        lock.withLock {
+            beforeRows = (rowsRequests + number, action)
+        }
+    }
 
     /// Lets `count` more pages of rows arrive, and then loses the next one (once).
     public func cutRows(after count: Int) { lock.withLock { rowsPagesBeforeCut = count } }
@@ -132,6 +144,13 @@ public final class FaultyTransport: SyncTransport, @unchecked Sendable {
 
     public func rows(_ rows: RowsRequest) async throws -> RowsResponse {
         var request = rows
+        let hook = lock.withLock { () -> (@Sendable () async throws -> Void)? in
+            rowsRequests += 1
+            guard let before = beforeRows, before.number == rowsRequests else { return nil }
+            beforeRows = nil
+            return before.action
+        }
+        try await hook?()
         let (cut, unknown) = lock.withLock { () -> (Bool, Bool) in
             log.append("rows since \(rows.since)")
             guard !rowsUnknown else { return (false, true) }

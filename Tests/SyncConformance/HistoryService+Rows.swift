@@ -138,7 +138,15 @@ extension HistoryService {
         }
 
         func storedRows(_ table: String, ids: [String]) -> [StoredRow] {
-            service.lock.withLock { ids.sorted().compactMap { id in service.rows[table + "\u{0}" + id].map { stored(table, id, $0) } } }
+            service.lock.withLock {
+                ids.sorted().compactMap { id in
+                    service.rows[table + "\u{0}" + id].map { row in
+                        var found = stored(table, id, row)
+                        found.seq = row.seq
+                        return found
+                    }
+                }
+            }
         }
 
         func liveRows(_ table: String, whose column: String, referencesOneOf ids: [String]) -> [StoredRow] {

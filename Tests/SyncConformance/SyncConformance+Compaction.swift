@@ -67,6 +67,43 @@ extension SyncConformance {
         try await expectAlike([writer, snapshot, replay], service, "after going on from the head")
     }
 
+    /// A snapshot of tables subscribed whole sends each row once: a page of packages does
+    /// not send again the people it points at, which the round sent before; but a person
+    /// written after the round began comes with the packages pointing at it (or in the next
+    /// round), so the device drops none.
+    static func aSnapshotSendsEachRowOnce(_ service: any ConformanceService) async throws {
+        let a = try Device(service, token: try await service.newToken())
+        try await a.store.write { db in
+            for index in 0..<30 {
+                try db.execute(sql: "INSERT INTO person (first_name, last_name) VALUES (?, 'Once')", arguments: [.text("p\(index)")])
+                let person = db.lastInsertedRowID
+                for _ in 0..<2 { try db.execute(sql: "INSERT INTO package (recipient_id, created_at) VALUES (?, '2026-12-04')", arguments: [.integer(person)]) }
+            }
+        }
+        try await a.client.sync()
+        let b = try Device(service, token: try await service.newToken()) { $0.startsFromSnapshot = true }
+        b.transport.pageRows(by: 10)
+        let report = try await b.client.sync()
+        try expect(report.rows == 90, "a snapshot of 90 rows sent \(report.rows)")
+        try await expectAlike([a, b], service, "after a snapshot in pages")
+        // While C's snapshot is among the packages, A adds a person and five packages for it.
+        let c = try Device(service, token: try await service.newToken()) { $0.startsFromSnapshot = true }
+        c.transport.pageRows(by: 10)
+        c.transport.beforeRowsPage(6) {
+            try await a.store.write { db in
+                try db.execute(sql: "INSERT INTO person (first_name, last_name) VALUES ('late', 'Once')")
+                let person = db.lastInsertedRowID
+                for _ in 0..<5 { try db.execute(sql: "INSERT INTO package (recipient_id, created_at) VALUES (?, '2026-12-04')", arguments: [.integer(person)]) }
+            }
+            try await a.client.sync()
+        }
+        try await c.client.sync()
+        for device in [a, b] { try await device.client.sync() }
+        try await expectAlike([a, b, c], service, "after a person came in the middle of a snapshot")
+        let late = try c.rows("SELECT count(*) FROM package JOIN person ON person.id = package.recipient_id WHERE person.first_name = 'late'")
+        try expect(late == ["5"], "c has \(late) of the late person's 5 packages")
+    }
+
     /// A snapshot's pages are applied as they arrive, in one local transaction: one lost
     /// midway leaves the device as it was (nothing of the round recorded or delivered), and
     /// the next sync takes the whole snapshot, again as one local transaction.

@@ -55,6 +55,7 @@ public enum SyncConformance {
         ("a token the service never made opens nothing", anUnknownTokenOpensNothing),
         ("a new device after compaction starts from a snapshot and equals one that replayed everything", aNewDeviceFromASnapshotEqualsOneThatReplayedEverything),
         ("a snapshot cut midway leaves the device as it was; the next sync takes it whole, as one local transaction", aSnapshotCutMidwayLeavesTheDeviceAsItWas),
+        ("a snapshot sends each row once; a parent written during it comes with its children", aSnapshotSendsEachRowOnce),
         ("a snapshot's and a subscription's rows arrive exactly as written, by type", snapshotRowsArriveExactlyAsWritten),
         ("a new device starts from a snapshot; against a service with none (404) it replays the history", aNewDeviceStartsFromASnapshotOrReplaysWhereThereIsNone),
         ("the history is pruned to what active devices hold; a device gone longer starts over and keeps its edits", historyIsPrunedToWhatActiveDevicesHave),

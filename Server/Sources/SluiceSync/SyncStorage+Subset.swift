@@ -70,10 +70,17 @@ struct PostgresSubsetSource: SubsetSource {
 
     func storedRows(_ table: String, ids: [String]) async throws -> [StoredRow] {
         guard !ids.isEmpty else { return [] }
-        return try await decode(connection.query("""
-            SELECT r.id, r.vals::text, r.deleted, coalesce(r.clocks, '{}'::jsonb)::text FROM sluice_row r
+        var result: [StoredRow] = []
+        for try await (id, vals, deleted, clocks, seq) in try await connection.query("""
+            SELECT r.id, r.vals::text, r.deleted, coalesce(r.clocks, '{}'::jsonb)::text, r.seq FROM sluice_row r
             WHERE r.space_id = \(space) AND r.tbl = \(table) AND r.id = ANY(\(ids)) ORDER BY r.id
-            """, logger: logger), table: table)
+            """, logger: logger).decode((String, String, Bool, String, Int64).self) {
+            var row = StoredRow(table: table, id: id, values: try SyncJSON.decode([String: SyncValue].self, from: Data(vals.utf8)),
+                                deleted: deleted, clocks: try SyncJSON.decode([String: Int64].self, from: Data(clocks.utf8)))
+            row.seq = seq
+            result.append(row)
+        }
+        return result
     }
 
     func liveRows(_ table: String, whose column: String, referencesOneOf ids: [String]) async throws -> [StoredRow] {
