@@ -66,7 +66,8 @@ public final class FaultyTransport: SyncTransport, @unchecked Sendable {
     /// Makes the next push fail as `fault` says.
     public func failNextPush(_ fault: Fault) { lock.withLock { self.fault = fault } }
 
-    /// Makes the push of transaction `local` (its first) fail as `fault` says, once.
+    /// Makes the push of transaction `local` (its first) fail as `fault` says, once: after
+    /// storing, the first time the service takes it.
     public func failPush(of local: Int64, _ fault: Fault) { lock.withLock { failing = (local, fault) } }
 
     /// Holds the push of transaction `local` back until the push of `other` has been
@@ -116,14 +117,16 @@ public final class FaultyTransport: SyncTransport, @unchecked Sendable {
 
     public func push(_ push: PushRequest) async throws -> SyncPushOutcome {
         let first = push.transactions.first?.local
-        let fault = lock.withLock { () -> Fault? in
+        // A push failed by number fails the first time it can: one the service refuses (a
+        // part that overtook the one before it) is not stored, and the next try is failed.
+        let (fault, targeted) = lock.withLock { () -> (Fault?, Fault?) in
             log.append("push \(push.device) base \(push.base) locals \(push.transactions.map(\.local))")
             if let failing, failing.local == first {
-                self.failing = nil
-                return failing.fault
+                if failing.fault == .beforeStoring { self.failing = nil }
+                return (nil, failing.fault)
             }
             defer { self.fault = nil }
-            return self.fault
+            return (self.fault, nil)
         }
         if let hold = lock.withLock({ held }), hold.local == first {
             let deadline = ContinuousClock.now + .seconds(30)
@@ -131,9 +134,16 @@ public final class FaultyTransport: SyncTransport, @unchecked Sendable {
             lock.withLock { held = nil }
         }
         defer { if let first { _ = lock.withLock { answered.insert(first) } } }
-        if fault == .beforeStoring { throw SyncClientError.offline("the push did not reach the service") }
+        if fault == .beforeStoring || targeted == .beforeStoring { throw SyncClientError.offline("the push did not reach the service") }
         let outcome = try await base.push(push)
         if fault == .afterStoring { throw SyncClientError.offline("the service's answer was lost") }
+        if targeted == .afterStoring, case .accepted = outcome, lock.withLock({ () -> Bool in
+            guard failing?.local == first else { return false }
+            failing = nil
+            return true
+        }) {
+            throw SyncClientError.offline("the service's answer was lost")
+        }
         return outcome
     }
 
