@@ -339,7 +339,7 @@ public actor SyncClient {
                     rounds = 0
                     // The new cursor, when nothing this device has not pulled came between its
                     // base and its own transactions (the service may put them after such).
-                    let contiguous = response.appended > 0 && follows.map { response.head - Int64(response.appended) == $0 } == true
+                    let contiguous = response.appended > 0 && follows == response.head - Int64(response.appended)
                     let head = contiguous ? response.head : nil
                     // The service's own transactions after the push (its ON DELETE actions)
                     // are pulled before the sync ends.

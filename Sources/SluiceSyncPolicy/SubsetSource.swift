@@ -13,8 +13,7 @@ public struct StoredRow: Sendable {
     /// `clocks` are empty): a page that only passes them on writes them as they are
     /// (``SubsetSource/changedRows(_:since:after:limit:paths:decoding:)``).
     public var stored: Stored?
-    /// The number of the transaction that last wrote the row, where the source says
-    /// (``SubsetSource/storedRows(_:ids:)`` must).
+    /// The number of the transaction that last wrote the row (nil: the source does not say).
     public var seq: Int64?
 
     /// A row's values and clocks as JSON objects, as ``SyncChange`` encodes them (any
@@ -59,7 +58,7 @@ public protocol SubsetSource {
     func changedRows(_ table: String, since: Int64, after: String, limit: Int, paths: [(column: String, parent: String)],
                      decoding: Bool) async throws -> [StoredRow]
     /// The rows of `table` with these ids (deleted ones too), in id order, each with its
-    /// ``StoredRow/seq``.
+    /// ``StoredRow/seq`` (without it, a page sends the rows pointed at as before).
     func storedRows(_ table: String, ids: [String]) async throws -> [StoredRow]
     /// The live rows of `table` whose `column` references one of `ids`.
     func liveRows(_ table: String, whose column: String, referencesOneOf ids: [String]) async throws -> [StoredRow]

@@ -79,7 +79,9 @@ extension HistoryService {
         func head() -> Int64 { service.lock.withLock { service.headSeq } }
 
         private func stored(_ table: String, _ id: String, _ row: CurrentRow) -> StoredRow {
-            StoredRow(table: table, id: id, values: row.values, deleted: row.deleted, clocks: row.clocks)
+            var stored = StoredRow(table: table, id: id, values: row.values, deleted: row.deleted, clocks: row.clocks)
+            stored.seq = row.seq
+            return stored
         }
 
         private func rows(of table: String) -> [(id: String, row: CurrentRow)] {
@@ -138,15 +140,7 @@ extension HistoryService {
         }
 
         func storedRows(_ table: String, ids: [String]) -> [StoredRow] {
-            service.lock.withLock {
-                ids.sorted().compactMap { id in
-                    service.rows[table + "\u{0}" + id].map { row in
-                        var found = stored(table, id, row)
-                        found.seq = row.seq
-                        return found
-                    }
-                }
-            }
+            service.lock.withLock { ids.sorted().compactMap { id in service.rows[table + "\u{0}" + id].map { stored(table, id, $0) } } }
         }
 
         func liveRows(_ table: String, whose column: String, referencesOneOf ids: [String]) -> [StoredRow] {

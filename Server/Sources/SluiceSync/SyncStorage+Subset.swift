@@ -57,7 +57,7 @@ struct PostgresSubsetSource: SubsetSource {
         let columns = paths.map(\.column)
         let parents = paths.map(\.parent)
         return try await decode(connection.query("""
-            SELECT r.id, r.vals::text, r.deleted, coalesce(r.clocks, '{}'::jsonb)::text FROM sluice_row r
+            SELECT r.id, r.vals::text, r.deleted, coalesce(r.clocks, '{}'::jsonb)::text, r.seq FROM sluice_row r
             WHERE r.space_id = \(space) AND r.tbl = \(table) AND r.id > \(after)
               AND CASE WHEN \(since) = 0 THEN NOT r.deleted
                 ELSE r.seq > \(since) OR (NOT r.deleted AND EXISTS (
@@ -70,37 +70,30 @@ struct PostgresSubsetSource: SubsetSource {
 
     func storedRows(_ table: String, ids: [String]) async throws -> [StoredRow] {
         guard !ids.isEmpty else { return [] }
-        var result: [StoredRow] = []
-        for try await (id, vals, deleted, clocks, seq) in try await connection.query("""
+        return try await decode(connection.query("""
             SELECT r.id, r.vals::text, r.deleted, coalesce(r.clocks, '{}'::jsonb)::text, r.seq FROM sluice_row r
             WHERE r.space_id = \(space) AND r.tbl = \(table) AND r.id = ANY(\(ids)) ORDER BY r.id
-            """, logger: logger).decode((String, String, Bool, String, Int64).self) {
-            var row = StoredRow(table: table, id: id, values: try SyncJSON.decode([String: SyncValue].self, from: Data(vals.utf8)),
-                                deleted: deleted, clocks: try SyncJSON.decode([String: Int64].self, from: Data(clocks.utf8)))
-            row.seq = seq
-            result.append(row)
-        }
-        return result
+            """, logger: logger), table: table)
     }
 
     func liveRows(_ table: String, whose column: String, referencesOneOf ids: [String]) async throws -> [StoredRow] {
         try await decode(connection.query("""
-            SELECT r.id, r.vals::text, r.deleted, coalesce(r.clocks, '{}'::jsonb)::text FROM sluice_row r
+            SELECT r.id, r.vals::text, r.deleted, coalesce(r.clocks, '{}'::jsonb)::text, r.seq FROM sluice_row r
             WHERE r.space_id = \(space) AND r.tbl = \(table) AND NOT r.deleted AND r.vals -> \(column) ->> 'ref' = ANY(\(ids))
             """, logger: logger), table: table)
     }
 
-    /// The rows read, their values and clocks decoded, or (unless `decoding`) kept as the
-    /// JSON text as stored.
+    /// The rows read (id, values, deleted, clocks, seq), their values and clocks decoded, or
+    /// (unless `decoding`) kept as the JSON text as stored.
     private func decode(_ rows: PostgresRowSequence, table: String, decoding: Bool = true) async throws -> [StoredRow] {
         var result: [StoredRow] = []
-        for try await (id, vals, deleted, clocks) in rows.decode((String, String, Bool, String).self) {
-            if !decoding {
-                result.append(StoredRow(table: table, id: id, stored: StoredRow.Stored(values: vals, clocks: clocks), deleted: deleted))
-                continue
-            }
-            result.append(StoredRow(table: table, id: id, values: try SyncJSON.decode([String: SyncValue].self, from: Data(vals.utf8)),
-                                    deleted: deleted, clocks: try SyncJSON.decode([String: Int64].self, from: Data(clocks.utf8))))
+        for try await (id, vals, deleted, clocks, seq) in rows.decode((String, String, Bool, String, Int64).self) {
+            var row = decoding
+                ? StoredRow(table: table, id: id, values: try SyncJSON.decode([String: SyncValue].self, from: Data(vals.utf8)),
+                            deleted: deleted, clocks: try SyncJSON.decode([String: Int64].self, from: Data(clocks.utf8)))
+                : StoredRow(table: table, id: id, stored: StoredRow.Stored(values: vals, clocks: clocks), deleted: deleted)
+            row.seq = seq
+            result.append(row)
         }
         return result
     }
