@@ -8,6 +8,8 @@ public protocol CurrentRows {
     func liveValues(_ table: String, ids: [String]) async throws -> [String: [String: SyncValue]]
     /// The ids of the live rows of `table` whose `column` references one of `parents`.
     func liveRows(_ table: String, whose column: String, referencesOneOf parents: [String]) async throws -> [String]
+    /// Those of `ids` that are not live rows of `table` (deleted, or never held).
+    func notLive(_ table: String, among ids: [String]) async throws -> [String]
     /// Among `ids`, the live rows of `table` whose `column` references a row of `parent`
     /// that is not live (deleted, or never held).
     func liveRows(_ table: String, among ids: [String], whose column: String, referencesNoLiveRowOf parent: String) async throws -> [String]

@@ -18,6 +18,9 @@ public enum DeleteActions {
     public struct Starts: Sendable {
         public var deleted: [String: Set<String>] = [:]
         public var written: [String: Set<String>] = [:]
+        /// The references the push writes: by table, by column (lower case), the rows
+        /// writing a reference to each parent id.
+        public var references: [String: [String: [String: Set<String>]]] = [:]
 
         /// Whether the push leaves no action to take.
         public var isEmpty: Bool { deleted.isEmpty && written.isEmpty }
@@ -35,8 +38,12 @@ public enum DeleteActions {
                 case .delete, .leave:
                     starts.deleted[table, default: []].insert(change.id)
                 case .insert, .update:
-                    guard children.contains(table), change.values?.values.contains(where: { if case .reference = $0 { true } else { false } }) == true else { continue }
-                    starts.written[table, default: []].insert(change.id)
+                    guard children.contains(table), let values = change.values else { continue }
+                    for (column, value) in values {
+                        guard case .reference(let parent) = value else { continue }
+                        starts.written[table, default: []].insert(change.id)
+                        starts.references[table, default: [:]][column.lowercased(), default: [:]][parent, default: []].insert(change.id)
+                    }
                 }
             }
         }
@@ -62,8 +69,18 @@ public enum DeleteActions {
                 }
                 if let ids = written[rule.table], !ids.isEmpty {
                     // A parent the space never held counts as deleted: no device could apply
-                    // the row otherwise (each drops it as its parent's delete would).
-                    found.formUnion(try await rows.liveRows(rule.table, among: ids.sorted(), whose: rule.column, referencesNoLiveRowOf: rule.parent))
+                    // the row otherwise (each drops it as its parent's delete would). Only a
+                    // row whose pushed reference names a parent that is not live can be left
+                    // so: a pushed reference that lost to a later one leaves a reference
+                    // checked when it was pushed, whose parent's delete since looked at it.
+                    // The parents are looked up first (an upload's part names few, all live),
+                    // and only the rows naming those not live are read.
+                    let named = starts.references[rule.table]?[rule.column.lowercased()] ?? [:]
+                    let missing = named.isEmpty ? [] : try await rows.notLive(rule.parent, among: named.keys.sorted())
+                    let suspects = Set(missing.flatMap { named[$0] ?? [] }).intersection(ids)
+                    if !suspects.isEmpty {
+                        found.formUnion(try await rows.liveRows(rule.table, among: suspects.sorted(), whose: rule.column, referencesNoLiveRowOf: rule.parent))
+                    }
                 }
                 for id in found.sorted() {
                     switch rule.action {

@@ -39,6 +39,10 @@ extension HistoryService {
             }
         }
 
+        func notLive(_ table: String, among ids: [String]) -> [String] {
+            service.lock.withLock { ids.filter { live(table, $0) == nil } }
+        }
+
         func liveRows(_ table: String, among ids: [String], whose column: String, referencesNoLiveRowOf parent: String) -> [String] {
             service.lock.withLock {
                 ids.filter { id in

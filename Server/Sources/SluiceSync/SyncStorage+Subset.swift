@@ -71,8 +71,10 @@ struct PostgresSubsetSource: SubsetSource {
     func storedRows(_ table: String, ids: [String]) async throws -> [StoredRow] {
         guard !ids.isEmpty else { return [] }
         return try await decode(connection.query("""
-            SELECT r.id, r.vals::text, r.deleted, coalesce(r.clocks, '{}'::jsonb)::text, r.seq FROM sluice_row r
-            WHERE r.space_id = \(space) AND r.tbl = \(table) AND r.id = ANY(\(ids)) ORDER BY r.id
+            SELECT r.id, r.vals::text, r.deleted, coalesce(r.clocks, '{}'::jsonb)::text, r.seq
+            FROM unnest(\(Array(Set(ids)))::text[]) AS x(id) CROSS JOIN LATERAL
+              (SELECT id, vals, deleted, clocks, seq FROM sluice_row WHERE space_id = \(space) AND tbl = \(table) AND id = x.id LIMIT 1) r
+            ORDER BY r.id
             """, logger: logger), table: table)
     }
 
