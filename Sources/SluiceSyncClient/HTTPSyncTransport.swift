@@ -12,6 +12,9 @@ public struct HTTPSyncTransport: SyncTransport {
     /// a refreshed one is used from the next request on.
     let bearer: Bearer
     let session: URLSession
+    /// A request whose body is larger than this many bytes asks to be answered once its body
+    /// is in (``defaultAnswerLaterAbove``: above 64 KiB on Linux); nil: never.
+    var answerLaterAbove: Int? = Self.defaultAnswerLaterAbove
 
     /// The bearer token or JWT requests carry; replaced when the app refreshes it.
     final class Bearer: @unchecked Sendable {
@@ -151,9 +154,17 @@ public struct HTTPSyncTransport: SyncTransport {
         request.setValue("Bearer \(bearer.current)", forHTTPHeaderField: "Authorization")
         if let space { request.setValue(space, forHTTPHeaderField: "Sluice-Space") }
         if let schemaVersion { request.setValue(String(schemaVersion), forHTTPHeaderField: "Sluice-Schema-Version") }
+        if let body = request.httpBody, let above = answerLaterAbove, body.count > above {
+            request.setValue("respond-async", forHTTPHeaderField: "Prefer")
+        }
         var attempt = 0
         while true {
-            let (status, data, headers) = try await sendOnce(request)
+            let (status, data, headers) = try await answer(of: request)
+            if status == 404, attempt < Self.retries, (try? JSONDecoder().decode(SyncErrorBody.self, from: data))?.code == .answerUnknown {
+                // The instance that took it is not the one asked (or restarted): send it again.
+                attempt += 1
+                continue
+            }
             guard [429, 502, 503, 504].contains(status), attempt < Self.retries else { return (status, data, headers) }
             let retryAfter = headers["retry-after"].flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }.map { Duration.seconds(max(0, $0)) }
             attempt += 1
@@ -165,6 +176,33 @@ public struct HTTPSyncTransport: SyncTransport {
     static var retries: Int { 4 }
     /// The longest pause before sending a request again, whatever `Retry-After` says.
     static var longestRetryPause: Duration { .seconds(10) }
+
+    /// The request's answer: what it is answered, or, when the service took it to answer
+    /// later (`202 Accepted` to `Prefer: respond-async`), what `GET /v1/answers/<id>` gives
+    /// once the work is done.
+    private func answer(of request: URLRequest) async throws -> (Int, Data, headers: [String: String]) {
+        var answer = try await sendOnce(request)
+        while answer.0 == 202, request.value(forHTTPHeaderField: "Prefer") != nil,
+              let location = answer.headers["location"], location.hasPrefix("/v1/answers/") {
+            let id = location.dropFirst("/v1/answers/".count)
+            guard !id.isEmpty, id.allSatisfy({ $0.isHexDigit || $0 == "-" }) else {
+                throw SyncClientError.protocolViolation("the service answered later at \(location), which names no answer")
+            }
+            var components = URLComponents(url: server.appendingPathComponent("v1/answers/\(id)"), resolvingAgainstBaseURL: false)
+            components?.queryItems = [URLQueryItem(name: "wait", value: String(Self.answerWait))]
+            guard let url = components?.url else { throw SyncClientError.protocolViolation("cannot build an answer URL from \(server)") }
+            var fetch = URLRequest(url: url)
+            fetch.timeoutInterval = TimeInterval(Self.answerWait + 15)
+            for header in ["Authorization", "Sluice-Space", "Sluice-Schema-Version"] {
+                fetch.setValue(request.value(forHTTPHeaderField: header), forHTTPHeaderField: header)
+            }
+            answer = try await sendOnce(fetch)
+        }
+        return answer
+    }
+
+    /// How long a fetch of an answer waits for it, in seconds (then it asks again).
+    static var answerWait: Int { 25 }
 
     private func sendOnce(_ request: URLRequest) async throws -> (Int, Data, headers: [String: String]) {
         do {

@@ -24,6 +24,10 @@ public struct SyncErrorCode: RawRepresentable, Hashable, Sendable, Codable, Cust
     public static let forbidden = Self(rawValue: "forbidden")
     /// Nothing at this address (an attachment chunk the space does not hold): 404.
     public static let notFound = Self(rawValue: "not_found")
+    /// An answer the service does not hold (`GET /v1/answers/<id>`: unknown, another
+    /// caller's, fetched already, kept past its time, or held by another instance): send
+    /// the request again (404).
+    public static let answerUnknown = Self(rawValue: "answer_unknown")
     /// The push is based on an older head and writes what came since: pull first (409).
     public static let behind = Self(rawValue: "behind")
     /// The device id belongs to another token: 409.
@@ -55,7 +59,7 @@ public struct SyncErrorCode: RawRepresentable, Hashable, Sendable, Codable, Cust
         switch self {
         case .unauthorized: 401
         case .forbidden: 403
-        case .notFound: 404
+        case .notFound, .answerUnknown: 404
         case .behind, .identityConflict, .replay, .attachmentMissing, .outOfOrder: 409
         case .compacted: 410
         case .tooLarge: 413

@@ -10,7 +10,7 @@ import Metrics
 ///
 /// - `sluice_sync_requests_total{route,status}` and
 ///   `sluice_sync_request_duration_seconds{route}`: every request, by route (`push`, `pull`,
-///   `wait`, `health`, `ready`, `metrics`, `other`).
+///   `wait`, `rows`, `attachments`, `answers`, `health`, `ready`, `metrics`, `other`).
 /// - `sluice_sync_rejections_total{reason}`: requests refused, by the error code they were
 ///   answered with (`behind`, `unauthorized`, `rate_limited`, `saturated`, `invalid`,
 ///   `unavailable`, ...). Devices quarantine what a refusal leaves them holding, so these
@@ -40,6 +40,7 @@ enum SyncMetrics {
         case "/metrics": "metrics"
         case "/v1/rows": "rows"
         case let path where path.hasPrefix("/v1/attachments/"): "attachments"
+        case let path where path.hasPrefix("/v1/answers/"): "answers"
         default: "other"
         }
     }

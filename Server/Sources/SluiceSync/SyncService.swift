@@ -107,6 +107,8 @@ public struct SyncService: Sendable {
     let configuration: Configuration
     let gate: Gatekeeper
     let signal = HeadSignal()
+    /// Answers of requests taken in the background (`Prefer: respond-async`).
+    let answers = DeferredAnswers()
     let policy: SyncStorage.PushPolicy
     /// The schema versions devices speak (``VersionedSchema``).
     let versioned: VersionedSchema
@@ -143,6 +145,7 @@ public struct SyncService: Sendable {
         RowsController(service: self).addRoutes(to: api)
         MembersController(service: self).addRoutes(to: api)
         AttachmentsController(service: self).addRoutes(to: api)
+        AnswersController(service: self).addRoutes(to: api)
         return router
     }
 
@@ -166,32 +169,52 @@ public struct SyncService: Sendable {
     /// ``BearerAuthenticator``): takes a place and `bytes` of the body budget, reads what
     /// `read` reads (in this task, with no deadline), then runs `body` with it under the
     /// database deadline; turns errors into JSON responses.
+    ///
+    /// With `later` (a request that prefers `respond-async`), the request is answered
+    /// `202 Accepted` once `read` has read it, and `body` goes on in the background, keeping
+    /// the place and the bytes; its answer is fetched from `Location` (``DeferredAnswers``).
     func respond<Input: Sendable>(_ context: SyncRequestContext, longPoll: Bool = false, bytes: Int = 0,
-                                  deadline: Duration? = nil, read: () async throws -> Input,
+                                  deadline: Duration? = nil, later: Bool = false, read: () async throws -> Input,
                                   _ body: @escaping @Sendable (Caller, Input) async throws -> Response) async -> Response {
         guard let caller = context.caller else {
             return Self.error(.unauthorized, "a bearer token is required (Authorization: Bearer <token>)")
         }
         do {
-            return try await run(caller, longPoll: longPoll, bytes: bytes, deadline: deadline, read: read, body)
+            return try await run(caller, context, longPoll: longPoll, bytes: bytes, deadline: deadline, later: later && !longPoll, read: read, body)
         } catch {
             return answer(error, context)
         }
     }
 
     /// Takes a place and `bytes` of the body budget (long polls take none), reads the
-    /// input, and runs `body` under the database deadline.
-    func run<Input: Sendable>(_ caller: Caller, longPoll: Bool, bytes: Int, deadline: Duration?, read: () async throws -> Input,
+    /// input, and runs `body` under the database deadline (in the background with `later`).
+    func run<Input: Sendable>(_ caller: Caller, _ context: SyncRequestContext, longPoll: Bool, bytes: Int, deadline: Duration?, later: Bool,
+                              read: () async throws -> Input,
                               _ body: @escaping @Sendable (Caller, Input) async throws -> Response) async throws -> Response {
         // Long polls wait without working on the database: they take no place.
         guard longPoll || gate.enter(bytes: bytes) else {
             return Self.error(.saturated, "the service is at its limit of requests or body bytes in flight; retry")
         }
         if longPoll { gate.enterLongPoll() }
-        defer { if longPoll { gate.leaveLongPoll() } else { gate.leave(bytes: bytes) } }
+        // Given back here, or by the background work a request answered later hands them to.
+        var handedOver = false
+        defer { if !handedOver { if longPoll { gate.leaveLongPoll() } else { gate.leave(bytes: bytes) } } }
         let input = try await read()
         let deadline = (deadline ?? configuration.databaseDeadline) + (longPoll ? .seconds(Self.longestWait) : .zero)
-        return try await Self.withDeadline(deadline) { try await body(caller, input) }
+        guard later else { return try await Self.withDeadline(deadline) { try await body(caller, input) } }
+        let id = answers.open(space: caller.space, token: caller.token)
+        handedOver = true
+        Task { [gate, answers] in
+            defer { gate.leave(bytes: bytes) }
+            let response: Response
+            do {
+                response = try await Self.withDeadline(deadline) { try await body(caller, input) }
+            } catch {
+                response = answer(error, context)
+            }
+            answers.finish(id, with: response)
+        }
+        return Self.accepted(id)
     }
 
     /// A request's body, read up to `limit` bytes; over it, `too_large` naming `what` and

@@ -21,7 +21,7 @@ struct AttachmentsController {
         }
         group.put("attachments/:hash/:index") { request, context in
             let (hash, index) = (context.parameters.get("hash") ?? "", context.parameters.get("index") ?? "")
-            return await service.respond(context, bytes: SyncAttachment.chunkSize, read: {
+            return await service.respond(context, bytes: SyncAttachment.chunkSize, later: SyncService.answerLater(request), read: {
                 try await SyncService.body(of: request, upTo: SyncAttachment.chunkSize, as: "an attachment's chunk")
             }, { caller, body in try await service.putChunk(hash: hash, index: index, request: request, body: body, caller: caller) })
         }

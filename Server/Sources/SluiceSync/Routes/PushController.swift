@@ -14,7 +14,8 @@ struct PushController {
             // work the deadline gives up on goes on in the background, and a body still being
             // read there was read a second time by Hummingbird after the 503 (a crash).
             return await service.respond(context, bytes: min(length ?? configuration.maximumBodyBytes, configuration.maximumBodyBytes),
-                                         deadline: configuration.databaseDeadline + .seconds(2 * megabytes), read: {
+                                         deadline: configuration.databaseDeadline + .seconds(2 * megabytes),
+                                         later: SyncService.answerLater(request), read: {
                 var request = request
                 return try await request.collectBody(upTo: configuration.maximumBodyBytes)
             }, { caller, body in
