@@ -24,7 +24,7 @@ extension SyncEngine {
             if let next = last.next { return next }
             guard creating else { return nil }
             // The first row on this rowid after the deleted one: a new row.
-            let next = RandomID.make()
+            let next = RandomID.timeOrdered()
             try RetiredIDs(db).setNext(table, local, retiredAt: last.seq, next: next, reinserted: seq)
             try IdentityMap(db).map(table, local: local, to: next, pulled: false)
             return next

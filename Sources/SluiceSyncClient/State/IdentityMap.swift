@@ -17,10 +17,10 @@ struct IdentityMap {
         return nil
     }
 
-    /// The row's global id, made (a new UUID) when it has none yet.
+    /// The row's global id, made (a new time-ordered UUID) when it has none yet.
     func globalIDCreating(_ table: String, _ local: Int64) throws -> String {
         if let gid = try globalID(table, local) { return gid }
-        let gid = RandomID.make()
+        let gid = RandomID.timeOrdered()
         try db.execute(sql: "INSERT INTO sluice_sync_id (tbl, local, gid) VALUES (?, ?, ?)", arguments: [.text(table), .integer(local), .text(gid)])
         return gid
     }
