@@ -150,10 +150,7 @@ public struct HTTPSyncTransport: SyncTransport {
 
     /// ``send(_:)``, with the answer's headers (by name in lower case).
     func exchange(_ request: URLRequest) async throws -> (Int, Data, headers: [String: String]) {
-        var request = request
-        request.setValue("Bearer \(bearer.current)", forHTTPHeaderField: "Authorization")
-        if let space { request.setValue(space, forHTTPHeaderField: "Sluice-Space") }
-        if let schemaVersion { request.setValue(String(schemaVersion), forHTTPHeaderField: "Sluice-Schema-Version") }
+        var request = authorized(request)
         if let body = request.httpBody, let above = answerLaterAbove, body.count > above {
             request.setValue("respond-async", forHTTPHeaderField: "Prefer")
         }
@@ -191,14 +188,21 @@ public struct HTTPSyncTransport: SyncTransport {
             var components = URLComponents(url: server.appendingPathComponent("v1/answers/\(id)"), resolvingAgainstBaseURL: false)
             components?.queryItems = [URLQueryItem(name: "wait", value: String(Self.answerWait))]
             guard let url = components?.url else { throw SyncClientError.protocolViolation("cannot build an answer URL from \(server)") }
-            var fetch = URLRequest(url: url)
+            var fetch = authorized(URLRequest(url: url))
             fetch.timeoutInterval = TimeInterval(Self.answerWait + 15)
-            for header in ["Authorization", "Sluice-Space", "Sluice-Schema-Version"] {
-                fetch.setValue(request.value(forHTTPHeaderField: header), forHTTPHeaderField: header)
-            }
             answer = try await sendOnce(fetch)
         }
         return answer
+    }
+
+    /// `request` with the headers every request carries: the bearer (the current one), the
+    /// space a JWT names, the schema version.
+    private func authorized(_ request: URLRequest) -> URLRequest {
+        var request = request
+        request.setValue("Bearer \(bearer.current)", forHTTPHeaderField: "Authorization")
+        if let space { request.setValue(space, forHTTPHeaderField: "Sluice-Space") }
+        if let schemaVersion { request.setValue(String(schemaVersion), forHTTPHeaderField: "Sluice-Schema-Version") }
+        return request
     }
 
     /// How long a fetch of an answer waits for it, in seconds (then it asks again).

@@ -17,10 +17,9 @@ public enum DeleteActions {
     /// in which it writes a reference (children).
     public struct Starts: Sendable {
         public var deleted: [String: Set<String>] = [:]
-        public var written: [String: Set<String>] = [:]
         /// The references the push writes: by table, by column (lower case), the rows
         /// writing a reference to each parent id.
-        public var references: [String: [String: [String: Set<String>]]] = [:]
+        public var written: [String: [String: [String: Set<String>]]] = [:]
 
         /// Whether the push leaves no action to take.
         public var isEmpty: Bool { deleted.isEmpty && written.isEmpty }
@@ -41,8 +40,7 @@ public enum DeleteActions {
                     guard children.contains(table), let values = change.values else { continue }
                     for (column, value) in values {
                         guard case .reference(let parent) = value else { continue }
-                        starts.written[table, default: []].insert(change.id)
-                        starts.references[table, default: [:]][column.lowercased(), default: [:]][parent, default: []].insert(change.id)
+                        starts.written[table, default: [:]][column.lowercased(), default: [:]][parent, default: []].insert(change.id)
                     }
                 }
             }
@@ -67,7 +65,7 @@ public enum DeleteActions {
                 if let parents = deleted[rule.parent], !parents.isEmpty {
                     found.formUnion(try await rows.liveRows(rule.table, whose: rule.column, referencesOneOf: parents.sorted()))
                 }
-                if let ids = written[rule.table], !ids.isEmpty {
+                if let named = written[rule.table]?[rule.column.lowercased()], !named.isEmpty {
                     // A parent the space never held counts as deleted: no device could apply
                     // the row otherwise (each drops it as its parent's delete would). Only a
                     // row whose pushed reference names a parent that is not live can be left
@@ -75,9 +73,8 @@ public enum DeleteActions {
                     // checked when it was pushed, whose parent's delete since looked at it.
                     // The parents are looked up first (an upload's part names few, all live),
                     // and only the rows naming those not live are read.
-                    let named = starts.references[rule.table]?[rule.column.lowercased()] ?? [:]
-                    let missing = named.isEmpty ? [] : try await rows.notLive(rule.parent, among: named.keys.sorted())
-                    let suspects = Set(missing.flatMap { named[$0] ?? [] }).intersection(ids)
+                    let missing = try await rows.notLive(rule.parent, among: named.keys.sorted())
+                    let suspects = Set(missing.flatMap { named[$0] ?? [] })
                     if !suspects.isEmpty {
                         found.formUnion(try await rows.liveRows(rule.table, among: suspects.sorted(), whose: rule.column, referencesNoLiveRowOf: rule.parent))
                     }

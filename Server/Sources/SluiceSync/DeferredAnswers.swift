@@ -65,10 +65,12 @@ final class DeferredAnswers: @unchecked Sendable {
     /// The request's answer is ready: wakes whoever waits for it.
     func finish(_ id: String, with answer: Response) {
         let waiters: [CheckedContinuation<Void, Never>] = lock.withLock {
-            guard entries[id] != nil else { return [] }
-            entries[id]?.answer = answer
-            defer { entries[id]?.waiters = [:] }
-            return entries[id].map { Array($0.waiters.values) } ?? []
+            guard var entry = entries[id] else { return [] }
+            let waiting = Array(entry.waiters.values)
+            entry.answer = answer
+            entry.waiters = [:]
+            entries[id] = entry
+            return waiting
         }
         waiters.forEach { $0.resume() }
     }
@@ -124,7 +126,4 @@ final class DeferredAnswers: @unchecked Sendable {
         }
         continuation?.resume()
     }
-
-    /// How many answers are held (for tests and metrics).
-    var count: Int { lock.withLock { entries.count } }
 }
